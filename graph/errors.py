@@ -1,0 +1,33 @@
+"""The one exception hierarchy. The API maps these to client errors."""
+
+
+class CitegraphError(Exception):
+    """Base class for every error citegraph raises on purpose."""
+
+
+class InputError(CitegraphError):
+    """A corpus file or record could not be read."""
+
+
+class NotFoundError(CitegraphError):
+    """An id or name that is not in the graph."""
+
+
+class InvalidArgumentError(CitegraphError):
+    """An argument out of range or of the wrong form; ``argument`` names it."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(f"{argument}: {message}")
+        self.argument = argument
+
+
+class StoreError(CitegraphError):
+    """The store failed (corrupt file, failed transaction)."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store cannot be reached (server down, wrong credentials)."""
+
+
+class ModelUnavailableError(CitegraphError):
+    """The embedding model (or its optional dependency) cannot be loaded."""

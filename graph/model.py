@@ -1,0 +1,276 @@
+"""Domain types: papers, concepts, datasets and the typed edges between them.
+
+These are plain frozen dataclasses. Stores and the API convert to and from
+them at their edges; nothing here knows about GraphQL or a database driver.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class NodeKind(StrEnum):
+    """Node labels. The values are the Neo4j labels, so they come from here only."""
+
+    PAPER = "Paper"
+    CONCEPT = "Concept"
+    DATASET = "Dataset"
+
+
+class RelType(StrEnum):
+    """Relationship types. The values are the Neo4j relationship types."""
+
+    SIMILAR_TO = "SIMILAR_TO"  # Paper -> Paper, {score, rank}
+    SHARES_TERM = "SHARES_TERM"  # Paper -- Paper, {terms, weight}; stored source < target
+    MENTIONS = "MENTIONS"  # Paper -> Concept, {weight, evidence}
+    USES = "USES"  # Paper -> Dataset, {weight, evidence}
+    INTRODUCES = "INTRODUCES"  # Paper -> Dataset, {weight, evidence}
+    RELATED_TO = "RELATED_TO"  # Concept -- Concept, {weight, count}; stored source < target
+    CITES = "CITES"  # Paper -> Paper
+
+
+#: Relationship types whose direction carries no meaning; stored with source < target.
+UNDIRECTED: frozenset[RelType] = frozenset({RelType.SHARES_TERM, RelType.RELATED_TO})
+
+
+@dataclass(frozen=True, slots=True)
+class Paper:
+    """One paper. ``text_hash`` identifies the normalised abstract (cache key, dedup)."""
+
+    id: str
+    label: str
+    abstract: str
+    text_hash: str
+    title: str | None = None
+    venue: str | None = None
+    year: int | None = None
+    authors: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    urls: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    source: str | None = None  # "file:line" the record came from
+
+    kind: NodeKind = field(default=NodeKind.PAPER, init=False)
+
+    @property
+    def name(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True, slots=True)
+class Concept:
+    """A method, task, model family or technique; ``aliases`` holds acronyms and variants."""
+
+    id: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    category: str = "concept"  # method | task | model | technique | concept
+
+    kind: NodeKind = field(default=NodeKind.CONCEPT, init=False)
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """A named dataset or benchmark."""
+
+    id: str
+    name: str
+    aliases: tuple[str, ...] = ()
+
+    kind: NodeKind = field(default=NodeKind.DATASET, init=False)
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+GraphNode = Paper | Concept | Dataset
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A typed edge. ``attrs`` holds the type's properties (score, rank, terms, evidence…)."""
+
+    source: str
+    target: str
+    type: RelType
+    weight: float = 1.0
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str, RelType]:
+        return (self.source, self.target, self.type)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Edge):
+            return NotImplemented
+        return (
+            self.key == other.key
+            and abs(self.weight - other.weight) < 1e-9
+            and dict(self.attrs) == dict(other.attrs)
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+def slug(text: str) -> str:
+    """Lower-case ASCII-ish slug used inside concept and dataset ids."""
+    norm = unicodedata.normalize("NFKC", text).casefold()
+    norm = re.sub(r"[^\w]+", "-", norm).strip("-")
+    return norm or hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def concept_id(canonical: str) -> str:
+    return f"concept:{slug(canonical)}"
+
+
+def dataset_id(canonical: str) -> str:
+    return f"dataset:{slug(canonical)}"
+
+
+def node_to_props(node: GraphNode) -> dict[str, Any]:
+    """Flat property dict for storage (tuples become lists; None values dropped)."""
+    from dataclasses import fields
+
+    props: dict[str, Any] = {}
+    for f in fields(node):
+        if f.name == "kind":
+            continue
+        value = getattr(node, f.name)
+        if value is None:
+            continue
+        props[f.name] = list(value) if isinstance(value, tuple) else value
+    return props
+
+
+def node_from_props(kind: NodeKind | str, props: Mapping[str, Any]) -> GraphNode:
+    """Inverse of :func:`node_to_props`."""
+    kind = NodeKind(kind)
+    cls: type[Paper] | type[Concept] | type[Dataset] = {
+        NodeKind.PAPER: Paper,
+        NodeKind.CONCEPT: Concept,
+        NodeKind.DATASET: Dataset,
+    }[kind]
+    from dataclasses import fields
+
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name == "kind" or f.name not in props:
+            continue
+        value = props[f.name]
+        if isinstance(value, list):
+            value = tuple(value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class Subgraph:
+    """Nodes and edges around some seed nodes; ``truncated`` when a node cap cut it short."""
+
+    nodes: tuple[GraphNode, ...]
+    edges: tuple[Edge, ...]
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GraphPath:
+    """An ordered path: ``nodes[i]`` and ``nodes[i+1]`` are joined by ``edges[i]``.
+
+    Edges keep their stored direction, so ``edges[i].source`` may be ``nodes[i+1]``.
+    """
+
+    nodes: tuple[GraphNode, ...]
+    edges: tuple[Edge, ...]
+
+    @property
+    def hops(self) -> int:
+        return len(self.edges)
+
+    @property
+    def strength(self) -> float:
+        return sum(e.weight for e in self.edges)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    node: GraphNode
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One readable reason why a paper is recommended.
+
+    kind: ``similar`` (embedding cosine), ``concept`` / ``dataset`` (shared term, weight =
+    its contribution), ``cites`` / ``cited_by`` / ``co_cited``, ``path``.
+    """
+
+    kind: str
+    text: str
+    weight: float
+    node_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedPaper:
+    paper: Paper
+    score: float
+    similarity: float
+    reasons: tuple[Reason, ...]
+    path: GraphPath | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GraphStats:
+    nodes: Mapping[str, int]  # keyed by NodeKind value
+    edges: Mapping[str, int]  # keyed by RelType value
+
+
+@dataclass
+class GraphData:
+    """A whole graph in memory: what the build pipeline produces and stores persist."""
+
+    nodes: dict[str, GraphNode] = field(default_factory=dict)
+    edges: dict[tuple[str, str, RelType], Edge] = field(default_factory=dict)
+    embedding_model: str | None = None
+    # paper id -> row in ``embeddings`` (float32, L2-normalised, shape (n, dim))
+    embedding_ids: list[str] = field(default_factory=list)
+    embeddings: Any = None  # numpy.ndarray | None; Any keeps numpy out of the domain types
+
+    def add_edge(self, edge: Edge) -> None:
+        self.edges[edge.key] = edge
+
+
+@dataclass(frozen=True, slots=True)
+class GraphChange:
+    """A diff to apply to a store. Deleting a node deletes its edges."""
+
+    upsert_nodes: tuple[GraphNode, ...] = ()
+    delete_nodes: tuple[str, ...] = ()
+    upsert_edges: tuple[Edge, ...] = ()
+    delete_edges: tuple[tuple[str, str, RelType], ...] = ()
+    embedding_ids: tuple[str, ...] = ()
+    embeddings: Any = None  # rows for embedding_ids
+    embedding_model: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.upsert_nodes or self.delete_nodes or self.upsert_edges or self.delete_edges
+            or self.embedding_ids
+        )

@@ -1,0 +1,77 @@
+"""One Settings class, read from the environment (prefix ``CITEGRAPH_``).
+
+Built once at an entry point (CLI, app factory) and passed down; nothing reads
+the environment anywhere else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every knob citegraph has. Environment variables win over defaults."""
+
+    model_config = SettingsConfigDict(env_prefix="CITEGRAPH_", extra="ignore")
+
+    # ---- storage
+    store: Literal["embedded", "neo4j"] = "embedded"
+    data_dir: Path = Path(".citegraph")
+    seeds_dir: Path = Path("seeds")
+
+    neo4j_uri: str = Field(
+        "bolt://localhost:7687", validation_alias=AliasChoices("NEO4J_URI", "CITEGRAPH_NEO4J_URI")
+    )
+    neo4j_user: str = Field(
+        "neo4j", validation_alias=AliasChoices("NEO4J_USER", "CITEGRAPH_NEO4J_USER")
+    )
+    neo4j_password: SecretStr = Field(
+        SecretStr("neo4j"),
+        validation_alias=AliasChoices("NEO4J_PASSWORD", "CITEGRAPH_NEO4J_PASSWORD"),
+    )
+    neo4j_database: str = Field(
+        "neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "CITEGRAPH_NEO4J_DATABASE")
+    )
+    neo4j_batch_size: int = 1000
+
+    # ---- embeddings
+    model: str = "all-MiniLM-L6-v2"  # name, path, or the packaged default
+    embed_dtype: Literal["float32", "bfloat16"] = "float32"
+    embed_batch_size: int = 32
+    # How abstracts longer than the model's window are embedded: see docs/embeddings.md.
+    long_text: Literal["truncate", "chunks", "head_tail"] = "truncate"
+
+    # ---- edges
+    similar_k: int = 10
+    similar_min_score: float = 0.3
+    shared_term_min_weight: float = 1.0
+    shared_term_max_df: float = 0.2  # terms in more than this share of papers link nothing
+    shared_term_top_k: int = 20
+
+    # ---- API
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_key: SecretStr | None = None
+    cors_origins: list[str] = []
+    max_depth: int = 3
+    max_page_size: int = 100
+    max_neighborhood_nodes: int = 500
+    max_hops: int = 6
+    max_paths: int = 10
+    max_query_depth: int = 12
+    max_aliases: int = 30
+    max_tokens: int = 2000
+    max_body_bytes: int = 100_000
+    request_timeout_s: float = 10.0
+
+    @property
+    def graph_file(self) -> Path:
+        return self.data_dir / "graph.citegraph"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.data_dir / "cache"

@@ -1,0 +1,214 @@
+"""The GraphStore protocol every store implements, and the ordering rules they share.
+
+Ordering contract (so every store gives the same answers on the same graph):
+
+* Graph traversal ignores edge direction (a path or neighborhood may walk an edge
+  either way); edges keep their stored direction in results.
+* ``neighborhood``: breadth-first from the seeds. Nodes are ranked by (distance,
+  descending sum of weights of the edges that reach them from the previous ring, id);
+  the first ``limit`` are kept and ``truncated`` says whether any were dropped.
+  Edges returned are all the edges among kept nodes that pass the type filter,
+  sorted by (source, target, type).
+* ``shortest_path``: fewest hops; ties broken by :func:`path_sort_key` (strongest total
+  weight first, then the node id sequence).
+* ``k_paths``: simple paths of at most ``max_hops``, sorted by :func:`path_sort_key`
+  over (hops, -strength, ids), the first ``k``.
+* ``keyword_search``: score from :func:`keyword_score`; ties by id.
+* ``vector_search``: cosine similarity, descending; ties by id.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from graph.model import (
+    Edge,
+    GraphChange,
+    GraphData,
+    GraphNode,
+    GraphPath,
+    GraphStats,
+    NodeKind,
+    RelType,
+    SearchHit,
+    Subgraph,
+)
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """Storage and traversal of the citegraph graph.
+
+    Implementations: :class:`graph.store.memory.NetworkxStore` (embedded, the default)
+    and :class:`graph.store.neo4j.Neo4jStore` (Bolt). One contract suite in
+    ``tests/contract`` runs against both.
+    """
+
+    # ---- lifecycle
+    def ping(self) -> None:
+        """Raise :class:`~graph.errors.StoreUnavailableError` if the store cannot be reached."""
+
+    def close(self) -> None:
+        """Release connections / flush. Safe to call twice."""
+
+    # ---- writes
+    def apply(self, change: GraphChange) -> None:
+        """Apply a diff atomically: after an error nothing of it is visible.
+
+        Order: delete edges, delete nodes (with their edges), upsert nodes, upsert
+        edges, set embeddings. Upserts replace the whole property set of a node/edge.
+        """
+
+    def clear(self) -> None:
+        """Delete everything."""
+
+    # ---- reads
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
+        """Nodes by id; unknown ids are simply absent."""
+
+    def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
+        """Exact lookup by id, then case-insensitive name/label/alias match."""
+
+    def list_nodes(
+        self,
+        kind: NodeKind,
+        *,
+        offset: int = 0,
+        limit: int = 50,
+        venue: str | None = None,
+        year: int | None = None,
+        neighbor: str | None = None,
+    ) -> tuple[list[GraphNode], int]:
+        """A page of nodes of one kind ordered by id, and the total count.
+
+        ``neighbor``: only nodes joined to that node id by any edge (e.g. papers
+        mentioning a concept).
+        """
+
+    def edges_of(
+        self,
+        ids: Sequence[str],
+        types: Collection[RelType] | None = None,
+    ) -> list[Edge]:
+        """Every edge touching any of ``ids`` (either direction), sorted by (source, target, type)."""
+
+    def neighborhood(
+        self,
+        ids: Sequence[str],
+        depth: int = 1,
+        rel_types: Collection[RelType] | None = None,
+        node_kinds: Collection[NodeKind] | None = None,
+        limit: int = 200,
+    ) -> Subgraph:
+        """Nodes within ``depth`` hops of ``ids`` (see the module's ordering contract)."""
+
+    def shortest_path(
+        self,
+        source: str,
+        target: str,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 6,
+    ) -> GraphPath | None:
+        """The shortest path, or None if none within ``max_hops``."""
+
+    def k_paths(
+        self,
+        source: str,
+        target: str,
+        k: int = 3,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 4,
+    ) -> list[GraphPath]:
+        """Up to ``k`` simple paths, ordered by :func:`path_sort_key`."""
+
+    def keyword_search(
+        self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
+    ) -> list[SearchHit]:
+        """Keyword hits over labels, names, aliases, titles and abstracts."""
+
+    def vector_search(
+        self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
+    ) -> list[SearchHit]:
+        """Papers by cosine similarity of their embedding to ``vector``."""
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Stored embeddings by paper id (papers without one are absent)."""
+
+    def embedding_model(self) -> str | None:
+        """Name of the model the stored embeddings came from."""
+
+    def stats(self) -> GraphStats:
+        """Node counts by kind and edge counts by type (every kind/type present, zeros too)."""
+
+    def snapshot(self) -> GraphData:
+        """The whole graph in memory (for diffs and exports)."""
+
+
+# --------------------------------------------------------------------------- shared rules
+
+
+def path_sort_key(path: GraphPath) -> tuple[int, float, tuple[str, ...]]:
+    """Fewest hops, then strongest (highest summed weight), then node ids."""
+    return (path.hops, -round(path.strength, 9), tuple(n.id for n in path.nodes))
+
+
+_WORD = re.compile(r"[\w][\w\-]*", re.UNICODE)
+
+
+def query_terms(query: str) -> list[str]:
+    """Lower-cased words of a keyword query."""
+    return [w.casefold() for w in _WORD.findall(query)]
+
+
+def keyword_score(query: str, node: GraphNode) -> float:
+    """Score a node for a keyword query, the same way in every store.
+
+    The whole query in the label/name/alias scores 3 (exact equality 5); each query
+    word in the label/aliases scores 1, in title/abstract 0.25. Zero means no hit.
+    """
+    q = query.strip().casefold()
+    if not q:
+        return 0.0
+    names = [node.label.casefold()]
+    names += [a.casefold() for a in getattr(node, "aliases", ())]
+    title = (getattr(node, "title", None) or "").casefold()
+    body = (getattr(node, "abstract", None) or "").casefold()
+    score = 0.0
+    if any(n == q for n in names):
+        score += 5.0
+    elif any(q in n for n in names) or q in title:
+        score += 3.0
+    terms = query_terms(q)
+    name_text = " ".join(names) + " " + title
+    for t in terms:
+        if t in name_text:
+            score += 1.0
+        elif t in body:
+            score += 0.25
+    if score and terms and not all(t in name_text or t in body for t in terms):
+        # every word must occur somewhere; partial matches rank but only above zero
+        score *= 0.5
+    return score
+
+
+def kinds_filter(kinds: Iterable[NodeKind | str] | None) -> frozenset[NodeKind] | None:
+    return None if kinds is None else frozenset(NodeKind(k) for k in kinds)
+
+
+def types_filter(types: Iterable[RelType | str] | None) -> frozenset[RelType] | None:
+    return None if types is None else frozenset(RelType(t) for t in types)
+
+
+def edge_sort_key(edge: Edge) -> tuple[str, str, str]:
+    return (edge.source, edge.target, edge.type.value)
+
+
+def hit_sort_key(hit: SearchHit) -> tuple[float, str]:
+    return (-round(hit.score, 9), hit.node.id)
+
+
+def jsonable_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """Edge attrs as JSON/Bolt-friendly values (tuples -> lists)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.items()}
