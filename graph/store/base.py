@@ -20,7 +20,7 @@ Ordering contract (so every store gives the same answers on the same graph):
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from graph.model import (
@@ -149,9 +149,70 @@ class GraphStore(Protocol):
 # --------------------------------------------------------------------------- shared rules
 
 
-def path_sort_key(path: GraphPath) -> tuple[int, float, tuple[str, ...]]:
-    """Fewest hops, then strongest (highest summed weight), then node ids."""
-    return (path.hops, -round(path.strength, 9), tuple(n.id for n in path.nodes))
+def path_sort_key(path: GraphPath) -> tuple[int, float, tuple[str, ...], tuple[str, ...]]:
+    """Fewest hops, then strongest (highest summed weight), then node ids, then edge types.
+
+    Between two nodes joined by several edges a path uses the strongest one (ties by
+    type name), so paths are told apart by their node sequence.
+    """
+    return (
+        path.hops,
+        -round(path.strength, 9),
+        tuple(n.id for n in path.nodes),
+        tuple(e.type.value for e in path.edges),
+    )
+
+
+def best_edge(edges: Iterable[Edge]) -> Edge:
+    """The edge a path uses between two nodes: highest weight, then type name."""
+    return min(edges, key=lambda e: (-e.weight, e.type.value))
+
+
+Adjacency = Callable[[str], Iterable[tuple[str, Edge]]]
+
+
+def best_shortest_path(source: str, target: str, adjacent: Adjacency, max_hops: int) -> list[
+    tuple[str, Edge | None]
+] | None:
+    """The shortest path under :func:`path_sort_key`, exactly, without enumerating paths.
+
+    Breadth-first layers from ``source``; then a forward pass over the shortest-path DAG
+    keeps, for each node, the best (strength, id sequence) prefix. ``adjacent(n)`` yields
+    (neighbour, best edge) pairs with the type filter applied. Returns [(node, edge
+    into it)] or None when ``target`` is farther than ``max_hops``.
+    """
+    if source == target:
+        return [(source, None)]
+    dist = {source: 0}
+    layers = [[source]]
+    found = False
+    while layers[-1] and len(layers) <= max_hops and not found:
+        nxt: list[str] = []
+        for u in layers[-1]:
+            for v, _ in adjacent(u):
+                if v not in dist:
+                    dist[v] = len(layers)
+                    nxt.append(v)
+                    found = found or v == target
+        layers.append(sorted(nxt))
+    if target not in dist:
+        return None
+    # best[v] = (-strength, id sequence, path)
+    best: dict[str, tuple[float, tuple[str, ...], list[tuple[str, Edge | None]]]] = {
+        source: (0.0, (source,), [(source, None)])
+    }
+    for depth in range(1, dist[target] + 1):
+        for u in layers[depth - 1]:
+            if u not in best:
+                continue
+            neg, seq, path = best[u]
+            for v, edge in adjacent(u):
+                if dist.get(v) != depth:
+                    continue
+                cand = (round(neg - edge.weight, 9), (*seq, v), [*path, (v, edge)])
+                if v not in best or cand[:2] < best[v][:2]:
+                    best[v] = cand
+    return best[target][2]
 
 
 _WORD = re.compile(r"[\w][\w\-]*", re.UNICODE)

