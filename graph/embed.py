@@ -272,15 +272,19 @@ def embed_cached(
     cache: EmbeddingCache,
     texts: dict[str, str],
     progress: Callable[[int], None] | None = None,
+    on_total: Callable[[int], None] | None = None,
 ) -> tuple[dict[str, NDArray[np.float32]], int]:
     """Embeddings for ``{id: text}``, computing only what the cache lacks.
 
+    ``on_total(n)`` is told how many texts need the model before any is embedded.
     Returns (vectors by id, number of texts actually embedded).
     """
     keys = {pid: text_key(t) for pid, t in texts.items()}
     cached = cache.get_many(embedder.key, sorted(set(keys.values())))
     todo = sorted({k: pid for pid, k in keys.items() if k not in cached}.items())
     if todo:
+        if on_total is not None:
+            on_total(len(todo))
         fresh = embedder.encode([texts[pid] for _, pid in todo], progress=progress)
         new = {k: fresh[i] for i, (k, _) in enumerate(todo)}
         cache.put_many(embedder.key, new)

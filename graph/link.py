@@ -194,6 +194,7 @@ def shared_term_edges(
                     "weight": weights[pair],
                     "terms": [term_names.get(t, t) for t in terms],
                     "term_ids": terms,
+                    "term_weights": [round(idf[t], 4) for t in terms],
                 },
             )
         )

@@ -1,0 +1,1 @@
+"""Entry points: the citegraph command (the composition root)."""

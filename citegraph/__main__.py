@@ -1,0 +1,3 @@
+from citegraph.cli import main
+
+main()

@@ -1,0 +1,486 @@
+"""The ``citegraph`` command: build, update, query and serve the graph.
+
+This is the composition root: settings are read here once, logging is configured
+here, and the store, the pipeline and (for ``serve``) the web app are wired here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from graph.build import BuildReport, Pipeline, resolve_paper
+from graph.errors import CitegraphError, NotFoundError
+from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType
+from graph.settings import Settings
+from graph.store import open_store
+from graph.store.base import GraphStore
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_PARTIAL = 3  # some input records were rejected; the good ones went in
+
+app = typer.Typer(
+    name="citegraph",
+    help=(
+        "Build a knowledge graph of papers, concepts and datasets from abstracts, "
+        "then query it here or serve it over GraphQL.\n\n"
+        "Start with:  citegraph build seeds/   then   citegraph stats   or   citegraph serve"
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+console = Console()
+err = Console(stderr=True)
+
+
+class _State:
+    settings: Settings
+    json: bool = False
+
+
+state = _State()
+
+
+@app.callback()
+def _main(
+    store: Annotated[
+        Optional[str], typer.Option(help="Store to use: 'embedded' (a file, default) or 'neo4j'.")
+    ] = None,
+    data_dir: Annotated[
+        Optional[Path], typer.Option(help="Folder for the embedded graph file and caches.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details.")] = False,
+) -> None:
+    """Global options; settings also come from CITEGRAPH_* environment variables."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    overrides: dict[str, Any] = {}
+    if store:
+        overrides["store"] = store
+    if data_dir:
+        overrides["data_dir"] = data_dir
+    state.settings = Settings(**overrides)
+
+
+@contextmanager
+def _store() -> Iterator[GraphStore]:
+    try:
+        store = open_store(state.settings)
+    except CitegraphError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_ERROR) from None
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+class RichProgress:
+    """Progress bars on stderr for the pipeline's long stages."""
+
+    def __init__(self) -> None:
+        self._bar: Progress | None = None
+        self._task: Any = None
+
+    def start(self, stage: str, total: int | None) -> None:
+        self.finish()
+        self._bar = Progress(
+            TextColumn("[bold]{task.description:<8}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        self._bar.start()
+        self._task = self._bar.add_task(stage, total=total)
+
+    def advance(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, n)
+
+    def finish(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    err.print(f"[red]error:[/red] {exc}")
+    return typer.Exit(EXIT_ERROR)
+
+
+def _run_pipeline(**kwargs: Any) -> BuildReport:
+    pipeline = Pipeline(state.settings, progress=RichProgress())
+    try:
+        with _store() as store:
+            return pipeline.run(store, **kwargs)
+    except CitegraphError as exc:
+        raise _fail(exc) from None
+    finally:
+        pipeline.close()
+
+
+def _print_report(report: BuildReport, as_json: bool) -> None:
+    if as_json:
+        console.print_json(json.dumps(report.as_dict()))
+    else:
+        for p in report.problems:
+            err.print(f"[yellow]skipped[/yellow] {p}")
+        console.print(
+            f"Read {report.papers_read} papers"
+            + (f", merged {report.duplicates} duplicates" if report.duplicates else "")
+            + (f", [yellow]rejected {len(report.problems)} records[/yellow]" if report.problems else "")
+            + f"; embedded {report.embedded} new texts"
+            + (f" ({report.long_texts} longer than the model window)" if report.long_texts else "")
+            + "."
+        )
+        if report.added or report.removed:
+            console.print(f"Added {len(report.added)} papers, removed {len(report.removed)}.")
+        if report.stats is not None:
+            _print_stats(report.stats.nodes, report.stats.edges)
+        stages = ", ".join(f"{k} {v:.1f}s" for k, v in report.stage_seconds.items())
+        console.print(f"[dim]Time: {stages}[/dim]")
+        if state.settings.store == "embedded":
+            console.print(f"[dim]Graph file: {state.settings.graph_file}[/dim]")
+
+
+def _print_stats(nodes: dict[str, int] | Any, edges: dict[str, int] | Any) -> None:
+    table = Table(title="citegraph", show_header=True)
+    table.add_column("kind")
+    table.add_column("label / type")
+    table.add_column("count", justify="right")
+    for label, n in nodes.items():
+        table.add_row("node", label, str(n))
+    for rel, n in edges.items():
+        table.add_row("edge", rel, str(n))
+    console.print(table)
+
+
+def _exit_for(report: BuildReport) -> None:
+    if report.partial:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+@app.command()
+def build(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files or folders of abstracts (.txt, .jsonl, .csv, .tsv).")
+    ],
+    as_json: JsonOpt = False,
+) -> None:
+    """Build the graph from PATHS, replacing what the store held.
+
+    Unchanged papers are not embedded again (embeddings are cached), and only what
+    changed is written. Exit code 3 means some records were rejected (listed) while
+    every good one went in.
+    """
+    report = _run_pipeline(add_paths=paths, replace=True)
+    _print_report(report, as_json)
+    _exit_for(report)
+
+
+@app.command()
+def add(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders of abstracts to add.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Add papers to the graph; only new papers are embedded and only affected edges change."""
+    report = _run_pipeline(add_paths=paths)
+    _print_report(report, as_json)
+    _exit_for(report)
+
+
+@app.command()
+def remove(
+    ids: Annotated[list[str], typer.Argument(help="Paper ids (or labels) to remove.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove papers with their edges, and concepts/datasets no other paper mentions."""
+    with _store() as store:
+        try:
+            resolved = [resolve_paper(store, i).id for i in ids]
+        except NotFoundError as exc:
+            raise _fail(exc) from None
+    report = _run_pipeline(remove=resolved)
+    _print_report(report, as_json)
+
+
+@app.command()
+def stats(as_json: JsonOpt = False) -> None:
+    """Node counts per label and edge counts per relationship type."""
+    with _store() as store:
+        s = store.stats()
+    if as_json:
+        console.print_json(json.dumps({"nodes": dict(s.nodes), "edges": dict(s.edges)}))
+    else:
+        _print_stats(s.nodes, s.edges)
+
+
+def _node_row(node: GraphNode) -> dict[str, Any]:
+    return {"id": node.id, "kind": node.kind.value, "label": node.label}
+
+
+def _edge_row(edge: Edge) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "source": edge.source,
+        "target": edge.target,
+        "type": edge.type.value,
+        "weight": edge.weight,
+    }
+    if "terms" in edge.attrs:
+        row["terms"] = list(edge.attrs["terms"])
+    return row
+
+
+def hop_reason(edge: Edge, labels: dict[str, str]) -> str:
+    """A short sentence saying why two nodes on a path are joined."""
+    if edge.type is RelType.SIMILAR_TO:
+        return f"similar abstracts (cosine {edge.weight:.2f})"
+    if edge.type is RelType.SHARES_TERM:
+        return "share " + ", ".join(list(edge.attrs.get("terms", []))[:3])
+    if edge.type is RelType.MENTIONS:
+        return f"mentions {labels.get(edge.target, edge.target)}"
+    if edge.type is RelType.USES:
+        return f"uses {labels.get(edge.target, edge.target)}"
+    if edge.type is RelType.INTRODUCES:
+        return f"introduces {labels.get(edge.target, edge.target)}"
+    if edge.type is RelType.RELATED_TO:
+        return f"concepts co-mentioned by {int(edge.attrs.get('count', edge.weight))} papers"
+    return "cites"
+
+
+def _parse_types(values: Sequence[str] | None) -> list[RelType] | None:
+    if not values:
+        return None
+    try:
+        return [RelType(v.upper()) for v in values]
+    except ValueError:
+        raise _fail(
+            ValueError(f"unknown relationship type; choose from {', '.join(t.value for t in RelType)}")
+        ) from None
+
+
+def _find(store: GraphStore, ref: str) -> GraphNode:
+    node = store.find_node(ref)
+    if node is None:
+        raise _fail(NotFoundError(f"no node with id, label or alias {ref!r}"))
+    return node
+
+
+@app.command()
+def related(
+    paper: Annotated[Optional[str], typer.Argument(help="Paper id or label.")] = None,
+    text: Annotated[Optional[str], typer.Option("--text", help="Free text instead of a paper.")] = None,
+    first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
+    as_json: JsonOpt = False,
+) -> None:
+    """Papers related to a paper (or a text), each with the reasons why."""
+    from graph.embed import SentenceTransformerEmbedder
+    from graph.extract import extract
+    from graph.related import related as find_related
+
+    if not paper and not text:
+        raise _fail(ValueError("give a paper id/label or --text"))
+    with _store() as store:
+        try:
+            vector = None
+            terms: list[str] = []
+            seed = None
+            if paper:
+                seed = resolve_paper(store, paper).id
+            if text:
+                s = state.settings
+                emb = SentenceTransformerEmbedder(
+                    s.model, dtype=s.embed_dtype, long_text=s.long_text
+                )
+                vector = emb.encode([text])[0].tolist()
+                ex = extract(text)
+                for m in [*ex.concepts, *ex.datasets]:
+                    node = store.find_node(m.surface, [NodeKind.CONCEPT, NodeKind.DATASET])
+                    if node is not None:
+                        terms.append(node.id)
+            results = find_related(store, paper=seed, vector=vector, text_terms=terms, first=first)
+        except CitegraphError as exc:
+            raise _fail(exc) from None
+    if as_json:
+        console.print_json(json.dumps([
+            {
+                "id": r.paper.id,
+                "label": r.paper.label,
+                "score": r.score,
+                "similarity": r.similarity,
+                "reasons": [{"kind": x.kind, "text": x.text, "weight": x.weight} for x in r.reasons],
+            }
+            for r in results
+        ]))
+        return
+    table = Table(title="Related papers", show_lines=False)
+    table.add_column("#", justify="right")
+    table.add_column("paper")
+    table.add_column("score", justify="right")
+    table.add_column("why")
+    for i, r in enumerate(results, 1):
+        why = "; ".join(x.text for x in r.reasons[:4])
+        table.add_row(str(i), f"{r.paper.label}\n[dim]{r.paper.id}[/dim]", f"{r.score:.3f}", why)
+    console.print(table)
+
+
+@app.command()
+def neighbors(
+    node: Annotated[str, typer.Argument(help="Node id, label or alias (papers, concepts, datasets).")],
+    depth: Annotated[int, typer.Option(min=1, max=3)] = 1,
+    types: Annotated[
+        Optional[list[str]], typer.Option("--type", "-t", help="Relationship type(s) to follow.")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=2000)] = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """Nodes within DEPTH hops of a node, with the edges among them."""
+    with _store() as store:
+        start = _find(store, node)
+        sub = store.neighborhood([start.id], depth=depth, rel_types=_parse_types(types), limit=limit)
+    if as_json:
+        console.print_json(json.dumps({
+            "nodes": [_node_row(n) for n in sub.nodes],
+            "edges": [_edge_row(e) for e in sub.edges],
+            "truncated": sub.truncated,
+        }))
+        return
+    labels = {n.id: n.label for n in sub.nodes}
+    table = Table(title=f"Around {start.label} ({len(sub.nodes)} nodes, {len(sub.edges)} edges)")
+    for col in ("node", "kind", "joined by"):
+        table.add_column(col)
+    for n in sub.nodes[1:]:
+        links = [e for e in sub.edges if start.id in (e.source, e.target) and n.id in (e.source, e.target)]
+        why = "; ".join(hop_reason(e, labels) for e in links) or "(further out)"
+        table.add_row(f"{n.label}\n[dim]{n.id}[/dim]", n.kind.value, why)
+    console.print(table)
+    if sub.truncated:
+        console.print(f"[yellow]Cut at {limit} nodes; raise --limit to see more.[/yellow]")
+
+
+def _print_path(path: GraphPath) -> None:
+    labels = {n.id: n.label for n in path.nodes}
+    console.print(f"[bold]{path.nodes[0].label}[/bold] [dim]({path.nodes[0].id})[/dim]")
+    for n, e in zip(path.nodes[1:], path.edges, strict=True):
+        console.print(f"  └─ {hop_reason(e, labels)} ─▶ [bold]{n.label}[/bold] [dim]({n.id})[/dim]")
+
+
+@app.command()
+def path(
+    source: Annotated[str, typer.Argument(help="From: node id, label or alias.")],
+    target: Annotated[str, typer.Argument(help="To: node id, label or alias.")],
+    k: Annotated[int, typer.Option("-k", min=1, max=10, help="How many paths.")] = 1,
+    max_hops: Annotated[int, typer.Option(min=1, max=8)] = 4,
+    types: Annotated[
+        Optional[list[str]], typer.Option("--type", "-t", help="Relationship type(s) to follow.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The shortest path(s) between two nodes, each hop with its reason."""
+    with _store() as store:
+        a, b = _find(store, source), _find(store, target)
+        rel = _parse_types(types)
+        if k == 1:
+            p = store.shortest_path(a.id, b.id, rel, max_hops)
+            paths = [p] if p else []
+        else:
+            paths = store.k_paths(a.id, b.id, k, rel, max_hops)
+    if as_json:
+        console.print_json(json.dumps([
+            {"nodes": [_node_row(n) for n in p.nodes], "edges": [_edge_row(e) for e in p.edges]}
+            for p in paths
+        ]))
+        return
+    if not paths:
+        console.print(f"No path within {max_hops} hops.")
+        raise typer.Exit(EXIT_ERROR)
+    for i, p in enumerate(paths, 1):
+        if len(paths) > 1:
+            console.print(f"[dim]path {i} ({p.hops} hops)[/dim]")
+        _print_path(p)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Words to look for.")],
+    kind: Annotated[Optional[list[str]], typer.Option(help="Paper, Concept or Dataset.")] = None,
+    first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
+    as_json: JsonOpt = False,
+) -> None:
+    """Keyword search over papers, concepts and datasets."""
+    kinds = [NodeKind(k.capitalize()) for k in kind] if kind else None
+    with _store() as store:
+        hits = store.keyword_search(query, kinds, first)
+    if as_json:
+        console.print_json(json.dumps([{**_node_row(h.node), "score": h.score} for h in hits]))
+        return
+    table = Table(title=f"Search: {query}")
+    for col in ("node", "kind", "score"):
+        table.add_column(col)
+    for h in hits:
+        table.add_row(f"{h.node.label}\n[dim]{h.node.id}[/dim]", h.node.kind.value, f"{h.score:.2f}")
+    console.print(table)
+
+
+@app.command()
+def serve(
+    host: Annotated[Optional[str], typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
+    port: Annotated[Optional[int], typer.Option(help="Port (default 8000).")] = None,
+) -> None:
+    """Serve the GraphQL API, the explorer page and exports.
+
+    With no graph yet (embedded store), builds one from the seeds folder first.
+    """
+    import uvicorn
+
+    from api.app import create_app
+
+    s = state.settings
+    if s.store == "embedded" and not s.graph_file.exists():
+        if not s.seeds_dir.exists():
+            raise _fail(NotFoundError(f"no graph at {s.graph_file} and no seeds folder {s.seeds_dir}"))
+        console.print(f"No graph yet: building one from {s.seeds_dir}/ first.")
+        report = _run_pipeline(add_paths=[s.seeds_dir], replace=True)
+        _print_report(report, False)
+    bind_host = host or s.host
+    bind_port = port or s.port
+    console.print(
+        f"Serving on http://{bind_host}:{bind_port}/  "
+        f"(GraphQL: /graphql, explorer: /, health: /healthz). Ctrl-C stops."
+    )
+    try:
+        application = create_app(s)
+    except CitegraphError as exc:
+        raise _fail(exc) from None
+    uvicorn.run(application, host=bind_host, port=bind_port, log_level="warning")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    try:
+        app(args=list(argv) if argv is not None else None)
+    except CitegraphError as exc:  # pragma: no cover - commands catch their own
+        err.print(f"[red]error:[/red] {exc}")
+        sys.exit(EXIT_ERROR)
+
+
+

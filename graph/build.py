@@ -1,0 +1,514 @@
+"""The build pipeline: papers -> extraction -> embeddings -> edges -> a diff for the store.
+
+Full and incremental builds share one path: :meth:`Pipeline.compute` turns the
+corpus (the set of papers) into a :class:`GraphData`, reusing what it can from the
+previous graph and the caches, and :func:`diff` turns old + new into the
+:class:`GraphChange` a store applies. Because every step is a deterministic
+function of the set of papers, an incremental build equals a full rebuild.
+
+What is recomputed when papers are added or removed:
+
+* extraction: only new texts (cached by text hash);
+* embeddings: only new texts (cached by (model, text hash));
+* SIMILAR_TO: only the rows of new papers and of papers that lost a neighbour;
+  other papers merge their old lists with their scores to the new papers;
+* SHARES_TERM / RELATED_TO: recomputed from the term index (sparse, no model; their
+  IDF weights depend on the corpus size, so every weight may move);
+* concepts/datasets: re-resolved corpus-wide (acronym merges can span papers); ones
+  no paper mentions any more disappear.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from graph import extract as extract_mod
+from graph.corpus import InputProblem, read_corpus
+from graph.embed import (
+    EmbeddingCache,
+    Embedder,
+    SentenceTransformerEmbedder,
+    embed_cached,
+    text_key,
+)
+from graph.errors import NotFoundError
+from graph.extract import DatasetMention, Extraction, TermMention
+from graph.link import (
+    citation_edges,
+    cooccurrence_edges,
+    neighbours_from_edges,
+    shared_term_edges,
+    similar_edges,
+    top_k_similar,
+    update_similar,
+)
+from graph.model import (
+    Edge,
+    GraphChange,
+    GraphData,
+    GraphNode,
+    GraphStats,
+    NodeKind,
+    Paper,
+    RelType,
+    node_to_props,
+)
+from graph.settings import Settings
+from graph.store.base import GraphStore
+
+log = logging.getLogger(__name__)
+
+
+
+def _extractor_version() -> str:
+    """Hash of the extractor's code and data: a changed extractor never reuses old results."""
+    import hashlib
+
+    h = hashlib.sha256()
+    root = Path(extract_mod.__file__).parent
+    for f in [Path(extract_mod.__file__), *sorted((root / "data").glob("*"))]:
+        if f.is_file():
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+EXTRACTOR_VERSION = _extractor_version()
+
+
+class Progress(Protocol):
+    """Receives progress of long stages (the CLI draws rich bars from it)."""
+
+    def start(self, stage: str, total: int | None) -> None: ...
+
+    def advance(self, n: int) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class NoProgress:
+    """A Progress that shows nothing."""
+
+    def start(self, stage: str, total: int | None) -> None:
+        return None
+
+    def advance(self, n: int) -> None:
+        return None
+
+    def finish(self) -> None:
+        return None
+
+
+@dataclass
+class BuildReport:
+    """What a build/add/remove did, for the CLI and the API."""
+
+    papers_read: int = 0
+    problems: list[InputProblem] = field(default_factory=list)
+    duplicates: int = 0
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    updated: int = 0
+    embedded: int = 0
+    long_texts: int = 0
+    nodes_written: int = 0
+    edges_written: int = 0
+    nodes_deleted: int = 0
+    edges_deleted: int = 0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    stats: GraphStats | None = None
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.problems)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["problems"] = [str(p) for p in self.problems]
+        out["partial"] = self.partial
+        if self.stats is not None:
+            out["stats"] = {"nodes": dict(self.stats.nodes), "edges": dict(self.stats.edges)}
+        return out
+
+
+class ExtractionCache:
+    """Per-text extraction results in SQLite, keyed by (extractor version, text hash)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._mem: dict[str, Extraction] = {}
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS extraction (version TEXT, hash TEXT, data TEXT,"
+                " PRIMARY KEY (version, hash))"
+            )
+            self._db.commit()
+
+    def get_many(self, hashes: Sequence[str]) -> dict[str, Extraction]:
+        found = {h: self._mem[h] for h in hashes if h in self._mem}
+        missing = [h for h in hashes if h not in found]
+        if self._db is not None:
+            for start in range(0, len(missing), 500):
+                part = missing[start : start + 500]
+                marks = ",".join("?" * len(part))
+                rows = self._db.execute(
+                    f"SELECT hash, data FROM extraction WHERE version = ? AND hash IN ({marks})",  # noqa: S608
+                    [EXTRACTOR_VERSION, *part],
+                )
+                for h, data in rows:
+                    found[h] = self._mem[h] = _extraction_from_json(data)
+        return found
+
+    def put_many(self, items: Mapping[str, Extraction]) -> None:
+        self._mem.update(items)
+        if self._db is not None and items:
+            with self._db:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO extraction VALUES (?, ?, ?)",
+                    [(EXTRACTOR_VERSION, h, _extraction_to_json(e)) for h, e in items.items()],
+                )
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def _extraction_to_json(e: Extraction) -> str:
+    return json.dumps(dataclasses.asdict(e), ensure_ascii=False)
+
+
+def _extraction_from_json(data: str) -> Extraction:
+    raw = json.loads(data)
+    return Extraction(
+        concepts=tuple(TermMention(**c) for c in raw["concepts"]),
+        datasets=tuple(DatasetMention(**d) for d in raw["datasets"]),
+        acronyms=tuple((a, b) for a, b in raw["acronyms"]),
+        label=raw["label"],
+    )
+
+
+def embedding_text(paper: Paper) -> str:
+    """What gets embedded: the title (when there is one) and the abstract."""
+    return f"{paper.title}. {paper.abstract}" if paper.title else paper.abstract
+
+
+class Pipeline:
+    """Turns papers into a graph. Owns the caches; the store is passed to each call."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        *,
+        progress: Progress | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.settings = settings
+        self.embedder: Embedder = embedder or SentenceTransformerEmbedder(
+            settings.model,
+            dtype=settings.embed_dtype,
+            batch_size=settings.embed_batch_size,
+            long_text=settings.long_text,
+        )
+        folder = cache_dir if cache_dir is not None else settings.cache_dir
+        self.embedding_cache = EmbeddingCache(folder / "embeddings.sqlite")
+        self.extraction_cache = ExtractionCache(folder / "extractions.sqlite")
+        self.progress: Progress = progress or NoProgress()
+
+    def close(self) -> None:
+        self.embedding_cache.close()
+        self.extraction_cache.close()
+
+    # ------------------------------------------------------------------ stages
+    def _timed(self, report: BuildReport, stage: str) -> _Timer:
+        return _Timer(report.stage_seconds, stage)
+
+    def extract_all(self, papers: Sequence[Paper]) -> dict[str, Extraction]:
+        """Extraction per paper id, computing only texts not in the cache."""
+        hashes = sorted({p.text_hash for p in papers})
+        cached = self.extraction_cache.get_many(hashes)
+        todo = [p for p in papers if p.text_hash not in cached]
+        if todo:
+            self.progress.start("extract", len(todo))
+            fresh: dict[str, Extraction] = {}
+            for p in todo:
+                if p.text_hash not in fresh:
+                    fresh[p.text_hash] = extract_mod.extract(p.abstract)
+                self.progress.advance(1)
+            self.progress.finish()
+            self.extraction_cache.put_many(fresh)
+            cached.update(fresh)
+        return {p.id: cached[p.text_hash] for p in papers}
+
+    def embed_all(
+        self, papers: Sequence[Paper], previous: GraphData | None, report: BuildReport
+    ) -> dict[str, np.ndarray]:
+        """Embedding per paper id; cached texts and unchanged stored papers embed nothing."""
+        texts = {p.id: embedding_text(p) for p in papers}
+        if previous is not None and previous.embeddings is not None and len(previous.embedding_ids):
+            if previous.embedding_model == self.embedder.key:
+                # a graph file moved to a machine without the cache still embeds nothing
+                old = {pid: i for i, pid in enumerate(previous.embedding_ids)}
+                seed = {}
+                for p in papers:
+                    prev = previous.nodes.get(p.id)
+                    if isinstance(prev, Paper) and p.id in old and embedding_text(prev) == texts[p.id]:
+                        seed[text_key(texts[p.id])] = np.asarray(
+                            previous.embeddings[old[p.id]], dtype=np.float32
+                        )
+                if seed:
+                    self.embedding_cache.put_many(self.embedder.key, seed)
+        vectors, n_embedded = embed_cached(
+            self.embedder,
+            self.embedding_cache,
+            texts,
+            progress=self.progress.advance,
+            on_total=lambda n: self.progress.start("embed", n),
+        )
+        if n_embedded:
+            self.progress.finish()
+        report.embedded = n_embedded
+        report.long_texts = int(getattr(self.embedder, "truncated", 0) or 0)
+        return vectors
+
+    # ------------------------------------------------------------------ compute
+    def compute(
+        self,
+        papers: Sequence[Paper],
+        previous: GraphData | None = None,
+        report: BuildReport | None = None,
+    ) -> GraphData:
+        """The whole graph for ``papers``, reusing ``previous`` where that is exact."""
+        report = report if report is not None else BuildReport()
+        s = self.settings
+        papers = sorted(papers, key=lambda p: p.id)
+        with self._timed(report, "extract"):
+            extractions = self.extract_all(papers)
+            papers = [
+                p if p.title else dataclasses.replace(p, label=extractions[p.id].label)
+                for p in papers
+            ]
+            resolution = extract_mod.resolve(extractions)
+        with self._timed(report, "embed"):
+            vectors = self.embed_all(papers, previous, report)
+        data = GraphData(embedding_model=self.embedder.key)
+        for p in papers:
+            data.nodes[p.id] = p
+        for c in resolution.concepts.values():
+            data.nodes[c.id] = c
+        for d in resolution.datasets.values():
+            data.nodes[d.id] = d
+        for e in resolution.edges:
+            data.add_edge(e)
+        ids = [p.id for p in papers]
+        matrix = (
+            np.vstack([vectors[i] for i in ids]).astype(np.float32)
+            if ids
+            else np.zeros((0, self.embedder.dim), np.float32)
+        )
+        data.embedding_ids = ids
+        data.embeddings = matrix
+        with self._timed(report, "link"):
+            self.progress.start("link", len(ids))
+            prev_lists = None
+            if previous is not None and previous.embedding_model == data.embedding_model:
+                prev_lists = neighbours_from_edges(previous.edges.values())
+                prev_ids = {
+                    pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER
+                }
+                # a paper whose text changed counts as removed and added again
+                changed = {
+                    p.id for p in papers
+                    if p.id in prev_ids and previous.nodes[p.id].text_hash != p.text_hash  # type: ignore[union-attr]
+                }
+                removed = (prev_ids - set(ids)) | changed
+                new = (set(ids) - prev_ids) | changed
+                neighbours, _ = update_similar(
+                    {k: v for k, v in prev_lists.items() if k not in removed},
+                    ids, matrix, new, removed, s.similar_k, s.similar_min_score,
+                )
+            else:
+                neighbours = top_k_similar(
+                    ids, matrix, s.similar_k, s.similar_min_score,
+                    progress=self.progress.advance,
+                )
+            self.progress.finish()
+            for e in similar_edges(neighbours):
+                data.add_edge(e)
+            names = {n.id: n.label for n in data.nodes.values()}
+            for e in shared_term_edges(
+                resolution.paper_terms,
+                names,
+                max_df=s.shared_term_max_df,
+                min_weight=s.shared_term_min_weight,
+                top_k=s.shared_term_top_k,
+            ):
+                data.add_edge(e)
+            for e in cooccurrence_edges(resolution.paper_terms, resolution.concepts):
+                data.add_edge(e)
+            for e in citation_edges(papers, data.nodes):
+                data.add_edge(e)
+        return data
+
+    # ------------------------------------------------------------------ commands
+    def run(
+        self,
+        store: GraphStore,
+        *,
+        add_paths: Sequence[Path | str] = (),
+        add_papers: Sequence[Paper] = (),
+        remove: Sequence[str] = (),
+        replace: bool = False,
+    ) -> BuildReport:
+        """Read inputs, compute the new graph, and apply the difference to ``store``.
+
+        ``replace``: the inputs become the whole corpus (``citegraph build``);
+        otherwise they are added to what the store holds (``citegraph add``).
+        """
+        report = BuildReport()
+        t0 = time.perf_counter()
+        new_papers = list(add_papers)
+        if add_paths:
+            with self._timed(report, "read"):
+                result = read_corpus(add_paths)
+            report.problems.extend(result.problems)
+            report.duplicates += result.duplicates
+            new_papers.extend(result.papers)
+        report.papers_read = len(new_papers)
+        with self._timed(report, "load"):
+            previous = store.snapshot()
+        old_papers = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
+        missing = [r for r in remove if r not in old_papers]
+        if missing:
+            raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
+        corpus: dict[str, Paper] = {} if replace else dict(old_papers)
+        for pid in remove:
+            corpus.pop(pid, None)
+        by_hash = {p.text_hash: pid for pid, p in corpus.items()}
+        for p in new_papers:
+            same = by_hash.get(p.text_hash)
+            if same is not None and same != p.id and not replace:
+                report.duplicates += 1  # already in the graph under another id
+                continue
+            if p.id in corpus and corpus[p.id].text_hash == p.text_hash and not replace:
+                report.duplicates += 1
+                continue
+            corpus[p.id] = p
+            by_hash[p.text_hash] = p.id
+        graph = self.compute(list(corpus.values()), previous, report)
+        change = diff(previous, graph)
+        report.added = sorted(set(corpus) - set(old_papers))
+        report.removed = sorted(set(old_papers) - set(corpus))
+        report.updated = sum(
+            1 for pid in corpus if pid in old_papers and old_papers[pid] != graph.nodes[pid]
+        )
+        report.nodes_written = len(change.upsert_nodes)
+        report.edges_written = len(change.upsert_edges)
+        report.nodes_deleted = len(change.delete_nodes)
+        report.edges_deleted = len(change.delete_edges)
+        with self._timed(report, "write"):
+            if not change.empty:
+                store.apply(change)
+            save = getattr(store, "save", None)
+            if callable(save) and getattr(store, "path", None) is not None:
+                save()
+        report.stats = store.stats()
+        report.stage_seconds["total"] = time.perf_counter() - t0
+        return report
+
+
+def diff(old: GraphData, new: GraphData) -> GraphChange:
+    """The change that turns ``old`` into ``new`` (only what differs)."""
+    upsert_nodes = [
+        n for nid, n in sorted(new.nodes.items())
+        if nid not in old.nodes or node_to_props(old.nodes[nid]) != node_to_props(n)
+        or old.nodes[nid].kind is not n.kind
+    ]
+    delete_nodes = sorted(set(old.nodes) - set(new.nodes))
+    gone = set(delete_nodes)
+    upsert_edges = [
+        e for k, e in sorted(new.edges.items(), key=lambda kv: _edge_key(kv[0]))
+        if k not in old.edges or old.edges[k] != e
+    ]
+    delete_edges = sorted(
+        (k for k in old.edges if k not in new.edges and k[0] not in gone and k[1] not in gone),
+        key=_edge_key,
+    )
+    old_rows = {pid: i for i, pid in enumerate(old.embedding_ids)}
+    emb_ids = []
+    rows = []
+    same_model = old.embedding_model == new.embedding_model
+    for i, pid in enumerate(new.embedding_ids):
+        j = old_rows.get(pid)
+        if (
+            j is None or not same_model
+            or not np.array_equal(old.embeddings[j], new.embeddings[i])
+        ):
+            emb_ids.append(pid)
+            rows.append(i)
+    return GraphChange(
+        upsert_nodes=tuple(upsert_nodes),
+        delete_nodes=tuple(delete_nodes),
+        upsert_edges=tuple(upsert_edges),
+        delete_edges=tuple(delete_edges),
+        embedding_ids=tuple(emb_ids),
+        embeddings=new.embeddings[rows] if rows else None,
+        embedding_model=new.embedding_model,
+    )
+
+
+def _edge_key(key: tuple[str, str, RelType]) -> tuple[str, str, str]:
+    return (key[0], key[1], key[2].value)
+
+
+def resolve_paper(store: GraphStore, ref: str) -> Paper:
+    """A paper by id or by label/title (case-insensitive)."""
+    node = store.find_node(ref, [NodeKind.PAPER])
+    if not isinstance(node, Paper):
+        raise NotFoundError(f"no paper with id or label {ref!r}")
+    return node
+
+
+def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
+    """Differences between two graphs (empty when equal up to ``tol`` on weights)."""
+    problems: list[str] = []
+    if set(a.nodes) != set(b.nodes):
+        problems.append(f"nodes differ: {sorted(set(a.nodes) ^ set(b.nodes))[:10]}")
+    for nid in set(a.nodes) & set(b.nodes):
+        if node_to_props(a.nodes[nid]) != node_to_props(b.nodes[nid]):
+            problems.append(f"node {nid} differs")
+    if set(a.edges) != set(b.edges):
+        problems.append(f"edges differ: {sorted(set(a.edges) ^ set(b.edges), key=_edge_key)[:10]}")
+    for k in set(a.edges) & set(b.edges):
+        ea, eb = a.edges[k], b.edges[k]
+        if abs(ea.weight - eb.weight) > tol:
+            problems.append(f"edge {k} weight {ea.weight} != {eb.weight}")
+    return problems
+
+
+class _Timer:
+    def __init__(self, sink: dict[str, float], stage: str) -> None:
+        self.sink, self.stage = sink, stage
+
+    def __enter__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.sink[self.stage] = self.sink.get(self.stage, 0.0) + time.perf_counter() - self.t0
+
+
+def iter_nodes(data: GraphData, kind: NodeKind) -> Iterable[GraphNode]:
+    """Nodes of one kind, by id."""
+    return (data.nodes[k] for k in sorted(data.nodes) if data.nodes[k].kind is kind)

@@ -1,0 +1,32 @@
+"""Build the seed graph once per test session (real model, real pipeline)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from graph.build import BuildReport, Pipeline
+from graph.settings import Settings
+from graph.store.memory import NetworkxStore
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = ROOT / "seeds"
+# Embeddings depend only on (model, text): one cache for the whole session, all tests.
+EMBED_CACHE = Path(tempfile.gettempdir()) / "citegraph-test-cache"
+
+
+def seed_settings(data_dir: Path, **overrides: object) -> Settings:
+    """Settings for a graph in ``data_dir`` built from the project's seeds."""
+    return Settings(data_dir=data_dir, seeds_dir=SEEDS, **overrides)  # type: ignore[arg-type]
+
+
+def build_seed_graph(data_dir: Path) -> tuple[NetworkxStore, BuildReport]:
+    """Build seeds/ into ``data_dir/graph.citegraph`` and return the loaded store."""
+    settings = seed_settings(data_dir)
+    store = NetworkxStore(settings.graph_file)
+    pipeline = Pipeline(settings, cache_dir=EMBED_CACHE)
+    try:
+        report = pipeline.run(store, add_paths=[SEEDS], replace=True)
+    finally:
+        pipeline.close()
+    return store, report
