@@ -123,7 +123,7 @@ _DANGLING_RE = re.compile(
 )
 
 _DROP_CMD_RE = re.compile(
-    r"\s*\\(?:cite[a-zA-Z]*|ref|eqref|autoref|cref|Cref|label|footnote|vspace|hspace)\*?"
+    r"[\s~]*\\(?:cite[a-zA-Z]*|ref|eqref|autoref|cref|Cref|label|footnote|vspace|hspace)\*?"
     r"(?:\[[^\]]*\])*\{[^{}]*\}"
 )
 _STYLE_CMD_RE = re.compile(
