@@ -38,6 +38,16 @@ Identity and duplicates
     wins, later ones fill its missing fields, and a given id replaces a generated one.
     A given id seen again with different text is reported and the later record dropped.
 
+Directories are walked recursively for the five extensions above, in sorted order,
+skipping hidden files and folders; a file named explicitly with another extension is
+reported and skipped. A file given twice (or also inside a given folder) is read once.
+
+Cleaning (:func:`clean_text`) turns TeX/markdown residue into plain text, removes URLs
+(returned separately; a "Code is available at <url>." sentence is dropped whole) and
+rejoins line-break hyphenation: "chal- lenging" -> "challenging" when the joined word is
+known to lemminflect (or either half is not a word), "zero- shot" -> "zero-shot" when
+both halves are words, and "task- and domain-agnostic" is left alone.
+
 Line numbers are 1-based physical lines: the paragraph's first line (text), the line
 (JSONL), or the record's first line (CSV/TSV, header = line 1; equals the row number
 unless a quoted field spans lines).
@@ -48,6 +58,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import functools
 import hashlib
 import io
 import json
@@ -137,17 +148,30 @@ _ACCENTS = {
     "tilde": "\u0303", "widetilde": "\u0303", "hat": "\u0302", "widehat": "\u0302",
     "bar": "\u0304", "overline": "\u0304", "vec": "\u20d7", "dot": "\u0307", "ddot": "\u0308",
 }
+_LETTER_ACCENT_RE = re.compile(
+    r"\\([\"'^`~=.]|[Hvcuk](?=\s*\{))\s*(?:\{\s*([A-Za-z])\s*\}|([A-Za-z]))"
+)
+_LETTER_ACCENTS = {
+    '"': "\u0308", "'": "\u0301", "^": "\u0302", "`": "\u0300", "~": "\u0303", "=": "\u0304",
+    ".": "\u0307", "H": "\u030b", "v": "\u030c", "c": "\u0327", "u": "\u0306", "k": "\u0328",
+}
+# Commands that lost their backslash somewhere upstream: "OLCOtextsubscript{3}", "emph{x}".
+_BARE_STYLE_RE = re.compile(
+    r"(?:textbf|textit|textsc|texttt|textsubscript|textsuperscript|emph|mathrm|mathbf|"
+    r"mathcal|\bbf)\{([^{}]*)\}"
+)
 _FRAC_RE = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _SQRT_RE = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
 _SCRIPT_RE = re.compile(r"([_^])\{([^{}]*)\}")
 _CMD_RE = re.compile(r"\\([A-Za-z]+)\*?")
 _ESCAPES = {
     "\\%": "%", "\\&": "&", "\\_": "_", "\\#": "#", "\\$": "$",
-    "\\{": _LBRACE, "\\}": _RBRACE, "\\,": " ", "\\;": " ", "\\:": " ", "\\!": "", "\\ ": " ",
+    "\\\\": " ", "\\{": _LBRACE, "\\}": _RBRACE,
+    "\\,": " ", "\\;": " ", "\\:": " ", "\\!": "", "\\ ": " ",
 }
 _ESCAPE_RE = re.compile("|".join(re.escape(k) for k in _ESCAPES))
 _SYMBOLS = {
-    "times": "×", "approx": "≈", "sim": "~", "simeq": "≃", "leq": "≤", "le": "≤", "geq": "≥",
+    "times": "×", "approx": "≈", "sim": "∼", "simeq": "≃", "leq": "≤", "le": "≤", "geq": "≥",
     "ge": "≥", "neq": "≠", "ne": "≠", "pm": "±", "mp": "∓", "cdot": "·", "cdots": "…",
     "ldots": "…", "dots": "…", "infty": "∞", "rightarrow": "→", "to": "→", "leftarrow": "←",
     "Rightarrow": "⇒", "Leftarrow": "⇐", "leftrightarrow": "↔", "mapsto": "↦", "in": "∈",
@@ -166,10 +190,10 @@ _SYMBOLS = {
     "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Xi": "Ξ",
     "Pi": "Π", "Sigma": "Σ", "Upsilon": "Υ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω",
 }
-# $...$ with no space just inside either dollar, so "costs $5 and $10" is left alone.
+# $...$ with no space before the closing dollar, so "costs $5 and $10" is left alone.
 _MATH_RES = (
     re.compile(r"(?<!\\)\$\$(.+?)(?<!\\)\$\$", re.DOTALL),
-    re.compile(r"(?<![\\$])\$(?![\s$])((?:[^$\\]|\\.){0,300}?)(?<![\s\\])\$(?!\$)"),
+    re.compile(r"(?<![\\$])\$(?!\$)((?:[^$\\]|\\.){0,300}?)(?<![\s\\])\$(?!\$)"),
     re.compile(r"\\\((.+?)\\\)", re.DOTALL),
     re.compile(r"\\\[(.+?)\\\]", re.DOTALL),
 )
@@ -233,7 +257,8 @@ def _drop_link_sentences(text: str) -> str:
         if _LINK in sentence:
             rest = sentence.replace(_LINK, " ")
             rest = re.sub(r"\s+", " ", rest)
-            tail = re.sub(r"[\s.,;!?'\"()\[\]*]+$", "", rest)
+            tail = re.sub(r"\\[A-Za-z]+|[{}]", " ", rest)
+            tail = re.sub(r"[\s.,;!?'\"()\[\]*]+$", "", tail)
             tail = re.sub(r"(\(|\[)\s*$", "", tail).rstrip()
             if tail and not _DANGLING_RE.search(tail):
                 kept.append(rest)
@@ -267,7 +292,13 @@ def _accent(m: re.Match[str]) -> str:
     return arg
 
 
+def _letter_accent(m: re.Match[str]) -> str:
+    letter = m.group(2) or m.group(3)
+    return unicodedata.normalize("NFC", letter + _LETTER_ACCENTS[m.group(1)])
+
+
 def _tex_commands(text: str) -> str:
+    text = _LETTER_ACCENT_RE.sub(_letter_accent, text)
     for _ in range(4):  # nested \textbf{\emph{x}}
         new = _DROP_CMD_RE.sub("", text)
         new = _STYLE_CMD_RE.sub(r"\1", new)
@@ -279,14 +310,36 @@ def _tex_commands(text: str) -> str:
         if new == text:
             break
         text = new
-    return _CMD_RE.sub(lambda c: _SYMBOLS.get(c.group(1), c.group(1)), text)
+    text = _CMD_RE.sub(lambda c: _SYMBOLS.get(c.group(1), c.group(1)), text)
+    return _BARE_STYLE_RE.sub(r"\1", text)
+
+
+_PREFIXES = frozenset({
+    "meta", "neuro", "multi", "pre", "post", "non", "self", "semi", "sub", "co", "anti",
+    "inter", "intra", "cross", "mid", "bi", "tri", "uni", "auto", "hyper", "super",
+})
+
+
+@functools.cache
+def _is_word(word: str) -> bool:
+    try:
+        from lemminflect import getAllLemmas
+    except ImportError:  # pragma: no cover - lemminflect is a dependency; degrade to joining
+        return False
+    return bool(getAllLemmas(word))
 
 
 def _join_hyphen(m: re.Match[str]) -> str:
+    """"chal- lenging" -> "challenging"; "zero- shot" -> "zero-shot"."""
     left, right = m.group(1), m.group(2)
     if right in _NOT_A_WORD_END:
         return m.group(0)
-    return left + right
+    joined = left + right
+    if _is_word(joined):
+        return joined
+    if _is_word(right) and (_is_word(left) or left in _PREFIXES):
+        return f"{left}-{right}"
+    return joined
 
 
 def clean_text(text: str) -> tuple[str, tuple[str, ...]]:
@@ -294,9 +347,12 @@ def clean_text(text: str) -> tuple[str, tuple[str, ...]]:
     urls: list[str] = []
     text = unicodedata.normalize("NFC", text).translate(_LIGATURES)
     text = _INVISIBLE_RE.sub("", text)
+    original = text
     text = _extract_links(text, urls)
+    urls.sort(key=original.find)  # in order of appearance, whatever the link syntax
     text = _drop_link_sentences(text)
     text = text.replace("``", "“").replace("''", "”")
+    text = re.sub(r"(?<![`\w])`(?=\w)([^`'\n]{1,200}?)'(?!\w)", r"‘\1’", text)
     text = _DROP_CMD_RE.sub("", text)
     for math_re in _MATH_RES:
         text = math_re.sub(_math, text)
@@ -305,6 +361,7 @@ def clean_text(text: str) -> tuple[str, tuple[str, ...]]:
     text = re.sub(r"(?<=[^\s(\[{~])~(?=\S)", " ", text)  # TeX non-breaking space
     for md_re in _MD_RES:
         text = md_re.sub(r"\1", text)
+    text = text.replace("{}", "")
     text = re.sub(r"(?<!-)---(?!-)", "—", text)
     text = re.sub(r"(?<!-)--(?!-)", "–", text)
     text = _HYPHEN_RE.sub(_join_hyphen, text)
@@ -608,8 +665,8 @@ def _load(path: Path, col: _Collector) -> _Decoded | None:
     except PermissionError:
         col.problem(name, None, "permission denied")
         return None
-    except OSError as exc:
-        col.problem(name, None, f"cannot read: {exc.strerror or exc}")
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        col.problem(name, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -716,7 +773,7 @@ def _read_jsonl_into(path: Path, col: _Collector) -> None:
         text = "\n".join(decoded.lines)
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             value = None  # perhaps JSON Lines under a .json name
         else:
             items = _json_items(text, value)
@@ -741,6 +798,9 @@ def _read_jsonl_into(path: Path, col: _Collector) -> None:
             item = json.loads(text_line)
         except ValueError as exc:
             col.problem(name, number, f"not valid JSON: {exc}")
+            continue
+        except RecursionError:
+            col.problem(name, number, "not valid JSON: nested too deeply")
             continue
         if not isinstance(item, dict):
             col.problem(name, number, f"not a JSON object (got {_type_name(item)})")
@@ -786,8 +846,10 @@ def _read_table_into(path: Path, col: _Collector) -> None:
         except StopIteration:
             break
         except csv.Error as exc:
-            consumed = reader.line_num
             col.problem(name, first, f"unreadable row: {exc}")
+            if reader.line_num <= consumed:  # no progress: give up on the rest of the file
+                return
+            consumed = reader.line_num
             continue
         consumed = reader.line_num
         if not any(cell.strip() for cell in row):
@@ -866,14 +928,22 @@ def read_corpus(paths: Sequence[Path | str]) -> ReadResult:
     seen: set[Path] = set()
     for given in paths:
         root = Path(given)
-        if root.is_dir():
+        try:
+            is_dir = root.is_dir()
+        except (OSError, ValueError) as exc:
+            col.problem(str(root), None, f"cannot read: {exc}")
+            continue
+        if is_dir:
             files = _walk(root, col)
             if not files:
                 col.problem(str(root), None, f"no {', '.join(EXTENSIONS)} files")
         else:
             files = [root]
         for path in files:
-            key = path.resolve()
+            try:
+                key = path.resolve()
+            except (OSError, RuntimeError):  # a symlink loop; read will report it
+                key = path.absolute()
             if key in seen:
                 continue
             seen.add(key)

@@ -156,6 +156,12 @@ def test_ids_stable_across_reads() -> None:
         ("fine-tuning and text-to-image models", "fine-tuning and text-to-image models"),
         ("T2I- based models", "T2I- based models"),
         ("the ﬁrst result", "the first result"),
+        ("zero- shot and meta- learning", "zero-shot and meta-learning"),
+        ("homeomor- phisms and ro- bustness", "homeomorphisms and robustness"),
+        ("an It\\^o integral and Erd\\H{o}s", "an Itô integral and Erdős"),
+        ("consists of $\\sim$60k runs", "consists of ∼60k runs"),
+        ("the `neural path' view", "the ‘neural path’ view"),
+        ("Section~\\ref{sec:x} shows", "Section shows"),
     ],
 )
 def test_clean_text(raw: str, clean: str) -> None:
@@ -178,7 +184,7 @@ def test_urls_removed_and_collected() -> None:
         "\\href{https://y.io}{this repository}."
     )
     assert text == "Results are strong."
-    assert set(urls) == {"https://x.io/code", "https://y.io"}
+    assert urls == ("https://x.io/code", "https://y.io")  # in order of appearance
 
     text, urls = clean_text("Data from https://a.org/d and https://a.org/d are reused by us twice.")
     assert urls == ("https://a.org/d",)
@@ -518,3 +524,46 @@ def test_directory_walk_sorted_and_filtered(tmp_path: Path) -> None:
     result = read_corpus([tmp_path])
     assert result.problems == []
     assert [p.abstract for p in result.papers] == [A1, A3, A2]
+
+
+def test_deep_json_and_non_objects(tmp_path: Path) -> None:
+    f = write(tmp_path / "a.jsonl", "[" * 100_000 + "\n" + json.dumps({"abstract": A1}) + "\n")
+    result = read_jsonl(f)
+    assert len(result.papers) == 1
+    assert [(p.line, p.reason.startswith("not valid JSON")) for p in result.problems] == [(1, True)]
+    g = write(tmp_path / "b.json", json.dumps([{"abstract": A1}, "x", {"abstract": A2}]))
+    result = read_jsonl(g)
+    assert len(result.papers) == 2
+    assert reasons(result) == [f"{g}:1: not a JSON object (got string)"]
+
+
+def test_invalid_utf8_in_csv_row(tmp_path: Path) -> None:
+    f = tmp_path / "a.csv"
+    f.write_bytes(
+        b'id,abstract\n1,"' + A1.encode() + b'"\n2,"caf\xe9 ' + A2.encode() + b'"\n3,"'
+        + A3.encode() + b'"\n'
+    )
+    result = read_table(f)
+    assert [p.id for p in result.papers] == ["1", "3"]
+    [problem] = result.problems
+    assert problem.line == 3 and "not valid UTF-8" in problem.reason
+
+
+def test_markup_variant_in_other_file_gets_same_id(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.txt", f"X 2024 Papers\n\n{A2}\n")
+    variant = A2.replace("very few", "*very* few").replace("explicitly", "explic- itly")
+    variant = variant.replace("Diffusion", "DIFFUSION").replace("training.", "training !")
+    b = write(tmp_path / "b.jsonl", json.dumps({"abstract": variant}) + "\n")
+    separate = [read_text(a).papers[0].id, read_jsonl(b).papers[0].id]
+    assert separate[0] == separate[1]
+    result = read_corpus([a, b])
+    assert len(result.papers) == 1 and result.duplicates == 1
+
+
+def test_hidden_files_skipped(tmp_path: Path) -> None:
+    write(tmp_path / ".hidden.txt", f"H\n\n{A1}\n")
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".git" / "x.txt", f"H\n\n{A2}\n")
+    write(tmp_path / "seen.txt", f"H\n\n{A3}\n")
+    result = read_corpus([tmp_path])
+    assert [p.abstract for p in result.papers] == [A3]
