@@ -1,0 +1,341 @@
+"""Concept, acronym and dataset extraction on the shipped seeds and an ICLR 2021 sample."""
+
+from __future__ import annotations
+
+import csv
+import logging
+import random
+import re
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graph.extract import Extraction, Resolution, extract, make_label, resolve
+from graph.model import RelType, concept_id
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = ROOT / "seeds"
+ICLR2021 = Path("/work/shared/data/iclr2021/paperlist.tsv")
+
+log = logging.getLogger(__name__)
+
+
+def _seed_abstracts() -> dict[str, str]:
+    """paper id -> abstract: blank-line paragraphs of each seed file, header skipped."""
+    out: dict[str, str] = {}
+    for path in sorted(SEEDS.glob("*.txt")):
+        paragraphs = [p.strip() for p in path.read_text(encoding="utf-8").split("\n\n")]
+        for i, para in enumerate(p for p in paragraphs[1:] if p):
+            out[f"{path.stem}#{i}"] = " ".join(para.split())
+    return out
+
+
+@pytest.fixture(scope="module")
+def seeds() -> dict[str, str]:
+    return _seed_abstracts()
+
+
+@pytest.fixture(scope="module")
+def extractions(seeds: dict[str, str]) -> dict[str, Extraction]:
+    return {pid: extract(text) for pid, text in seeds.items()}
+
+
+@pytest.fixture(scope="module")
+def resolution(extractions: dict[str, Extraction]) -> Resolution:
+    return resolve(extractions)
+
+
+def _paper_with(seeds: dict[str, str], needle: str) -> str:
+    hits = [pid for pid, text in seeds.items() if needle in text]
+    assert hits, f"{needle!r} not in the seeds"
+    return hits[0]
+
+
+def _concept_names(res: Resolution, pid: str) -> set[str]:
+    return {res.concepts[t].name for t in res.paper_terms[pid] if t in res.concepts}
+
+
+# --------------------------------------------------------------------------- acronyms
+
+
+def test_llm_variants_are_one_concept(seeds: dict[str, str], resolution: Resolution) -> None:
+    cid = concept_id("large language model")
+    concept = resolution.concepts[cid]
+    assert concept.name == "large language model"
+    assert {"LLM", "LLMs", "Large Language Models"} <= set(concept.aliases)
+    assert concept.category == "model"
+    # every paper that writes LLM(s) or the long form points at that one concept
+    pattern = re.compile(r"\bLLMs?\b|\blarge language models?\b", re.IGNORECASE)
+    papers = [pid for pid, text in seeds.items() if pattern.search(text)]
+    assert len(papers) >= 5
+    linked = [pid for pid in papers if cid in resolution.paper_terms[pid]]
+    assert len(linked) >= 0.9 * len(papers)
+    assert not any(c.name in {"llm", "LLM", "llms"} for c in resolution.concepts.values())
+
+
+def test_bare_acronym_maps_to_corpus_definition() -> None:
+    defines = extract("Large Language Models (LLMs) are strong few-shot learners.")
+    bare = extract("We probe LLMs with adversarial prompts and study LLM refusal behaviour.")
+    assert ("LLM", "large language model") in defines.acronyms
+    assert bare.acronyms == ()
+    res = resolve({"a": defines, "b": bare})
+    assert concept_id("large language model") in res.paper_terms["b"]
+
+
+def test_dpo_merged(seeds: dict[str, str], resolution: Resolution) -> None:
+    assert "Direct Preference Optimization (DPO)" in seeds[_paper_with(seeds, "(DPO)")]
+    cid = concept_id("direct preference optimization")
+    assert "DPO" in resolution.concepts[cid].aliases
+    # the paper that only says "DPO" after defining it, and the one that revisits DPO
+    for pid, text in seeds.items():
+        if re.search(r"\bDPO\b", text):
+            assert cid in resolution.paper_terms[pid], pid
+
+
+@pytest.mark.parametrize(
+    ("text", "pair"),
+    [
+        ("We use retrieval-augmented generation (RAG) here.", ("RAG", "retrieval-augmented generation")),
+        ("Text-to-Image (T2I) models are popular.", ("T2I", "text-to-image")),
+        ("Label differential privacy (DP) protects labels.", ("DP", "differential privacy")),
+        ("We use LoRA (Low-Rank Adaptation) to finetune.", ("LoRA", "low-rank adaptation")),
+        (
+            "We use reinforcement learning from human feedback (RLHF) to align models.",
+            ("RLHF", "reinforcement learning from human feedback"),
+        ),
+    ],
+)
+def test_acronym_definitions(text: str, pair: tuple[str, str]) -> None:
+    assert pair in extract(text).acronyms
+
+
+def test_no_false_acronyms() -> None:
+    ex = extract("We evaluate on three settings (i) clean and (ii) noisy (e.g., 10%) data.")
+    assert ex.acronyms == ()
+
+
+# --------------------------------------------------------------------------- concepts
+
+
+GENERIC = {
+    "this paper", "novel approach", "extensive experiments", "significant gap",
+    "state-of-the-art performance", "experimental results", "wide range", "key challenge",
+    "existing methods", "our method", "existing method", "experimental result", "paper",
+    "method", "approach", "result", "performance", "proposed method", "extensive experiment",
+}
+
+
+def test_generic_phrases_absent(extractions: dict[str, Extraction], resolution: Resolution) -> None:
+    keys = {m.key for ex in extractions.values() for m in ex.concepts}
+    assert not keys & GENERIC
+    names = {c.name.lower() for c in resolution.concepts.values()}
+    assert not names & GENERIC
+
+
+def test_expected_concepts(seeds: dict[str, str], resolution: Resolution) -> None:
+    names = {c.name for c in resolution.concepts.values()}
+    for expected in [
+        "large language model", "diffusion model", "in-context learning", "LoRA",
+        "retrieval-augmented generation", "differential privacy", "graph neural network",
+        "direct preference optimization",
+    ]:
+        assert expected in names, expected
+    para = _paper_with(seeds, "we propose PaRa")
+    assert {"PaRa", "diffusion model", "LoRA"} <= _concept_names(resolution, para)
+
+
+def test_mentions_carry_evidence_and_weights(resolution: Resolution) -> None:
+    mentions = [e for e in resolution.edges if e.type is RelType.MENTIONS]
+    assert mentions
+    for e in mentions:
+        assert 0 < e.weight <= 3.0
+        assert e.attrs["count"] >= 1
+        assert 0 < len(e.attrs["evidence"]) <= 300
+
+
+def test_singular_and_case_folding() -> None:
+    ex = extract(
+        "Graph Neural Networks (GNNs) dominate. A graph neural network fails on these data. "
+        "We study time series analysis with sparse autoencoders."
+    )
+    keys = {m.key for m in ex.concepts}
+    assert "graph neural network" in keys
+    assert "time series analysis" in keys
+    assert "sparse autoencoder" in keys
+    gnn = next(m for m in ex.concepts if m.key == "graph neural network")
+    assert gnn.count == 2
+    assert gnn.category == "model"
+
+
+def test_concepts_per_paper(resolution: Resolution) -> None:
+    counts = [
+        sum(1 for t in terms if t.startswith("concept:"))
+        for terms in resolution.paper_terms.values()
+    ]
+    mean = sum(counts) / len(counts)
+    log.info("seed concepts per paper: mean %.1f, min %d, max %d", mean, min(counts), max(counts))
+    print(f"\nseed concepts per paper: mean {mean:.1f} min {min(counts)} max {max(counts)}",
+          file=sys.stderr)
+    assert 4 <= mean <= 30
+    assert min(counts) >= 1
+
+
+# --------------------------------------------------------------------------- datasets
+
+
+@pytest.mark.parametrize(
+    ("needle", "name", "introduces"),
+    [
+        ("CelebA-HQ", "CelebA-HQ", False),
+        ("TIFA160", "TIFA160", False),
+        ("LocoVR", "LocoVR", True),
+        ("MMAU", "MMAU", True),
+        ("Brain Observatory", "Allen Institute's Brain Observatory", False),
+        ("SVBench", "SVBench", True),
+        ("AIR-BENCH", "AIR-BENCH 2024", True),
+    ],
+)
+def test_seed_datasets(
+    seeds: dict[str, str],
+    extractions: dict[str, Extraction],
+    needle: str,
+    name: str,
+    introduces: bool,
+) -> None:
+    pid = _paper_with(seeds, needle)
+    found = {d.name: d for d in extractions[pid].datasets}
+    assert name in found, sorted(found)
+    assert found[name].introduces is introduces
+
+
+def test_datasets_are_not_concepts(resolution: Resolution) -> None:
+    names = {c.name.lower() for c in resolution.concepts.values()}
+    for d in resolution.datasets.values():
+        assert d.name.lower() not in names
+    rels = {(e.target, e.type) for e in resolution.edges if e.target.startswith("dataset:")}
+    assert any(t is RelType.INTRODUCES for _, t in rels)
+    assert any(t is RelType.USES for _, t in rels)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name", "introduces"),
+    [
+        ("We present MMAU, a novel benchmark designed to evaluate audio models.", "MMAU", True),
+        ("We train a DDPM on CIFAR-10 and ImageNet.", "CIFAR-10", False),
+        ("Experiments on GSM8K and MMLU show gains.", "GSM8K", False),
+        ("We build a new dataset, FashionMT, of multi-turn edits.", "FashionMT", True),
+        ("Results on the COCO2014 dataset improve by 7%.", "COCO2014", False),
+        ("We evaluate on datasets such as ImageNet-R, PACS and DomainNet.", "PACS", False),
+    ],
+)
+def test_introduces_vs_uses(sentence: str, name: str, introduces: bool) -> None:
+    found = {d.name: d.introduces for d in extract(sentence).datasets}
+    assert found.get(name) is introduces, found
+
+
+def test_model_names_are_not_datasets() -> None:
+    ex = extract("We fine-tune Llama-3-8B and GPT-4o on GSM8K.")
+    assert {d.name for d in ex.datasets} == {"GSM8K"}
+
+
+# --------------------------------------------------------------------------- labels
+
+
+@pytest.mark.parametrize("name", ["PaRa", "AttriBoT", "LocoVR", "MMAU", "SVBench"])
+def test_label_starts_with_introduced_name(seeds: dict[str, str], name: str) -> None:
+    label = make_label(seeds[_paper_with(seeds, f" {name},")])
+    assert label.startswith(f"{name}: "), label
+    assert len(label) <= 90
+
+
+def test_labels_readable(extractions: dict[str, Extraction]) -> None:
+    for ex in extractions.values():
+        assert 3 <= len(ex.label) <= 90, ex.label
+        assert ex.label[0].isupper() or ex.label[0].isdigit(), ex.label
+    assert make_label("") != ""
+    assert make_label("x" * 500) != ""
+
+
+# --------------------------------------------------------------------------- resolve
+
+
+def test_resolve_is_order_independent(extractions: dict[str, Extraction]) -> None:
+    base = resolve(extractions)
+    items = list(extractions.items())
+    for seed in range(3):
+        random.Random(seed).shuffle(items)
+        again = resolve(dict(items))
+        assert again.concepts == base.concepts
+        assert list(again.concepts) == list(base.concepts)
+        assert again.datasets == base.datasets
+        assert again.edges == base.edges
+        assert again.paper_terms == base.paper_terms
+    assert [e.key for e in base.edges] == sorted(
+        (e.key for e in base.edges), key=lambda k: (k[0], k[1], k[2].value)
+    )
+
+
+def test_incremental_equals_full(extractions: dict[str, Extraction]) -> None:
+    ids = sorted(extractions)
+    part = {pid: extractions[pid] for pid in ids[:40]}
+    part.update({pid: extractions[pid] for pid in reversed(ids[40:])})
+    assert resolve(part).edges == resolve(extractions).edges
+
+
+def test_extract_depends_only_on_text(seeds: dict[str, str]) -> None:
+    text = next(iter(seeds.values()))
+    assert extract(text) == extract(text)
+
+
+# --------------------------------------------------------------------------- ICLR 2021
+
+
+def _iclr_rows() -> Iterator[dict[str, str]]:
+    with ICLR2021.open(encoding="utf-8", newline="") as fh:
+        yield from csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+
+
+def _keyword_recall(rows: list[dict[str, str]], res: Resolution) -> tuple[float, int]:
+    """Share of author keywords found in the abstract that became one of the paper's terms."""
+    hit = total = 0
+    for row in rows:
+        pid = row["paper_id"]
+        names: set[str] = set()
+        for node in res.paper_terms.get(pid, {}):
+            c = res.concepts.get(node) or res.datasets.get(node)
+            if c is None:
+                continue
+            names.add(_kw_norm(c.name))
+            names.update(_kw_norm(a) for a in c.aliases)
+        abstract = row["abstract"].lower()
+        for kw in row["keywords"].split(","):
+            kw = kw.strip()
+            if len(kw) < 2 or kw.lower() not in abstract:
+                continue
+            total += 1
+            hit += _kw_norm(kw) in names
+    return hit / max(total, 1), total
+
+
+def _kw_norm(text: str) -> str:
+    words = re.sub(r"[^\w\s-]", "", text.lower()).replace("-", "").split()
+    if words and words[-1].endswith("s") and not words[-1].endswith(("ss", "sis", "ics")):
+        words[-1] = words[-1][:-1]
+    return " ".join(words)
+
+
+@pytest.mark.skipif(not ICLR2021.exists(), reason="ICLR 2021 reference data not present")
+def test_iclr2021_keyword_recall() -> None:
+    rows = [r for r in _iclr_rows() if r.get("abstract")]
+    sample = random.Random(2021).sample(rows, 300)
+    start = time.perf_counter()
+    exs = {r["paper_id"]: extract(r["abstract"]) for r in sample}
+    elapsed = time.perf_counter() - start
+    recall, total = _keyword_recall(sample, resolve(exs))
+    print(f"\nICLR 2021 keyword recall on 300 papers: {recall:.3f} of {total} keywords "
+          f"({elapsed:.2f}s to extract)", file=sys.stderr)
+    assert total > 200
+    assert recall >= 0.4
