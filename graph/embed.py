@@ -111,6 +111,7 @@ class SentenceTransformerEmbedder:
                         "sentence-transformers is not installed (pip install sentence-transformers)"
                     ) from exc
                 path = resolve_model_path(self.model_name)
+                _quiet_transformers()
                 try:
                     model = SentenceTransformer(path, device="cpu")
                 except Exception as exc:
@@ -126,7 +127,11 @@ class SentenceTransformerEmbedder:
 
     @property
     def dim(self) -> int:
-        return int(self._load().get_sentence_embedding_dimension())
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or getattr(
+            model, "get_sentence_embedding_dimension"
+        )
+        return int(getter())
 
     @property
     def max_tokens(self) -> int:
@@ -201,6 +206,16 @@ class SentenceTransformerEmbedder:
         for (i, weight, _), vec in zip(pieces, vectors, strict=True):
             result[i] += weight * vec
         return normalize(result)
+
+
+def _quiet_transformers() -> None:
+    """Silence load-time progress bars and the over-length warning we handle ourselves."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover
+        return
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
 
 
 def normalize(matrix: NDArray[Any]) -> NDArray[np.float32]:

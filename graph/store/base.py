@@ -69,7 +69,10 @@ class GraphStore(Protocol):
         """Nodes by id; unknown ids are simply absent."""
 
     def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
-        """Exact lookup by id, then case-insensitive name/label/alias match."""
+        """Exact lookup by id, then a name/label/title/alias match on :func:`name_variants`.
+
+        Several matches: the lowest id wins.
+        """
 
     def list_nodes(
         self,
@@ -252,6 +255,15 @@ def keyword_score(query: str, node: GraphNode) -> float:
         # every word must occur somewhere; partial matches rank but only above zero
         score *= 0.5
     return score
+
+
+def name_variants(name: str) -> list[str]:
+    """Case-folded lookup keys for a name: itself, then its singular ("LLMs" -> "llm")."""
+    key = " ".join(name.split()).casefold()
+    out = [key]
+    if len(key) > 3 and key.endswith("s") and not key.endswith("ss"):
+        out.append(key[:-1])
+    return out
 
 
 def kinds_filter(kinds: Iterable[NodeKind | str] | None) -> frozenset[NodeKind] | None:

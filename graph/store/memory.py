@@ -51,6 +51,7 @@ from graph.store.base import (
     jsonable_attrs,
     keyword_score,
     kinds_filter,
+    name_variants,
     path_sort_key,
     types_filter,
 )
@@ -260,7 +261,7 @@ class NetworkxStore:
                 if isinstance(node, Paper) and node.title:
                     names.add(node.title)
                 for name in names:
-                    index[name.casefold()].append(nid)
+                    index[" ".join(name.split()).casefold()].append(nid)
             self._alias_index = {k: sorted(v) for k, v in index.items()}
         return self._alias_index
 
@@ -268,10 +269,12 @@ class NetworkxStore:
         allowed = kinds_filter(kinds)
         if name in self.g and (allowed is None or self._node(name).kind in allowed):
             return self._node(name)
-        for nid in self._aliases().get(name.strip().casefold(), []):
-            node = self._node(nid)
-            if allowed is None or node.kind in allowed:
-                return node
+        aliases = self._aliases()
+        for key in name_variants(name):
+            for nid in aliases.get(key, []):
+                node = self._node(nid)
+                if allowed is None or node.kind in allowed:
+                    return node
         return None
 
     def list_nodes(
