@@ -1,0 +1,333 @@
+"""Every Cypher statement the Neo4j store runs, in one place.
+
+Rules kept here:
+
+* Values always travel as parameters (``$ids``, ``$rows``…), never inside the text.
+* The only names put into query text are labels and relationship types, and they come
+  from :class:`~graph.model.NodeKind` / :class:`~graph.model.RelType` members (checked by
+  :func:`label` and :func:`rel_pattern`), never from user input.
+* Neo4j 5 syntax only (ArcadeDB accepts more, e.g. ``exists(n.p)``; we do not use it).
+  No APOC, no GDS. Server differences live in :mod:`graph.store.dialect`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from graph.errors import InvalidArgumentError
+from graph.model import NodeKind, RelType
+
+#: Upper bound for any variable-length pattern; keeps a bad argument from a runaway query.
+MAX_PATTERN_HOPS = 20
+
+META_LABEL = "CitegraphMeta"
+_PAPER = NodeKind.PAPER.value
+META_ID = "meta"
+
+#: Endpoint labels of each relationship type (source label, target label).
+ENDPOINTS: dict[RelType, tuple[NodeKind, NodeKind]] = {
+    RelType.SIMILAR_TO: (NodeKind.PAPER, NodeKind.PAPER),
+    RelType.SHARES_TERM: (NodeKind.PAPER, NodeKind.PAPER),
+    RelType.MENTIONS: (NodeKind.PAPER, NodeKind.CONCEPT),
+    RelType.USES: (NodeKind.PAPER, NodeKind.DATASET),
+    RelType.INTRODUCES: (NodeKind.PAPER, NodeKind.DATASET),
+    RelType.RELATED_TO: (NodeKind.CONCEPT, NodeKind.CONCEPT),
+    RelType.CITES: (NodeKind.PAPER, NodeKind.PAPER),
+}
+
+
+def label(kind: NodeKind) -> str:
+    """A label for query text; only enum members are accepted."""
+    if not isinstance(kind, NodeKind):
+        raise InvalidArgumentError("kind", f"not a node kind: {kind!r}")
+    return kind.value
+
+
+def rel_type(t: RelType) -> str:
+    """A relationship type for query text; only enum members are accepted."""
+    if not isinstance(t, RelType):
+        raise InvalidArgumentError("rel_types", f"not a relationship type: {t!r}")
+    return t.value
+
+
+def hops(max_hops: int) -> int:
+    """``max_hops`` validated as a bounded int (it is the one number put into query text)."""
+    if isinstance(max_hops, bool) or not isinstance(max_hops, int):
+        raise InvalidArgumentError("max_hops", "must be an integer")
+    if not 1 <= max_hops <= MAX_PATTERN_HOPS:
+        raise InvalidArgumentError("max_hops", f"must be between 1 and {MAX_PATTERN_HOPS}")
+    return max_hops
+
+
+def rel_pattern(types: Iterable[RelType] | None, min_hops: int, max_hops: int) -> str:
+    """``[:A|B*min..max]`` (undirected use) from enum members and validated ints."""
+    low, high = hops(min_hops), hops(max_hops)
+    names = "" if types is None else ":" + "|".join(sorted(rel_type(t) for t in types))
+    return f"[{names}*{low}..{high}]"
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def schema_statements() -> list[str]:
+    """Idempotent constraints and lookup indexes (vector index: see the dialect)."""
+    stmts: list[str] = []
+    for kind in NodeKind:
+        lab = label(kind)
+        low = lab.lower()
+        stmts.append(
+            f"CREATE CONSTRAINT {low}_id IF NOT EXISTS FOR (n:{lab}) REQUIRE n.id IS UNIQUE"
+        )
+        prop = "label" if kind is NodeKind.PAPER else "name"
+        stmts.append(f"CREATE INDEX {low}_{prop} IF NOT EXISTS FOR (n:{lab}) ON (n.{prop})")
+    stmts.append(
+        f"CREATE CONSTRAINT citegraphmeta_id IF NOT EXISTS "
+        f"FOR (n:{META_LABEL}) REQUIRE n.id IS UNIQUE"
+    )
+    return stmts
+
+
+# --------------------------------------------------------------------------- node projection
+
+# Nodes come back as a property map without the (large) embedding, plus their label.
+_NODE = "{alias} {{.*, embedding: null}} AS {alias}_props, labels({alias}) AS {alias}_labels"
+
+
+def _node_cols(alias: str) -> str:
+    return _NODE.format(alias=alias)
+
+
+def _rel_cols(alias: str) -> str:
+    return (
+        f"startNode({alias}).id AS {alias}_source, endNode({alias}).id AS {alias}_target, "
+        f"type({alias}) AS {alias}_type, properties({alias}) AS {alias}_props"
+    )
+
+
+def _union_over_kinds(template: str) -> str:
+    """One indexed branch per label, joined with UNION ALL (``{label}`` is filled in)."""
+    return "\nUNION ALL\n".join(template.replace("{label}", label(k)) for k in NodeKind)
+
+
+# --------------------------------------------------------------------------- writes
+
+
+def upsert_nodes(kind: NodeKind) -> str:
+    """Replace each node's properties, keeping its embedding (set separately)."""
+    return (
+        f"UNWIND $rows AS row\n"
+        f"MERGE (n:{label(kind)} {{id: row.id}})\n"
+        f"WITH n, row, n.embedding AS keep\n"
+        f"SET n = row.props, n.embedding = keep\n"
+        f"RETURN count(n) AS written"
+    )
+
+
+def delete_nodes_rows(kind: NodeKind) -> str:
+    """DETACH DELETE the nodes of one label whose ids are in ``$rows``."""
+    return (
+        f"UNWIND $rows AS row\n"
+        f"MATCH (n:{label(kind)} {{id: row.id}})\n"
+        f"DETACH DELETE n\n"
+        f"RETURN count(*) AS deleted"
+    )
+
+
+def upsert_edges(t: RelType) -> str:
+    """MERGE edges of one type between existing endpoints; replaces their properties."""
+    src, dst = ENDPOINTS[t]
+    return (
+        f"UNWIND $rows AS row\n"
+        f"MATCH (a:{label(src)} {{id: row.source}})\n"
+        f"MATCH (b:{label(dst)} {{id: row.target}})\n"
+        f"MERGE (a)-[r:{rel_type(t)}]->(b)\n"
+        f"SET r = row.props\n"
+        f"RETURN count(r) AS written"
+    )
+
+
+def delete_edges(t: RelType) -> str:
+    src, dst = ENDPOINTS[t]
+    return (
+        f"UNWIND $rows AS row\n"
+        f"MATCH (a:{label(src)} {{id: row.source}})-[r:{rel_type(t)}]->"
+        f"(b:{label(dst)} {{id: row.target}})\n"
+        f"DELETE r\n"
+        f"RETURN count(*) AS deleted"
+    )
+
+
+SET_EMBEDDINGS = f"""
+UNWIND $rows AS row
+MATCH (n:{label(NodeKind.PAPER)} {{id: row.id}})
+SET n.embedding = row.embedding
+RETURN count(n) AS written
+"""
+
+#: ``$rows`` holds one row; a null model or dim keeps the stored one.
+SET_META_ROWS = f"""
+UNWIND $rows AS row
+MERGE (m:{META_LABEL} {{id: '{META_ID}'}})
+SET m.embedding_model = coalesce(row.model, m.embedding_model),
+    m.embedding_dim = coalesce(row.dim, m.embedding_dim)
+RETURN count(m) AS written
+"""
+
+GET_META = f"""
+MATCH (m:{META_LABEL} {{id: '{META_ID}'}})
+RETURN m.embedding_model AS model, m.embedding_dim AS dim
+"""
+
+#: Deletes at most ``$limit`` nodes; run until it returns 0 (keeps each transaction small).
+CLEAR_BATCH = """
+MATCH (n)
+WITH n LIMIT $limit
+DETACH DELETE n
+RETURN count(*) AS deleted
+"""
+
+PING = "RETURN 1 AS ok"
+
+SERVER_COMPONENTS = (
+    "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition"
+)
+
+
+# --------------------------------------------------------------------------- reads
+
+GET_NODES = _union_over_kinds(
+    "MATCH (n:{label}) WHERE n.id IN $ids RETURN " + _node_cols("n")
+)
+
+#: Candidates for a name lookup: case-insensitive equality on label/name, title or alias.
+FIND_BY_NAME = _union_over_kinds(
+    "MATCH (n:{label})\n"
+    "WHERE toLower(coalesce(n.label, n.name, '')) = $name\n"
+    "   OR toLower(coalesce(n.title, '')) = $name\n"
+    "   OR any(a IN coalesce(n.aliases, []) WHERE toLower(a) = $name)\n"
+    "RETURN " + _node_cols("n")
+)
+
+
+def _list_where(*, venue: bool, year: bool, neighbor: bool) -> str:
+    conds = []
+    if venue:
+        conds.append("n.venue = $venue")
+    if year:
+        conds.append("n.year = $year")
+    if neighbor:
+        conds.append("EXISTS { MATCH (n)--(m) WHERE m.id = $neighbor }")
+    return f"WHERE {' AND '.join(conds)}\n" if conds else ""
+
+
+def list_nodes(kind: NodeKind, *, venue: bool, year: bool, neighbor: bool) -> str:
+    """A page of one kind ordered by id, with the filters that are in use."""
+    where = _list_where(venue=venue, year=year, neighbor=neighbor)
+    return (
+        f"MATCH (n:{label(kind)})\n{where}"
+        f"RETURN {_node_cols('n')}\n"
+        f"ORDER BY n.id SKIP $offset LIMIT $limit"
+    )
+
+
+def count_list_nodes(kind: NodeKind, *, venue: bool, year: bool, neighbor: bool) -> str:
+    """The total that goes with :func:`list_nodes`."""
+    where = _list_where(venue=venue, year=year, neighbor=neighbor)
+    return f"MATCH (n:{label(kind)})\n{where}RETURN count(n) AS total"
+
+
+def count_nodes(kind: NodeKind) -> str:
+    return f"MATCH (n:{label(kind)}) RETURN count(n) AS c"
+
+
+def count_edges(t: RelType) -> str:
+    return f"MATCH ()-[r:{rel_type(t)}]->() RETURN count(r) AS c"
+
+
+#: Every edge touching ``$ids`` whose type is in ``$types``, with the node on the far side.
+EDGES_TOUCHING = _union_over_kinds(
+    "MATCH (a:{label})-[r]-(b)\n"
+    "WHERE a.id IN $ids AND type(r) IN $types\n"
+    "RETURN a.id AS near, " + _rel_cols("r") + ", " + _node_cols("b")
+)
+
+#: Edges with both ends in ``$ids`` (edges among kept nodes).
+EDGES_AMONG = _union_over_kinds(
+    "MATCH (a:{label})-[r]->(b)\n"
+    "WHERE a.id IN $ids AND b.id IN $ids AND type(r) IN $types\n"
+    "RETURN " + _rel_cols("r")
+)
+
+
+#: Edges (type-filtered) touching ``$ids``, without node data: one BFS layer.
+ADJACENT = _union_over_kinds(
+    "MATCH (a:{label})-[r]-(b)\n"
+    "WHERE a.id IN $ids AND type(r) IN $types\n"
+    "RETURN a.id AS near, " + _rel_cols("r")
+)
+
+
+def simple_paths(
+    types: Iterable[RelType] | None, length: int, source: NodeKind, target: NodeKind
+) -> str:
+    """Distinct node-id sequences of simple undirected paths of exactly ``length`` hops.
+
+    At most ``$limit``; the caller picks the edge each step uses and ranks in Python.
+    """
+    pattern = rel_pattern(types, length, length)
+    return (
+        f"MATCH (a:{label(source)} {{id: $source}})\n"
+        f"MATCH (b:{label(target)} {{id: $target}})\n"
+        f"MATCH p = (a)-{pattern}-(b)\n"
+        f"WHERE all(x IN nodes(p) WHERE single(y IN nodes(p) WHERE y = x))\n"
+        f"RETURN DISTINCT [x IN nodes(p) | x.id] AS ids\n"
+        f"LIMIT $limit"
+    )
+
+
+#: Keyword candidates: any of ``$terms`` (lower-cased) in a name, alias, title or abstract.
+KEYWORD_CANDIDATES = _union_over_kinds(
+    "MATCH (n:{label})\n"
+    "WHERE any(t IN $terms WHERE\n"
+    "      toLower(coalesce(n.label, n.name, '')) CONTAINS t\n"
+    "   OR any(a IN coalesce(n.aliases, []) WHERE toLower(a) CONTAINS t)\n"
+    "   OR toLower(coalesce(n.title, '')) CONTAINS t\n"
+    "   OR toLower(coalesce(n.abstract, '')) CONTAINS t)\n"
+    "RETURN " + _node_cols("n")
+)
+
+
+def keyword_candidates(kinds: Iterable[NodeKind]) -> str:
+    """:data:`KEYWORD_CANDIDATES` restricted to some kinds."""
+    wanted = {label(k) for k in kinds}
+    branches = KEYWORD_CANDIDATES.split("\nUNION ALL\n")
+    chosen = [b for b, k in zip(branches, NodeKind, strict=True) if k.value in wanted]
+    return "\nUNION ALL\n".join(chosen)
+
+
+COUNT_EMBEDDED = f"""
+MATCH (n:{_PAPER}) WHERE n.embedding IS NOT NULL RETURN count(n) AS c
+"""
+
+#: Exact scan: every embedding, for an exact cosine in Python (small graphs).
+ALL_EMBEDDINGS = f"""
+MATCH (n:{_PAPER}) WHERE n.embedding IS NOT NULL AND NOT n.id IN $exclude
+RETURN n.id AS id, n.embedding AS embedding
+"""
+
+GET_EMBEDDINGS = f"""
+MATCH (n:{_PAPER}) WHERE n.id IN $ids AND n.embedding IS NOT NULL
+RETURN n.id AS id, n.embedding AS embedding
+"""
+
+#: Approximate candidates from the vector index; the index is named ``Paper[embedding]``
+#: on both servers so this one call serves both (see the dialect).
+VECTOR_QUERY = """
+CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
+WHERE NOT node.id IN $exclude
+RETURN node.id AS id, node.embedding AS embedding
+"""
+
+ALL_NODES = _union_over_kinds("MATCH (n:{label}) RETURN " + _node_cols("n"))
+
+ALL_EDGES = "MATCH (a)-[r]->(b) RETURN " + _rel_cols("r")

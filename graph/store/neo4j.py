@@ -1,0 +1,780 @@
+"""The Neo4j store: :class:`~graph.store.base.GraphStore` over Bolt with the official driver.
+
+Runs against Neo4j 5 (single server, cluster, Aura) and against ArcadeDB's Bolt plugin,
+which the test suite uses as its real server. All Cypher lives in
+:mod:`graph.store.cypher`; server differences in :mod:`graph.store.dialect`.
+
+Answers match the embedded store because the ordering rules of
+:mod:`graph.store.base` are applied here, in Python, to candidates fetched with Cypher:
+the server finds (paths, keyword candidates, neighbours), Python ranks.
+
+Writes: ``apply`` runs every statement of a change as ``UNWIND $rows`` batches of
+``batch_size`` rows inside **one** managed transaction, so a change is all-or-nothing
+and the driver retries it whole on transient errors (lost connection, leader switch).
+Changes larger than ``max_tx_rows`` rows (a first bulk load) commit batch by batch
+instead; every statement is an idempotent MERGE/DELETE, so a failed load leaves each
+batch either fully written or not at all, and re-running the same change converges.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import re
+import time
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any, TypeVar
+
+import neo4j
+import neo4j.exceptions as nex
+import numpy as np
+
+from graph.errors import (
+    CitegraphError,
+    InvalidArgumentError,
+    StoreError,
+    StoreUnavailableError,
+)
+from graph.model import (
+    UNDIRECTED,
+    Edge,
+    GraphChange,
+    GraphData,
+    GraphNode,
+    GraphPath,
+    GraphStats,
+    NodeKind,
+    RelType,
+    SearchHit,
+    Subgraph,
+    node_from_props,
+    node_to_props,
+)
+from graph.settings import Settings
+from graph.store import cypher
+from graph.store.base import (
+    best_edge,
+    best_shortest_path,
+    edge_sort_key,
+    hit_sort_key,
+    keyword_score,
+    kinds_filter,
+    path_sort_key,
+    query_terms,
+    types_filter,
+)
+from graph.store.dialect import VECTOR_INDEX, Dialect, detect_dialect
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Edge property that lists which properties are the edge's ``attrs`` (``weight`` is
+#: both the edge weight and, for some types, an attr; this keeps the round trip exact).
+ATTR_KEYS = "attr_keys"
+#: k_paths ranks at most this many candidate paths (as the embedded store does).
+MAX_PATH_CANDIDATES = 1000
+#: ConstraintValidationFailed from concurrent MERGEs on one key: retried this often.
+CONSTRAINT_RETRIES = 3
+
+_UNAVAILABLE = (nex.ServiceUnavailable, nex.SessionExpired, nex.AuthError, nex.ConfigurationError)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = re.sub(r"\s+", " ", str(exc)).strip()
+    return text or type(exc).__name__
+
+
+def open_driver(settings: Settings, *, connection_timeout: float = 5.0) -> neo4j.Driver:
+    """Create the one driver an entry point passes down; fail with one clear line.
+
+    Raises :class:`StoreUnavailableError` when the server is down, the URI is malformed
+    or the credentials are refused.
+    """
+    uri = settings.neo4j_uri
+    try:
+        driver = neo4j.GraphDatabase.driver(
+            uri,
+            auth=(settings.neo4j_user, settings.neo4j_password.get_secret_value()),
+            connection_timeout=connection_timeout,
+            max_transaction_retry_time=15.0,
+        )
+    except (ValueError, nex.ConfigurationError) as exc:
+        raise StoreUnavailableError(f"bad NEO4J_URI {uri!r}: {_one_line(exc)}") from exc
+    try:
+        driver.verify_connectivity()
+    except nex.AuthError as exc:
+        driver.close()
+        raise StoreUnavailableError(
+            f"Neo4j at {uri} refused the credentials of user {settings.neo4j_user!r} "
+            "(check NEO4J_USER / NEO4J_PASSWORD)"
+        ) from exc
+    except (nex.Neo4jError, nex.DriverError, OSError) as exc:
+        driver.close()
+        raise StoreUnavailableError(
+            f"Neo4j at {uri} is unreachable: {_one_line(exc)}"
+        ) from exc
+    return driver
+
+
+def store_from_settings(
+    settings: Settings,
+    driver: neo4j.Driver,
+    *,
+    arcadedb_http: str | None = None,
+    owns_driver: bool = False,
+) -> Neo4jStore:
+    """A :class:`Neo4jStore` for ``settings`` on an already opened driver."""
+    dialect = detect_dialect(
+        driver,
+        user=settings.neo4j_user,
+        password=settings.neo4j_password.get_secret_value(),
+        arcadedb_http=arcadedb_http or getattr(settings, "arcadedb_http", None),
+    )
+    return Neo4jStore(
+        driver,
+        settings.neo4j_database,
+        batch_size=settings.neo4j_batch_size,
+        dialect=dialect,
+        owns_driver=owns_driver,
+    )
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def _node(props: dict[str, Any], labels: Sequence[str]) -> GraphNode:
+    kinds = {k.value: k for k in NodeKind}
+    kind = next((kinds[lab] for lab in labels if lab in kinds), None)
+    if kind is None:
+        raise StoreError(f"node with labels {list(labels)} is not a citegraph node")
+    return node_from_props(kind, {k: v for k, v in props.items() if v is not None})
+
+
+def _edge(source: str, target: str, type_: str, props: dict[str, Any]) -> Edge:
+    props = dict(props)
+    raw = props.get("weight", 1.0)
+    weight = float(raw) if isinstance(raw, int | float) else 1.0
+    keys = props.pop(ATTR_KEYS, None)
+    if keys is None:  # written by something else: every property but weight is an attr
+        attrs = {k: v for k, v in props.items() if k != "weight"}
+    else:
+        attrs = {k: props[k] for k in keys if k in props}
+    return Edge(source, target, RelType(type_), weight, attrs)
+
+
+def _edge_props(edge: Edge) -> dict[str, Any]:
+    attrs: dict[str, Any] = {
+        k: list(v) if isinstance(v, tuple) else v for k, v in edge.attrs.items()
+    }
+    if "weight" in attrs and not math.isclose(float(attrs["weight"]), edge.weight):
+        raise InvalidArgumentError(
+            "upsert_edges", f"edge {edge.key} has attrs.weight != weight"
+        )
+    bad = sorted(k for k, v in attrs.items() if v is None)
+    if bad:
+        raise InvalidArgumentError("upsert_edges", f"edge {edge.key} has None attrs {bad}")
+    return {**attrs, "weight": float(edge.weight), ATTR_KEYS: sorted(attrs)}
+
+
+def _normalised(source: str, target: str, t: RelType) -> tuple[str, str]:
+    return (min(source, target), max(source, target)) if t in UNDIRECTED else (source, target)
+
+
+def _batches(rows: Sequence[T], size: int) -> Iterable[Sequence[T]]:
+    for i in range(0, len(rows), size):
+        yield rows[i : i + size]
+
+
+def _scores(matrix: np.ndarray[Any, Any], vector: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Cosine rounded to 6 places, computed exactly as the embedded store does."""
+    m = matrix.astype(np.float64)
+    norms = np.linalg.norm(m, axis=1)
+    norms[norms == 0] = 1.0
+    unit = m / norms[:, None]
+    scores: np.ndarray[Any, Any] = np.round(unit @ (vector / np.linalg.norm(vector)), 6)
+    return scores
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class Neo4jStore:
+    """:class:`~graph.store.base.GraphStore` on a Neo4j 5 (or ArcadeDB) server.
+
+    ``driver`` is created once by the entry point (:func:`open_driver`) and passed in;
+    :meth:`close` closes it only when ``owns_driver`` is set.
+    """
+
+    def __init__(
+        self,
+        driver: neo4j.Driver,
+        database: str,
+        *,
+        batch_size: int = 1000,
+        dialect: Dialect | None = None,
+        max_tx_rows: int = 50_000,
+        exact_vector_max: int = 20_000,
+        setup_schema: bool = True,
+        owns_driver: bool = False,
+    ) -> None:
+        if batch_size < 1:
+            raise InvalidArgumentError("batch_size", "must be at least 1")
+        self._driver = driver
+        self._database = database
+        self.batch_size = batch_size
+        #: changes with more rows than this commit per batch instead of in one transaction
+        self.max_tx_rows = max_tx_rows
+        #: up to this many embedded papers vector_search is exact; above, index + rescoring
+        self.exact_vector_max = exact_vector_max
+        self._dialect = dialect
+        self._vector_dims: int | None = None
+        self._owns_driver = owns_driver
+        if setup_schema:
+            self.ensure_schema()
+
+    # ---- plumbing
+
+    @property
+    def dialect(self) -> Dialect:
+        if self._dialect is None:
+            self._dialect = self._call(lambda: detect_dialect(self._driver))
+        return self._dialect
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` mapping driver errors onto the citegraph hierarchy."""
+        try:
+            return fn()
+        except CitegraphError:
+            raise
+        except _UNAVAILABLE as exc:
+            raise StoreUnavailableError(f"graph server unavailable: {_one_line(exc)}") from exc
+        except (nex.Neo4jError, nex.DriverError) as exc:
+            raise StoreError(f"graph query failed: {_one_line(exc)}") from exc
+
+    def _read(self, query: str, **params: Any) -> list[neo4j.Record]:
+        def run() -> list[neo4j.Record]:
+            records, _, _ = self._driver.execute_query(
+                query,
+                params,
+                database_=self._database,
+                routing_=neo4j.RoutingControl.READ,
+            )
+            return list(records)
+
+        return self._call(run)
+
+    def _write_tx(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
+        """One managed write transaction; transient errors are retried by the driver,
+        constraint races (two writers MERGE one new key) here."""
+
+        def run() -> T:
+            for attempt in range(CONSTRAINT_RETRIES):
+                try:
+                    with self._driver.session(database=self._database) as session:
+                        return session.execute_write(work)
+                except nex.ConstraintError:
+                    if attempt == CONSTRAINT_RETRIES - 1:
+                        raise
+                    log.info("constraint race on MERGE; retrying (attempt %d)", attempt + 2)
+                    time.sleep(0.05 * (attempt + 1))
+            raise AssertionError("unreachable")
+
+        return self._call(run)
+
+    # ---- lifecycle
+
+    def ensure_schema(self) -> None:
+        """Create constraints and lookup indexes if missing (idempotent)."""
+
+        def run() -> None:
+            for stmt in cypher.schema_statements():
+                self._driver.execute_query(stmt, database_=self._database)
+
+        self._call(run)
+        meta = self._read(cypher.GET_META)
+        if meta and meta[0]["dim"]:
+            self._ensure_vector_index(int(meta[0]["dim"]))
+
+    def _ensure_vector_index(self, dims: int) -> None:
+        if self._vector_dims == dims:
+            return
+        self._call(lambda: self.dialect.create_vector_index(self._driver, self._database, dims))
+        self._vector_dims = dims
+
+    def ping(self) -> None:
+        """Raise :class:`StoreUnavailableError` if the server or database cannot be reached."""
+        try:
+            self._read(cypher.PING)
+        except StoreError as exc:
+            if isinstance(exc, StoreUnavailableError):
+                raise
+            raise StoreUnavailableError(str(exc)) from exc
+
+    def close(self) -> None:
+        """Close the driver if this store owns it (``owns_driver=True``); safe twice."""
+        if self._owns_driver:
+            self._driver.close()
+
+    # ---- writes
+
+    def apply(self, change: GraphChange) -> None:
+        """Apply a diff: one transaction, or per-batch transactions above ``max_tx_rows``."""
+        steps = self._plan(change)
+        if change.embedding_ids:
+            dims = self._embedding_dims(change)
+            self._ensure_vector_index(dims)
+        total = sum(len(rows) for _, rows, _ in steps)
+        if not steps:
+            return
+        if total <= self.max_tx_rows:
+            self._write_tx(lambda tx: self._run_steps(tx, steps))
+            return
+        done = 0
+        n_batches = sum(math.ceil(len(r) / self.batch_size) for _, r, _ in steps)
+        for query, rows, check in steps:
+            for batch in _batches(rows, self.batch_size):
+                one = [(query, list(batch), check)]
+                try:
+                    self._write_tx(lambda tx, one=one: self._run_steps(tx, one))  # type: ignore[misc]
+                except StoreError as exc:
+                    raise type(exc)(
+                        f"{exc} (after {done} of {n_batches} batches committed; each batch is "
+                        "all-or-nothing and idempotent: apply the same change again)"
+                    ) from exc
+                done += 1
+
+    def _embedding_dims(self, change: GraphChange) -> int:
+        rows = np.asarray(change.embeddings)
+        if rows.ndim != 2 or rows.shape[0] != len(change.embedding_ids):
+            raise InvalidArgumentError("embeddings", "need one row per embedding id")
+        return int(rows.shape[1])
+
+    def _plan(
+        self, change: GraphChange
+    ) -> list[tuple[str, list[dict[str, Any]], bool]]:
+        """(query, rows, check that every row was written) in the contract's order."""
+        steps: list[tuple[str, list[dict[str, Any]], bool]] = []
+        # delete edges
+        by_type: dict[RelType, dict[tuple[str, str], dict[str, Any]]] = {}
+        for source, target, raw in change.delete_edges:
+            t = RelType(raw)
+            s, d = _normalised(source, target, t)
+            by_type.setdefault(t, {})[(s, d)] = {"source": s, "target": d}
+        for t in RelType:
+            if t in by_type:
+                steps.append((cypher.delete_edges(t), list(by_type[t].values()), False))
+        # delete nodes (ids carry no kind: one statement per label)
+        if change.delete_nodes:
+            ids = [{"id": i} for i in dict.fromkeys(change.delete_nodes)]
+            for kind in NodeKind:
+                steps.append((cypher.delete_nodes_rows(kind), ids, False))
+        # upsert nodes
+        nodes: dict[NodeKind, dict[str, dict[str, Any]]] = {}
+        for node in change.upsert_nodes:
+            props = node_to_props(node)
+            props.pop("embedding", None)
+            nodes.setdefault(node.kind, {})[node.id] = {"id": node.id, "props": props}
+        for kind in NodeKind:
+            if kind in nodes:
+                steps.append((cypher.upsert_nodes(kind), list(nodes[kind].values()), True))
+        # upsert edges
+        edges: dict[RelType, dict[tuple[str, str], dict[str, Any]]] = {}
+        for edge in change.upsert_edges:
+            s, d = _normalised(edge.source, edge.target, edge.type)
+            edges.setdefault(edge.type, {})[(s, d)] = {
+                "source": s,
+                "target": d,
+                "props": _edge_props(edge),
+            }
+        for t in RelType:
+            if t in edges:
+                steps.append((cypher.upsert_edges(t), list(edges[t].values()), True))
+        # embeddings
+        if change.embedding_ids:
+            matrix = np.asarray(change.embeddings, dtype=np.float64)
+            rows = [
+                {"id": pid, "embedding": [float(x) for x in matrix[i]]}
+                for i, pid in enumerate(change.embedding_ids)
+            ]
+            steps.append((cypher.SET_EMBEDDINGS, rows, True))
+        if change.embedding_model is not None or change.embedding_ids:
+            dim = self._embedding_dims(change) if change.embedding_ids else None
+            steps.append(
+                (cypher.SET_META_ROWS, [{"model": change.embedding_model, "dim": dim}], False)
+            )
+        return steps
+
+    def _run_steps(
+        self,
+        tx: neo4j.ManagedTransaction,
+        steps: Sequence[tuple[str, list[dict[str, Any]], bool]],
+    ) -> None:
+        for query, rows, check in steps:
+            for batch in _batches(rows, self.batch_size):
+                record = tx.run(query, rows=list(batch)).single()
+                written = int(record[0]) if record is not None else 0
+                if check and written != len(batch):
+                    raise StoreError(
+                        f"{len(batch) - written} of {len(batch)} rows refer to nodes "
+                        "that are not in the graph: unknown endpoint (change not applied)"
+                    )
+
+    def clear(self) -> None:
+        """Delete every node and edge, in transactions of at most ``batch_size`` nodes."""
+        limit = max(self.batch_size, 1000)
+        while True:
+            deleted = self._write_tx(
+                lambda tx: int(tx.run(cypher.CLEAR_BATCH, limit=limit).single(strict=True)[0])
+            )
+            if deleted == 0:
+                return
+
+    # ---- reads: nodes
+
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
+        """Nodes by id; unknown ids are simply absent."""
+        if not ids:
+            return {}
+        out: dict[str, GraphNode] = {}
+        for r in self._read(cypher.GET_NODES, ids=list(dict.fromkeys(ids))):
+            node = _node(r["n_props"], r["n_labels"])
+            out[node.id] = node
+        return {i: out[i] for i in ids if i in out}
+
+    def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
+        """Exact id, then a case-insensitive label/name, title or alias match; ties by id."""
+        wanted = kinds_filter(kinds)
+        exact = self.get_nodes([name]).get(name)
+        if exact is not None and (wanted is None or exact.kind in wanted):
+            return exact
+        key = name.strip().casefold()
+        if not key:
+            return None
+        matches: list[GraphNode] = []
+        for r in self._read(cypher.FIND_BY_NAME, name=name.strip().lower()):
+            node = _node(r["n_props"], r["n_labels"])
+            if wanted is not None and node.kind not in wanted:
+                continue
+            names = {node.label, *getattr(node, "aliases", ()), getattr(node, "title", None)}
+            if any(n is not None and n.casefold() == key for n in names):
+                matches.append(node)
+        return min(matches, key=lambda n: n.id) if matches else None
+
+    def list_nodes(
+        self,
+        kind: NodeKind,
+        *,
+        offset: int = 0,
+        limit: int = 50,
+        venue: str | None = None,
+        year: int | None = None,
+        neighbor: str | None = None,
+    ) -> tuple[list[GraphNode], int]:
+        """A page of nodes of one kind ordered by id, and the total count."""
+        kind = NodeKind(kind)
+        if offset < 0:
+            raise InvalidArgumentError("offset", "must be >= 0")
+        if limit < 0:
+            raise InvalidArgumentError("limit", "must be >= 0")
+        flags = {"venue": venue is not None, "year": year is not None,
+                 "neighbor": neighbor is not None}
+        params = {"venue": venue, "year": year, "neighbor": neighbor}
+        total = int(self._read(cypher.count_list_nodes(kind, **flags), **params)[0]["total"])
+        if limit == 0:
+            return [], total
+        rows = self._read(cypher.list_nodes(kind, **flags), offset=offset, limit=limit, **params)
+        return [_node(r["n_props"], r["n_labels"]) for r in rows], total
+
+    # ---- reads: edges and traversal
+
+    @staticmethod
+    def _types(types: Collection[RelType] | None) -> list[str]:
+        chosen = types_filter(types)
+        return [t.value for t in RelType if chosen is None or t in chosen]
+
+    def _touching(
+        self, ids: Sequence[str], types: Collection[RelType] | None
+    ) -> list[tuple[str, Edge, GraphNode]]:
+        """(near id, edge, far node) for every edge touching ``ids``."""
+        if not ids:
+            return []
+        rows = self._read(cypher.EDGES_TOUCHING, ids=list(ids), types=self._types(types))
+        return [
+            (
+                r["near"],
+                _edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]),
+                _node(r["b_props"], r["b_labels"]),
+            )
+            for r in rows
+        ]
+
+    def edges_of(
+        self,
+        ids: Sequence[str],
+        types: Collection[RelType] | None = None,
+    ) -> list[Edge]:
+        """Every edge touching any of ``ids`` (either way), sorted by (source, target, type)."""
+        edges = {e.key: e for _, e, _ in self._touching(ids, types)}
+        return sorted(edges.values(), key=edge_sort_key)
+
+    def neighborhood(
+        self,
+        ids: Sequence[str],
+        depth: int = 1,
+        rel_types: Collection[RelType] | None = None,
+        node_kinds: Collection[NodeKind] | None = None,
+        limit: int = 200,
+    ) -> Subgraph:
+        """Breadth-first rings, ranked by (distance, -weight from previous ring, id)."""
+        if depth < 0:
+            raise InvalidArgumentError("depth", "must be >= 0")
+        if limit < 0:
+            raise InvalidArgumentError("limit", "must be >= 0")
+        kinds = kinds_filter(node_kinds)
+        seeds = self.get_nodes(list(dict.fromkeys(ids)))
+        # (distance, -weight, id) for every node reached; seeds are always in
+        found: dict[str, tuple[int, float, str]] = {i: (0, 0.0, i) for i in seeds}
+        nodes: dict[str, GraphNode] = dict(seeds)
+        frontier = sorted(seeds)
+        for dist in range(1, depth + 1):
+            if not frontier or len(found) > limit:
+                break  # later rings rank below everything found so far
+            reach: dict[str, float] = {}
+            for near, edge, far in self._touching(frontier, rel_types):
+                other = edge.target if edge.source == near else edge.source
+                if other in found or (kinds is not None and far.kind not in kinds):
+                    continue
+                reach[other] = reach.get(other, 0.0) + edge.weight
+                nodes[other] = far
+            for nid, w in reach.items():
+                found[nid] = (dist, -round(w, 9), nid)
+            frontier = sorted(reach)
+        ranked = sorted(found.values())
+        kept = [nid for _, _, nid in ranked[:limit]]
+        truncated = len(ranked) > limit
+        edges: list[Edge] = []
+        if kept:
+            rows = self._read(cypher.EDGES_AMONG, ids=kept, types=self._types(rel_types))
+            uniq = {
+                e.key: e
+                for e in (
+                    _edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]) for r in rows
+                )
+            }
+            edges = sorted(uniq.values(), key=edge_sort_key)
+        return Subgraph(tuple(nodes[i] for i in kept), tuple(edges), truncated)
+
+    def _adjacency(
+        self, types: Collection[RelType] | None
+    ) -> tuple[dict[str, list[tuple[str, Edge]]], Callable[[Sequence[str]], None]]:
+        """A cache of (neighbour, best edge) lists and a loader filling it a layer at a time."""
+        cache: dict[str, list[tuple[str, Edge]]] = {}
+        wanted = self._types(types)
+
+        def load(ids: Sequence[str]) -> None:
+            todo = [i for i in dict.fromkeys(ids) if i not in cache]
+            if not todo:
+                return
+            by_nb: dict[str, dict[str, list[Edge]]] = {i: {} for i in todo}
+            seen: set[tuple[str, tuple[str, str, RelType]]] = set()
+            for r in self._read(cypher.ADJACENT, ids=todo, types=wanted):
+                e = _edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"])
+                near = r["near"]
+                if (near, e.key) in seen:
+                    continue
+                seen.add((near, e.key))
+                other = e.target if e.source == near else e.source
+                by_nb[near].setdefault(other, []).append(e)
+            for u, nbs in by_nb.items():
+                cache[u] = [(v, best_edge(es)) for v, es in sorted(nbs.items())]
+
+        return cache, load
+
+    def _ends(self, source: str, target: str) -> tuple[GraphNode, GraphNode] | None:
+        found = self.get_nodes([source, target])
+        if source not in found or target not in found:
+            return None
+        return found[source], found[target]
+
+    def _path(self, steps: Sequence[tuple[str, Edge | None]]) -> GraphPath:
+        nodes = self.get_nodes([n for n, _ in steps])
+        return GraphPath(
+            tuple(nodes[n] for n, _ in steps), tuple(e for _, e in steps if e is not None)
+        )
+
+    def shortest_path(
+        self,
+        source: str,
+        target: str,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 6,
+    ) -> GraphPath | None:
+        """Fewest hops; among those, the first by :func:`path_sort_key` (exact).
+
+        Cypher's ``shortestPath`` returns an arbitrary one of equally short paths, so
+        the breadth-first layers are fetched (one query per hop) and ranked with the
+        same :func:`best_shortest_path` the embedded store uses.
+        """
+        cypher.hops(max_hops)
+        if self._ends(source, target) is None:
+            return None
+        cache, load = self._adjacency(rel_types)
+        # Prefetch the layers best_shortest_path will walk, one query per layer.
+        seen, layer = {source}, [source]
+        for _ in range(max_hops):
+            load(layer)
+            nxt = sorted({v for u in layer for v, _ in cache[u] if v not in seen})
+            seen.update(nxt)
+            if not nxt or target in seen:
+                break
+            layer = nxt
+
+        def adjacent(u: str) -> list[tuple[str, Edge]]:
+            load([u])
+            return cache[u]
+
+        steps = best_shortest_path(source, target, adjacent, max_hops)
+        return None if steps is None else self._path(steps)
+
+    def k_paths(
+        self,
+        source: str,
+        target: str,
+        k: int = 3,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 4,
+    ) -> list[GraphPath]:
+        """Simple paths up to ``max_hops`` (each step on its best edge), by path_sort_key."""
+        cypher.hops(max_hops)
+        if k < 0:
+            raise InvalidArgumentError("k", "must be >= 0")
+        ends = self._ends(source, target)
+        if ends is None or k == 0 or source == target:
+            return []
+        types = types_filter(rel_types)
+        sequences: list[list[str]] = []
+        # Every path of length h ranks before any of length h+1, so lengths are fetched
+        # in order and the search stops once k are in hand (or the candidate cap is hit).
+        for length in range(1, max_hops + 1):
+            room = MAX_PATH_CANDIDATES - len(sequences)
+            if room <= 0:
+                log.info("k_paths %s -> %s: stopped at %d candidates", source, target,
+                         len(sequences))
+                break
+            query = cypher.simple_paths(types, length, ends[0].kind, ends[1].kind)
+            rows = self._read(query, source=source, target=target, limit=room)
+            sequences.extend(list(r["ids"]) for r in rows)
+            if len(sequences) >= k:
+                break
+        if not sequences:
+            return []
+        cache, load = self._adjacency(rel_types)
+        load([n for seq in sequences for n in seq[:-1]])
+        nodes = self.get_nodes(list({n for seq in sequences for n in seq}))
+        paths = []
+        for seq in sequences:
+            step = [dict(cache[u])[v] for u, v in itertools.pairwise(seq)]
+            paths.append(GraphPath(tuple(nodes[n] for n in seq), tuple(step)))
+        paths.sort(key=path_sort_key)
+        return paths[:k]
+
+    # ---- search
+
+    def keyword_search(
+        self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
+    ) -> list[SearchHit]:
+        """Candidates by substring in Cypher, scored with :func:`keyword_score`."""
+        if limit < 0:
+            raise InvalidArgumentError("limit", "must be >= 0")
+        q = query.strip().casefold()
+        if not q or limit == 0:
+            return []
+        wanted = kinds_filter(kinds)
+        terms = sorted({*query_terms(q), q.lower()})
+        stmt = cypher.keyword_candidates(
+            [k for k in NodeKind if wanted is None or k in wanted]
+        )
+        if not stmt:
+            return []
+        hits = []
+        for r in self._read(stmt, terms=terms):
+            node = _node(r["n_props"], r["n_labels"])
+            score = keyword_score(query, node)
+            if score > 0:
+                hits.append(SearchHit(node, score))
+        hits.sort(key=hit_sort_key)
+        return hits[:limit]
+
+    def vector_search(
+        self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
+    ) -> list[SearchHit]:
+        """Cosine similarity (6 decimals, as the embedded store), descending; ties by id."""
+        if limit < 0:
+            raise InvalidArgumentError("limit", "must be >= 0")
+        v = np.asarray(vector, dtype=np.float64).ravel()
+        norm = float(np.linalg.norm(v)) if v.size else 0.0
+        if limit == 0 or norm == 0 or not math.isfinite(norm):
+            return []
+        excluded = list(dict.fromkeys(exclude))
+        n = int(self._read(cypher.COUNT_EMBEDDED)[0]["c"])
+        if n == 0:
+            return []
+        if n <= self.exact_vector_max:
+            rows = self._read(cypher.ALL_EMBEDDINGS, exclude=excluded)
+        else:
+            # The index is approximate: over-fetch, then rank the candidates exactly.
+            k = min(n, 4 * (limit + len(excluded)) + 20)
+            rows = self._read(
+                cypher.VECTOR_QUERY,
+                index=VECTOR_INDEX,
+                k=k,
+                vector=[float(x) for x in v],
+                exclude=excluded,
+            )
+        rows = [r for r in rows if r["embedding"] is not None and len(r["embedding"]) == v.size]
+        if not rows:
+            return []
+        ids = [r["id"] for r in rows]
+        scores = _scores(np.asarray([r["embedding"] for r in rows], dtype=np.float32), v)
+        order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))[:limit]
+        nodes = self.get_nodes([ids[i] for i in order])
+        return [SearchHit(nodes[ids[i]], float(scores[i])) for i in order if ids[i] in nodes]
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Stored embeddings by paper id (papers without one are absent)."""
+        if not ids:
+            return {}
+        rows = self._read(cypher.GET_EMBEDDINGS, ids=list(dict.fromkeys(ids)))
+        got = {r["id"]: [float(x) for x in r["embedding"]] for r in rows}
+        return {i: got[i] for i in ids if i in got}
+
+    def embedding_model(self) -> str | None:
+        """Name of the model the stored embeddings came from."""
+        rows = self._read(cypher.GET_META)
+        return str(rows[0]["model"]) if rows and rows[0]["model"] is not None else None
+
+    def stats(self) -> GraphStats:
+        """Node counts by kind and edge counts by type (zeros included)."""
+        nodes = {k.value: int(self._read(cypher.count_nodes(k))[0]["c"]) for k in NodeKind}
+        edges = {t.value: int(self._read(cypher.count_edges(t))[0]["c"]) for t in RelType}
+        return GraphStats(nodes, edges)
+
+    def snapshot(self) -> GraphData:
+        """The whole graph in memory."""
+        data = GraphData()
+        for r in self._read(cypher.ALL_NODES):
+            node = _node(r["n_props"], r["n_labels"])
+            data.nodes[node.id] = node
+        for r in self._read(cypher.ALL_EDGES):
+            data.add_edge(_edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]))
+        data.embedding_model = self.embedding_model()
+        rows = sorted(
+            (r["id"], r["embedding"])
+            for r in self._read(cypher.ALL_EMBEDDINGS, exclude=[])
+        )
+        if rows:
+            data.embedding_ids = [i for i, _ in rows]
+            data.embeddings = np.asarray([e for _, e in rows], dtype=np.float32)
+        return data

@@ -1,0 +1,426 @@
+"""The store contract: one suite, run against every GraphStore.
+
+Each test runs on the embedded networkx store and on the Neo4j store over Bolt (an
+ArcadeDB server started for the session, or the server in NEO4J_URI). Expected values
+are written out by hand from the ordering contract in graph/store/base.py, so both
+stores are checked against the contract, not merely against each other;
+``test_stores_agree`` then compares them query by query.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from graph.errors import StoreError, StoreUnavailableError
+from graph.model import (
+    Concept,
+    Edge,
+    GraphChange,
+    GraphPath,
+    NodeKind,
+    Paper,
+    RelType,
+    SearchHit,
+    Subgraph,
+)
+from graph.store.base import GraphStore
+from tests.contract import fixtures as fx
+
+KINDS = [
+    pytest.param("embedded", id="embedded"),
+    pytest.param("neo4j", id="neo4j", marks=pytest.mark.bolt),
+]
+
+
+@pytest.fixture(params=KINDS)
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def store(kind: str, make_store: Any) -> GraphStore:
+    s: GraphStore = make_store(kind)
+    s.apply(fx.full_change())
+    return s
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def edge_t(e: Edge) -> tuple[Any, ...]:
+    attrs = {k: list(v) if isinstance(v, tuple) else v for k, v in e.attrs.items()}
+    return (e.source, e.target, e.type.value, round(e.weight, 9), sorted(attrs.items()))
+
+
+def path_t(p: GraphPath | None) -> Any:
+    if p is None:
+        return None
+    return ([n.id for n in p.nodes], [edge_t(e) for e in p.edges])
+
+
+def hits_t(hits: list[SearchHit]) -> list[tuple[str, float]]:
+    return [(h.node.id, round(h.score, 6)) for h in hits]
+
+
+def sub_t(s: Subgraph) -> Any:
+    return ([n.id for n in s.nodes], [edge_t(e) for e in s.edges], s.truncated)
+
+
+# --------------------------------------------------------------------------- writes
+
+
+def test_stats_count_every_kind_and_type(store: GraphStore) -> None:
+    st = store.stats()
+    assert dict(st.nodes) == {"Paper": 8, "Concept": 6, "Dataset": 2}
+    assert dict(st.edges) == {
+        "SIMILAR_TO": 6, "SHARES_TERM": 2, "MENTIONS": 8, "USES": 2,
+        "INTRODUCES": 1, "RELATED_TO": 2, "CITES": 2,
+    }
+
+
+def test_apply_is_idempotent(store: GraphStore) -> None:
+    before = store.stats()
+    store.apply(fx.full_change())
+    assert store.stats() == before
+
+
+def test_empty_store_stats_have_zeros(kind: str, make_store: Any) -> None:
+    s = make_store(kind)
+    st = s.stats()
+    assert set(st.nodes) == {k.value for k in NodeKind} and not any(st.nodes.values())
+    assert set(st.edges) == {t.value for t in RelType} and not any(st.edges.values())
+
+
+def test_nodes_round_trip(store: GraphStore) -> None:
+    got = store.get_nodes([n.id for n in fx.PAPERS] + ["missing", "concept:gnn"])
+    assert "missing" not in got
+    for p in fx.PAPERS:
+        assert got[p.id] == p
+    assert got["concept:gnn"] == fx.CONCEPTS[0]
+
+
+def test_undirected_edges_stored_source_lt_target(store: GraphStore) -> None:
+    edges = store.edges_of(["p3"], [RelType.SHARES_TERM])
+    assert [(e.source, e.target) for e in edges] == [("p1", "p3")]
+    assert edges[0].attrs["terms"] == ["graph"]
+
+
+def test_edges_of_sorted_with_attrs(store: GraphStore) -> None:
+    edges = store.edges_of(["p4"])
+    keys = [(e.source, e.target, e.type.value) for e in edges]
+    assert keys == sorted(keys)
+    assert ("p4", "p3", "CITES") in keys and ("p3", "p4", "SIMILAR_TO") in keys
+    st = next(e for e in edges if e.type is RelType.SHARES_TERM)
+    assert st.weight == pytest.approx(1.7)
+    assert st.attrs["terms"] == ["transformer", "attention"]
+    assert st.attrs["term_weights"] == [0.9, 0.8]
+    sim = next(e for e in edges if e.type is RelType.SIMILAR_TO and e.source == "p3")
+    assert sim.attrs == {"score": 0.9, "rank": 1}
+    assert isinstance(sim.attrs["rank"], int)
+
+
+def test_snapshot_matches_input(store: GraphStore) -> None:
+    snap = store.snapshot()
+    want = fx.graph_data()
+    assert snap.nodes == want.nodes
+    norm = {}
+    for e in want.edges.values():
+        if e.type in {RelType.SHARES_TERM, RelType.RELATED_TO} and e.source > e.target:
+            e = Edge(e.target, e.source, e.type, e.weight, e.attrs)
+        norm[e.key] = edge_t(e)
+    assert {k: edge_t(e) for k, e in snap.edges.items()} == norm
+    assert snap.embedding_model == fx.MODEL
+    got = dict(zip(snap.embedding_ids, np.asarray(snap.embeddings), strict=True))
+    for pid, row in zip(want.embedding_ids, want.embeddings, strict=True):
+        np.testing.assert_allclose(got[pid], row, rtol=0, atol=1e-6)
+
+
+def test_incremental_add_and_remove(store: GraphStore) -> None:
+    new = Paper("p9", "Graph transformers revisited", "Attention on graphs again.", "h9")
+    ids, m = fx.embeddings()
+    store.apply(
+        GraphChange(
+            delete_nodes=("p8", "p2"),
+            delete_edges=(("p3", "p4", RelType.SIMILAR_TO), ("p3", "p1", RelType.SHARES_TERM)),
+            upsert_nodes=(new, Paper("p1", "GAT v2", "Renamed.", "h1b")),
+            upsert_edges=(Edge("p9", "p3", RelType.CITES),),
+            embedding_ids=("p9",),
+            embeddings=m[:1],
+        )
+    )
+    st = store.stats()
+    assert st.nodes["Paper"] == 7
+    assert st.edges["SIMILAR_TO"] == 3  # p1-p2, p2-p6 gone with p2; p3-p4 deleted
+    assert st.edges["SHARES_TERM"] == 1
+    assert st.edges["CITES"] == 3
+    assert st.edges["USES"] == 1 and st.edges["INTRODUCES"] == 0
+    p1 = store.get_nodes(["p1"])["p1"]
+    assert isinstance(p1, Paper) and p1.label == "GAT v2" and p1.venue is None  # replaced
+    assert set(store.embeddings(["p1", "p2", "p9"])) == {"p1", "p9"}  # p1's kept
+    assert store.embedding_model() == fx.MODEL
+
+
+def test_failed_apply_leaves_nothing(store: GraphStore) -> None:
+    before = store.snapshot()
+    bad = GraphChange(
+        upsert_nodes=(Paper("p10", "Half written", "x", "h10"),),
+        delete_edges=(("p4", "p3", RelType.CITES),),
+        upsert_edges=(Edge("p10", "nowhere", RelType.CITES),),
+    )
+    with pytest.raises(StoreError):
+        store.apply(bad)
+    after = store.snapshot()
+    assert after.nodes == before.nodes
+    assert set(after.edges) == set(before.edges)
+
+
+def test_clear(store: GraphStore) -> None:
+    store.clear()
+    assert not any(store.stats().nodes.values())
+    assert store.vector_search(fx.embeddings()[1][0].tolist()) == []
+
+
+# --------------------------------------------------------------------------- lookups
+
+
+def test_find_node(store: GraphStore) -> None:
+    assert (n := store.find_node("p2")) is not None and n.id == "p2"
+    assert (n := store.find_node("gnn")) is not None and n.id == "concept:gnn"
+    assert (n := store.find_node("  Graph Neural Network ")) is not None
+    assert n.id == "concept:gnn"
+    assert (n := store.find_node("graph attention networks")) is not None and n.id == "p1"
+    assert store.find_node("gnn", kinds=[NodeKind.DATASET]) is None
+    assert store.find_node("no such thing") is None
+    assert (n := store.find_node("cora citation", kinds=[NodeKind.DATASET])) is not None
+    assert n.id == "dataset:cora"
+
+
+def test_injection_text_is_data(store: GraphStore) -> None:
+    n = store.find_node(fx.HOSTILE)
+    assert n is not None and n.id == "p7" and n.label == fx.HOSTILE
+    c = store.find_node(fx.HOSTILE2)
+    assert isinstance(c, Concept) and c.id == "concept:hostile"
+    alias = store.find_node("X' or 1=1 --")
+    assert alias is not None and alias.id == "concept:hostile"
+    hits = store.keyword_search(fx.HOSTILE)
+    assert hits and hits[0].node.id == "p7"
+    assert store.get_nodes([fx.HOSTILE]) == {}
+    assert store.list_nodes(NodeKind.PAPER, neighbor=fx.HOSTILE) == ([], 0)
+    assert store.stats().nodes["Paper"] == 8  # nothing was deleted
+
+
+def test_list_nodes(store: GraphStore) -> None:
+    page, total = store.list_nodes(NodeKind.PAPER, offset=1, limit=3)
+    assert total == 8 and [n.id for n in page] == ["p2", "p3", "p4"]
+    page, total = store.list_nodes(NodeKind.PAPER, venue="ICLR")
+    assert total == 3 and [n.id for n in page] == ["p1", "p2", "p6"]
+    page, total = store.list_nodes(NodeKind.PAPER, venue="ICLR", year=2019)
+    assert [n.id for n in page] == ["p6"] and total == 1
+    page, total = store.list_nodes(NodeKind.PAPER, neighbor="concept:transformer")
+    assert [n.id for n in page] == ["p3", "p4"] and total == 2
+    page, total = store.list_nodes(NodeKind.CONCEPT, neighbor="p1", limit=2)
+    assert total == 3 and [n.id for n in page] == ["concept:attention", "concept:gnn"]
+    assert store.list_nodes(NodeKind.DATASET, offset=5) == ([], 2)
+
+
+# --------------------------------------------------------------------------- traversal
+
+
+def test_neighborhood_order_and_truncation(store: GraphStore) -> None:
+    full = store.neighborhood(["p1"], depth=1)
+    # ring 1 by (-weight from p1, id): gnn 2.0 = p3 (0.8 + 1.2); then the 1.0s; p2 0.8
+    assert [n.id for n in full.nodes] == [
+        "p1", "concept:gnn", "p3", "concept:attention", "concept:node-classification",
+        "dataset:cora", "p7", "p2",
+    ]
+    assert not full.truncated
+    keys = [(e.source, e.target, e.type.value) for e in full.edges]
+    assert keys == sorted(keys)
+    assert ("p1", "p3", "SHARES_TERM") in keys and ("p1", "p2", "SIMILAR_TO") in keys
+    assert ("p2", "dataset:cora", "USES") in keys  # among kept nodes, not only from p1
+    cut = store.neighborhood(["p1"], depth=2, limit=4)
+    assert [n.id for n in cut.nodes] == ["p1", "concept:gnn", "p3", "concept:attention"]
+    assert cut.truncated
+
+
+def test_neighborhood_filters(store: GraphStore) -> None:
+    sub = store.neighborhood(
+        ["p1"], depth=2, rel_types=[RelType.SIMILAR_TO], node_kinds=[NodeKind.PAPER]
+    )
+    # ring 2: p6 reached from p2 and p3 (0.5 + 0.5) outranks p4 (0.9 from p3)
+    assert [n.id for n in sub.nodes] == ["p1", "p2", "p3", "p6", "p4"]
+    assert {e.type for e in sub.edges} == {RelType.SIMILAR_TO}
+    seeds = store.neighborhood(["p8", "missing", "p5"], depth=1)
+    assert [n.id for n in seeds.nodes] == ["p5", "p8", "p4"]
+    assert store.neighborhood(["p2", "p1"], depth=0, limit=1).truncated
+
+
+def test_shortest_path_ties_and_best_edge(store: GraphStore) -> None:
+    sim = store.shortest_path("p1", "p6", rel_types=[RelType.SIMILAR_TO])
+    assert path_t(sim) is not None and [n.id for n in sim.nodes] == ["p1", "p2", "p6"]
+    anyp = store.shortest_path("p1", "p6")
+    assert anyp is not None and [n.id for n in anyp.nodes] == ["p1", "p3", "p6"]
+    assert anyp.edges[0].type is RelType.SHARES_TERM  # the stronger of two p1-p3 edges
+    assert (anyp.edges[0].source, anyp.edges[0].target) == ("p1", "p3")
+    assert store.shortest_path("p1", "p8") is None
+    assert store.shortest_path("p1", "p5", max_hops=2) is None
+    p = store.shortest_path("p1", "p5", max_hops=3)
+    # via the concept (1.0 + 1.5 + 1.7) beats via p3 (1.2 + 1.0 CITES + 1.7)
+    assert p is not None and [n.id for n in p.nodes] == ["p1", "concept:attention", "p4", "p5"]
+    assert p.edges[2].type is RelType.SHARES_TERM
+    same = store.shortest_path("p1", "p1")
+    assert same is not None and same.hops == 0 and same.nodes[0].id == "p1"
+    assert store.shortest_path("p1", "missing") is None
+
+
+def test_k_paths(store: GraphStore) -> None:
+    paths = store.k_paths("p1", "p6", k=3, rel_types=[RelType.SIMILAR_TO])
+    assert [[n.id for n in p.nodes] for p in paths] == [["p1", "p2", "p6"], ["p1", "p3", "p6"]]
+    assert [round(p.strength, 6) for p in paths] == [1.3, 1.3]
+    allp = store.k_paths("p1", "p4", k=10, max_hops=3)
+    seqs = [[n.id for n in p.nodes] for p in allp]
+    assert seqs[:2] == [["p1", "concept:attention", "p4"], ["p1", "p3", "p4"]]
+    assert len({tuple(s) for s in seqs}) == len(seqs)  # node sequences are distinct
+    assert all(len(set(s)) == len(s) for s in seqs)  # simple
+    assert store.k_paths("p1", "p8") == []
+    assert store.k_paths("p1", "p1") == []
+
+
+# --------------------------------------------------------------------------- search
+
+
+def test_keyword_search(store: GraphStore) -> None:
+    hits = store.keyword_search("attention", limit=4)
+    assert hits_t(hits) == [
+        ("concept:attention", 6.0), ("p1", 4.0), ("p4", 4.0), ("p3", 0.25),
+    ]
+    only = store.keyword_search("attention", kinds=[NodeKind.CONCEPT])
+    assert [h.node.id for h in only] == ["concept:attention"]
+    assert store.keyword_search("") == []
+    assert store.keyword_search("zzzz-nothing") == []
+    gnn = store.keyword_search("GNN")
+    assert gnn[0].node.id == "concept:gnn"
+
+
+def test_vector_search_ties_by_id(store: GraphStore) -> None:
+    ids, m = fx.embeddings()
+    hits = store.vector_search(m[ids.index("p3")].tolist(), limit=3)
+    assert [h.node.id for h in hits][:2] == ["p3", "p4"]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-6)
+    assert hits[0].score == hits[1].score
+    ex = store.vector_search(m[0].tolist(), limit=3, exclude=["p1"])
+    assert [h.node.id for h in ex] == ["p2", "p6", ex[2].node.id]
+    assert ex[0].score > ex[1].score > ex[2].score
+    assert store.vector_search([0.0] * fx.DIM) == []
+
+
+def test_embeddings_and_model(store: GraphStore) -> None:
+    ids, m = fx.embeddings()
+    got = store.embeddings(["p1", "p8", "missing"])
+    assert set(got) == {"p1"}
+    np.testing.assert_allclose(got["p1"], m[0], atol=1e-6)
+    assert store.embedding_model() == fx.MODEL
+
+
+# --------------------------------------------------------------------------- both stores
+
+
+def _answers(s: GraphStore) -> dict[str, Any]:
+    ids, m = fx.embeddings()
+    out: dict[str, Any] = {}
+    every = [n.id for n in [*fx.PAPERS, *fx.CONCEPTS, *fx.DATASETS]]
+    for seed in every:
+        for depth in (1, 2, 3):
+            out[f"nb {seed} {depth}"] = sub_t(s.neighborhood([seed], depth=depth, limit=6))
+    for a in ["p1", "p4", "concept:gcn", "dataset:citeseer", "p7"]:
+        for b in every:
+            out[f"sp {a} {b}"] = path_t(s.shortest_path(a, b))
+            out[f"sp-sim {a} {b}"] = path_t(
+                s.shortest_path(a, b, rel_types=[RelType.SIMILAR_TO, RelType.CITES])
+            )
+            out[f"kp {a} {b}"] = [path_t(p) for p in s.k_paths(a, b, k=4, max_hops=4)]
+    for q in ["graph", "attention networks", "Cora", "transformer", "x'", "classification"]:
+        out[f"kw {q}"] = hits_t(s.keyword_search(q, limit=20))
+    for i, pid in enumerate(ids):
+        out[f"vec {pid}"] = hits_t(s.vector_search(m[i].tolist(), limit=8))
+    out["stats"] = s.stats()
+    return out
+
+
+@pytest.mark.bolt
+def test_stores_agree(make_store: Any) -> None:
+    """Same graph, same answers: every query above on both stores, compared."""
+    answers = []
+    for kind in ("embedded", "neo4j"):
+        s = make_store(kind)
+        s.apply(fx.full_change())
+        answers.append(_answers(s))
+    emb, bolt = answers
+    diff = {k: (emb[k], bolt[k]) for k in emb if emb[k] != bolt[k]}
+    assert not diff, f"{len(diff)} answers differ, e.g. {next(iter(diff.items()))}"
+
+
+# --------------------------------------------------------------------------- Bolt only
+
+
+@pytest.mark.bolt
+def test_unreachable_server_one_clear_line() -> None:
+    from graph.settings import Settings
+    from graph.store.neo4j import open_driver
+    from tests.support.arcadedb import free_port
+
+    settings = Settings(NEO4J_URI=f"bolt://127.0.0.1:{free_port()}")  # type: ignore[call-arg]
+    with pytest.raises(StoreUnavailableError) as err:
+        open_driver(settings, connection_timeout=2.0)
+    msg = str(err.value)
+    assert "\n" not in msg and "unreachable" in msg and "127.0.0.1" in msg
+
+
+@pytest.mark.bolt
+def test_bad_credentials_one_clear_line(bolt_server: Any) -> None:
+    from graph.settings import Settings
+    from graph.store.neo4j import open_driver
+
+    settings = Settings(  # type: ignore[call-arg]
+        NEO4J_URI=bolt_server.uri, NEO4J_USER=bolt_server.user, NEO4J_PASSWORD="wrong-password"
+    )
+    with pytest.raises(StoreUnavailableError) as err:
+        open_driver(settings)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.bolt
+def test_vector_index_path_matches_exact(make_store: Any) -> None:
+    """Above the exact threshold the vector index gives candidates; ranking is unchanged."""
+    s = make_store("neo4j")
+    s.apply(fx.full_change())
+    ids, m = fx.embeddings()
+    exact = [hits_t(s.vector_search(v.tolist(), limit=4)) for v in m]
+    s.exact_vector_max = 0  # force db.index.vector.queryNodes
+    indexed = [hits_t(s.vector_search(v.tolist(), limit=4)) for v in m]
+    assert indexed == exact
+
+
+@pytest.mark.bolt
+def test_batches_commit_separately_above_max_tx_rows(make_store: Any) -> None:
+    s = make_store("neo4j")
+    s.max_tx_rows = 0  # every batch its own transaction (bulk-load mode)
+    s.batch_size = 3
+    s.apply(fx.full_change())
+    assert s.stats().edges["MENTIONS"] == 8
+    s.apply(fx.full_change())  # idempotent re-run converges
+    assert s.stats().nodes["Paper"] == 8
+
+
+@pytest.mark.bolt
+def test_schema_setup_is_idempotent(make_store: Any) -> None:
+    s = make_store("neo4j")
+    s.ensure_schema()
+    s.ensure_schema()
+    s.apply(fx.full_change())
+    assert math.isclose(s.vector_search(fx.embeddings()[1][0].tolist(), limit=1)[0].score, 1.0,
+                        abs_tol=1e-6)
