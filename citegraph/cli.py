@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +21,7 @@ from rich.table import Table
 
 from graph.build import BuildReport, Pipeline, resolve_paper
 from graph.errors import CitegraphError, NotFoundError
+from graph.explain import hop_reason
 from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType
 from graph.settings import Settings
 from graph.store import open_store
@@ -56,10 +57,10 @@ state = _State()
 @app.callback()
 def _main(
     store: Annotated[
-        Optional[str], typer.Option(help="Store to use: 'embedded' (a file, default) or 'neo4j'.")
+        str | None, typer.Option(help="Store to use: 'embedded' (a file, default) or 'neo4j'.")
     ] = None,
     data_dir: Annotated[
-        Optional[Path], typer.Option(help="Folder for the embedded graph file and caches.")
+        Path | None, typer.Option(help="Folder for the embedded graph file and caches.")
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log details.")] = False,
 ) -> None:
@@ -144,7 +145,11 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
         console.print(
             f"Read {report.papers_read} papers"
             + (f", merged {report.duplicates} duplicates" if report.duplicates else "")
-            + (f", [yellow]rejected {len(report.problems)} records[/yellow]" if report.problems else "")
+            + (
+                f", [yellow]rejected {len(report.problems)} records[/yellow]"
+                if report.problems
+                else ""
+            )
             + f"; embedded {report.embedded} new texts"
             + (f" ({report.long_texts} longer than the model window)" if report.long_texts else "")
             + "."
@@ -250,23 +255,6 @@ def _edge_row(edge: Edge) -> dict[str, Any]:
     return row
 
 
-def hop_reason(edge: Edge, labels: dict[str, str]) -> str:
-    """A short sentence saying why two nodes on a path are joined."""
-    if edge.type is RelType.SIMILAR_TO:
-        return f"similar abstracts (cosine {edge.weight:.2f})"
-    if edge.type is RelType.SHARES_TERM:
-        return "share " + ", ".join(list(edge.attrs.get("terms", []))[:3])
-    if edge.type is RelType.MENTIONS:
-        return f"mentions {labels.get(edge.target, edge.target)}"
-    if edge.type is RelType.USES:
-        return f"uses {labels.get(edge.target, edge.target)}"
-    if edge.type is RelType.INTRODUCES:
-        return f"introduces {labels.get(edge.target, edge.target)}"
-    if edge.type is RelType.RELATED_TO:
-        return f"concepts co-mentioned by {int(edge.attrs.get('count', edge.weight))} papers"
-    return "cites"
-
-
 def _parse_types(values: Sequence[str] | None) -> list[RelType] | None:
     if not values:
         return None
@@ -274,7 +262,9 @@ def _parse_types(values: Sequence[str] | None) -> list[RelType] | None:
         return [RelType(v.upper()) for v in values]
     except ValueError:
         raise _fail(
-            ValueError(f"unknown relationship type; choose from {', '.join(t.value for t in RelType)}")
+            ValueError(
+                f"unknown relationship type; choose from {', '.join(t.value for t in RelType)}"
+            )
         ) from None
 
 
@@ -287,8 +277,10 @@ def _find(store: GraphStore, ref: str) -> GraphNode:
 
 @app.command()
 def related(
-    paper: Annotated[Optional[str], typer.Argument(help="Paper id or label.")] = None,
-    text: Annotated[Optional[str], typer.Option("--text", help="Free text instead of a paper.")] = None,
+    paper: Annotated[str | None, typer.Argument(help="Paper id or label.")] = None,
+    text: Annotated[
+        str | None, typer.Option("--text", help="Free text instead of a paper.")
+    ] = None,
     first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
     as_json: JsonOpt = False,
 ) -> None:
@@ -313,24 +305,31 @@ def related(
                 )
                 vector = emb.encode([text])[0].tolist()
                 ex = extract(text)
-                for m in [*ex.concepts, *ex.datasets]:
-                    node = store.find_node(m.surface, [NodeKind.CONCEPT, NodeKind.DATASET])
+                surfaces = [c.surface for c in ex.concepts] + [d.name for d in ex.datasets]
+                for surface in surfaces:
+                    node = store.find_node(surface, [NodeKind.CONCEPT, NodeKind.DATASET])
                     if node is not None:
                         terms.append(node.id)
             results = find_related(store, paper=seed, vector=vector, text_terms=terms, first=first)
         except CitegraphError as exc:
             raise _fail(exc) from None
     if as_json:
-        console.print_json(json.dumps([
-            {
-                "id": r.paper.id,
-                "label": r.paper.label,
-                "score": r.score,
-                "similarity": r.similarity,
-                "reasons": [{"kind": x.kind, "text": x.text, "weight": x.weight} for x in r.reasons],
-            }
-            for r in results
-        ]))
+        console.print_json(
+            json.dumps(
+                [
+                    {
+                        "id": r.paper.id,
+                        "label": r.paper.label,
+                        "score": r.score,
+                        "similarity": r.similarity,
+                        "reasons": [
+                            {"kind": x.kind, "text": x.text, "weight": x.weight} for x in r.reasons
+                        ],
+                    }
+                    for r in results
+                ]
+            )
+        )
         return
     table = Table(title="Related papers", show_lines=False)
     table.add_column("#", justify="right")
@@ -345,10 +344,12 @@ def related(
 
 @app.command()
 def neighbors(
-    node: Annotated[str, typer.Argument(help="Node id, label or alias (papers, concepts, datasets).")],
+    node: Annotated[
+        str, typer.Argument(help="Node id, label or alias (papers, concepts, datasets).")
+    ],
     depth: Annotated[int, typer.Option(min=1, max=3)] = 1,
     types: Annotated[
-        Optional[list[str]], typer.Option("--type", "-t", help="Relationship type(s) to follow.")
+        list[str] | None, typer.Option("--type", "-t", help="Relationship type(s) to follow.")
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=2000)] = 50,
     as_json: JsonOpt = False,
@@ -356,20 +357,30 @@ def neighbors(
     """Nodes within DEPTH hops of a node, with the edges among them."""
     with _store() as store:
         start = _find(store, node)
-        sub = store.neighborhood([start.id], depth=depth, rel_types=_parse_types(types), limit=limit)
+        sub = store.neighborhood(
+            [start.id], depth=depth, rel_types=_parse_types(types), limit=limit
+        )
     if as_json:
-        console.print_json(json.dumps({
-            "nodes": [_node_row(n) for n in sub.nodes],
-            "edges": [_edge_row(e) for e in sub.edges],
-            "truncated": sub.truncated,
-        }))
+        console.print_json(
+            json.dumps(
+                {
+                    "nodes": [_node_row(n) for n in sub.nodes],
+                    "edges": [_edge_row(e) for e in sub.edges],
+                    "truncated": sub.truncated,
+                }
+            )
+        )
         return
     labels = {n.id: n.label for n in sub.nodes}
     table = Table(title=f"Around {start.label} ({len(sub.nodes)} nodes, {len(sub.edges)} edges)")
     for col in ("node", "kind", "joined by"):
         table.add_column(col)
     for n in sub.nodes[1:]:
-        links = [e for e in sub.edges if start.id in (e.source, e.target) and n.id in (e.source, e.target)]
+        links = [
+            e
+            for e in sub.edges
+            if start.id in (e.source, e.target) and n.id in (e.source, e.target)
+        ]
         why = "; ".join(hop_reason(e, labels) for e in links) or "(further out)"
         table.add_row(f"{n.label}\n[dim]{n.id}[/dim]", n.kind.value, why)
     console.print(table)
@@ -391,7 +402,7 @@ def path(
     k: Annotated[int, typer.Option("-k", min=1, max=10, help="How many paths.")] = 1,
     max_hops: Annotated[int, typer.Option(min=1, max=8)] = 4,
     types: Annotated[
-        Optional[list[str]], typer.Option("--type", "-t", help="Relationship type(s) to follow.")
+        list[str] | None, typer.Option("--type", "-t", help="Relationship type(s) to follow.")
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -405,10 +416,17 @@ def path(
         else:
             paths = store.k_paths(a.id, b.id, k, rel, max_hops)
     if as_json:
-        console.print_json(json.dumps([
-            {"nodes": [_node_row(n) for n in p.nodes], "edges": [_edge_row(e) for e in p.edges]}
-            for p in paths
-        ]))
+        console.print_json(
+            json.dumps(
+                [
+                    {
+                        "nodes": [_node_row(n) for n in p.nodes],
+                        "edges": [_edge_row(e) for e in p.edges],
+                    }
+                    for p in paths
+                ]
+            )
+        )
         return
     if not paths:
         console.print(f"No path within {max_hops} hops.")
@@ -422,7 +440,7 @@ def path(
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="Words to look for.")],
-    kind: Annotated[Optional[list[str]], typer.Option(help="Paper, Concept or Dataset.")] = None,
+    kind: Annotated[list[str] | None, typer.Option(help="Paper, Concept or Dataset.")] = None,
     first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
     as_json: JsonOpt = False,
 ) -> None:
@@ -437,27 +455,30 @@ def search(
     for col in ("node", "kind", "score"):
         table.add_column(col)
     for h in hits:
-        table.add_row(f"{h.node.label}\n[dim]{h.node.id}[/dim]", h.node.kind.value, f"{h.score:.2f}")
+        table.add_row(
+            f"{h.node.label}\n[dim]{h.node.id}[/dim]", h.node.kind.value, f"{h.score:.2f}"
+        )
     console.print(table)
 
 
 @app.command()
 def serve(
-    host: Annotated[Optional[str], typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
-    port: Annotated[Optional[int], typer.Option(help="Port (default 8000).")] = None,
+    host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default 8000).")] = None,
 ) -> None:
     """Serve the GraphQL API, the explorer page and exports.
 
     With no graph yet (embedded store), builds one from the seeds folder first.
     """
     import uvicorn
-
     from api.app import create_app
 
     s = state.settings
     if s.store == "embedded" and not s.graph_file.exists():
         if not s.seeds_dir.exists():
-            raise _fail(NotFoundError(f"no graph at {s.graph_file} and no seeds folder {s.seeds_dir}"))
+            raise _fail(
+                NotFoundError(f"no graph at {s.graph_file} and no seeds folder {s.seeds_dir}")
+            )
         console.print(f"No graph yet: building one from {s.seeds_dir}/ first.")
         report = _run_pipeline(add_paths=[s.seeds_dir], replace=True)
         _print_report(report, False)
@@ -481,6 +502,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     except CitegraphError as exc:  # pragma: no cover - commands catch their own
         err.print(f"[red]error:[/red] {exc}")
         sys.exit(EXIT_ERROR)
-
-
-

@@ -35,8 +35,8 @@ import numpy as np
 from graph import extract as extract_mod
 from graph.corpus import InputProblem, read_corpus
 from graph.embed import (
-    EmbeddingCache,
     Embedder,
+    EmbeddingCache,
     SentenceTransformerEmbedder,
     embed_cached,
     text_key,
@@ -53,7 +53,6 @@ from graph.link import (
     update_similar,
 )
 from graph.model import (
-    Edge,
     GraphChange,
     GraphData,
     GraphNode,
@@ -67,7 +66,6 @@ from graph.settings import Settings
 from graph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
-
 
 
 def _extractor_version() -> str:
@@ -257,19 +255,27 @@ class Pipeline:
     ) -> dict[str, np.ndarray]:
         """Embedding per paper id; cached texts and unchanged stored papers embed nothing."""
         texts = {p.id: embedding_text(p) for p in papers}
-        if previous is not None and previous.embeddings is not None and len(previous.embedding_ids):
-            if previous.embedding_model == self.embedder.key:
-                # a graph file moved to a machine without the cache still embeds nothing
-                old = {pid: i for i, pid in enumerate(previous.embedding_ids)}
-                seed = {}
-                for p in papers:
-                    prev = previous.nodes.get(p.id)
-                    if isinstance(prev, Paper) and p.id in old and embedding_text(prev) == texts[p.id]:
-                        seed[text_key(texts[p.id])] = np.asarray(
-                            previous.embeddings[old[p.id]], dtype=np.float32
-                        )
-                if seed:
-                    self.embedding_cache.put_many(self.embedder.key, seed)
+        if (
+            previous is not None
+            and previous.embeddings is not None
+            and len(previous.embedding_ids)
+            and previous.embedding_model == self.embedder.key
+        ):
+            # a graph file moved to a machine without the cache still embeds nothing
+            old = {pid: i for i, pid in enumerate(previous.embedding_ids)}
+            seed = {}
+            for p in papers:
+                prev = previous.nodes.get(p.id)
+                if (
+                    isinstance(prev, Paper)
+                    and p.id in old
+                    and embedding_text(prev) == texts[p.id]
+                ):
+                    seed[text_key(texts[p.id])] = np.asarray(
+                        previous.embeddings[old[p.id]], dtype=np.float32
+                    )
+            if seed:
+                self.embedding_cache.put_many(self.embedder.key, seed)
         vectors, n_embedded = embed_cached(
             self.embedder,
             self.embedding_cache,
@@ -325,23 +331,30 @@ class Pipeline:
             prev_lists = None
             if previous is not None and previous.embedding_model == data.embedding_model:
                 prev_lists = neighbours_from_edges(previous.edges.values())
-                prev_ids = {
-                    pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER
-                }
+                prev_ids = {pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER}
                 # a paper whose text changed counts as removed and added again
                 changed = {
-                    p.id for p in papers
+                    p.id
+                    for p in papers
                     if p.id in prev_ids and previous.nodes[p.id].text_hash != p.text_hash  # type: ignore[union-attr]
                 }
                 removed = (prev_ids - set(ids)) | changed
                 new = (set(ids) - prev_ids) | changed
                 neighbours, _ = update_similar(
                     {k: v for k, v in prev_lists.items() if k not in removed},
-                    ids, matrix, new, removed, s.similar_k, s.similar_min_score,
+                    ids,
+                    matrix,
+                    new,
+                    removed,
+                    s.similar_k,
+                    s.similar_min_score,
                 )
             else:
                 neighbours = top_k_similar(
-                    ids, matrix, s.similar_k, s.similar_min_score,
+                    ids,
+                    matrix,
+                    s.similar_k,
+                    s.similar_min_score,
                     progress=self.progress.advance,
                 )
             self.progress.finish()
@@ -432,14 +445,17 @@ class Pipeline:
 def diff(old: GraphData, new: GraphData) -> GraphChange:
     """The change that turns ``old`` into ``new`` (only what differs)."""
     upsert_nodes = [
-        n for nid, n in sorted(new.nodes.items())
-        if nid not in old.nodes or node_to_props(old.nodes[nid]) != node_to_props(n)
+        n
+        for nid, n in sorted(new.nodes.items())
+        if nid not in old.nodes
+        or node_to_props(old.nodes[nid]) != node_to_props(n)
         or old.nodes[nid].kind is not n.kind
     ]
     delete_nodes = sorted(set(old.nodes) - set(new.nodes))
     gone = set(delete_nodes)
     upsert_edges = [
-        e for k, e in sorted(new.edges.items(), key=lambda kv: _edge_key(kv[0]))
+        e
+        for k, e in sorted(new.edges.items(), key=lambda kv: _edge_key(kv[0]))
         if k not in old.edges or old.edges[k] != e
     ]
     delete_edges = sorted(
@@ -452,10 +468,7 @@ def diff(old: GraphData, new: GraphData) -> GraphChange:
     same_model = old.embedding_model == new.embedding_model
     for i, pid in enumerate(new.embedding_ids):
         j = old_rows.get(pid)
-        if (
-            j is None or not same_model
-            or not np.array_equal(old.embeddings[j], new.embeddings[i])
-        ):
+        if j is None or not same_model or not np.array_equal(old.embeddings[j], new.embeddings[i]):
             emb_ids.append(pid)
             rows.append(i)
     return GraphChange(

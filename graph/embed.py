@@ -128,8 +128,9 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:
         model = self._load()
-        getter = getattr(model, "get_embedding_dimension", None) or getattr(
-            model, "get_sentence_embedding_dimension"
+        getter = (
+            getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension
         )
         return int(getter())
 
@@ -172,7 +173,10 @@ class SentenceTransformerEmbedder:
         if long_idx:
             log.info(
                 "%d of %d texts exceed the model's %d-token window (mode: %s)",
-                len(long_idx), len(texts), self.max_tokens, self.long_text,
+                len(long_idx),
+                len(texts),
+                self.max_tokens,
+                self.long_text,
             )
         # pieces[i] = (text index, weight, piece text)
         pieces: list[tuple[int, float, str]] = []
@@ -214,8 +218,8 @@ def _quiet_transformers() -> None:
         from transformers.utils import logging as hf_logging
     except ImportError:  # pragma: no cover
         return
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 def normalize(matrix: NDArray[Any]) -> NDArray[np.float32]:
@@ -223,7 +227,8 @@ def normalize(matrix: NDArray[Any]) -> NDArray[np.float32]:
     m = np.asarray(matrix, dtype=np.float64)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (m / norms).astype(np.float32)
+    out: NDArray[np.float32] = (m / norms).astype(np.float32)
+    return out
 
 
 def text_key(text: str) -> str:
@@ -269,7 +274,10 @@ class EmbeddingCache:
         return found
 
     def put_many(self, model: str, items: dict[str, NDArray[np.float32]]) -> None:
-        rows = [(model, h, int(v.shape[0]), np.asarray(v, np.float32).tobytes()) for h, v in items.items()]
+        rows = [
+            (model, h, int(v.shape[0]), np.asarray(v, np.float32).tobytes())
+            for h, v in items.items()
+        ]
         for _, h, _, blob in rows:
             self._mem[(model, h)] = blob
         if self._db is not None and rows:

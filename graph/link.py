@@ -169,7 +169,8 @@ def shared_term_edges(
         for a, b in combinations(papers, 2):
             pair_terms[(a, b)].append(t)
     weights = {
-        pair: round(sum(idf[t] for t in terms), SCORE_DECIMALS) for pair, terms in pair_terms.items()
+        pair: round(sum(idf[t] for t in terms), SCORE_DECIMALS)
+        for pair, terms in pair_terms.items()
     }
     best: dict[str, list[tuple[float, str, tuple[str, str]]]] = defaultdict(list)
     for pair, w in weights.items():
@@ -236,8 +237,13 @@ def cooccurrence_edges(
         lst.sort()
         keep.update(p for *_, p in lst[:top_k])
     return [
-        Edge(a, b, RelType.RELATED_TO, float(scored[(a, b)][0]),
-             {"count": scored[(a, b)][0], "npmi": scored[(a, b)][1]})
+        Edge(
+            a,
+            b,
+            RelType.RELATED_TO,
+            float(scored[(a, b)][0]),
+            {"count": scored[(a, b)][0], "npmi": scored[(a, b)][1]},
+        )
         for a, b in sorted(keep)
     ]
 

@@ -128,7 +128,7 @@ def slug(text: str) -> str:
     """Lower-case ASCII-ish slug used inside concept and dataset ids."""
     norm = unicodedata.normalize("NFKC", text).casefold()
     norm = re.sub(r"[^\w]+", "-", norm).strip("-")
-    return norm or hashlib.sha1(text.encode()).hexdigest()[:12]
+    return norm or hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def concept_id(canonical: str) -> str:
@@ -271,6 +271,9 @@ class GraphChange:
     @property
     def empty(self) -> bool:
         return not (
-            self.upsert_nodes or self.delete_nodes or self.upsert_edges or self.delete_edges
+            self.upsert_nodes
+            or self.delete_nodes
+            or self.upsert_edges
+            or self.delete_edges
             or self.embedding_ids
         )

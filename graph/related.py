@@ -139,8 +139,14 @@ def related(
             weights = list(edge.attrs.get("term_weights", [1.0] * len(names)))
             for name, tid, w in zip(names, ids, weights, strict=False):
                 kind = "dataset" if str(tid).startswith("dataset:") else "concept"
-                reasons.append(Reason(kind, f"both {'use' if kind == 'dataset' else 'mention'} "
-                                      f"{name}", float(w), str(tid)))
+                reasons.append(
+                    Reason(
+                        kind,
+                        f"both {'use' if kind == 'dataset' else 'mention'} {name}",
+                        float(w),
+                        str(tid),
+                    )
+                )
             term_score = float(edge.weight)
             top_term = str(ids[0]) if ids else None
         elif query_terms:

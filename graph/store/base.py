@@ -95,7 +95,7 @@ class GraphStore(Protocol):
         ids: Sequence[str],
         types: Collection[RelType] | None = None,
     ) -> list[Edge]:
-        """Every edge touching any of ``ids`` (either direction), sorted by (source, target, type)."""
+        """Every edge touching any of ``ids`` (either direction), by (source, target, type)."""
 
     def neighborhood(
         self,
@@ -174,9 +174,9 @@ def best_edge(edges: Iterable[Edge]) -> Edge:
 Adjacency = Callable[[str], Iterable[tuple[str, Edge]]]
 
 
-def best_shortest_path(source: str, target: str, adjacent: Adjacency, max_hops: int) -> list[
-    tuple[str, Edge | None]
-] | None:
+def best_shortest_path(
+    source: str, target: str, adjacent: Adjacency, max_hops: int
+) -> list[tuple[str, Edge | None]] | None:
     """The shortest path under :func:`path_sort_key`, exactly, without enumerating paths.
 
     Breadth-first layers from ``source``; then a forward pass over the shortest-path DAG

@@ -104,8 +104,13 @@ class NetworkxStore:
                 for line in zf.read("edges.jsonl").decode("utf-8").splitlines():
                     row = json.loads(line)
                     data.add_edge(
-                        Edge(row["source"], row["target"], RelType(row["type"]),
-                             float(row["weight"]), row.get("attrs", {}))
+                        Edge(
+                            row["source"],
+                            row["target"],
+                            RelType(row["type"]),
+                            float(row["weight"]),
+                            row.get("attrs", {}),
+                        )
                     )
                 data.embedding_ids = json.loads(zf.read("embedding_ids.json"))
                 data.embeddings = np.load(io.BytesIO(zf.read("embeddings.npy")), allow_pickle=False)
@@ -131,7 +136,9 @@ class NetworkxStore:
                     zf.writestr("nodes.jsonl", "".join(_node_line(n) for n in _sorted_nodes(data)))
                     zf.writestr(
                         "edges.jsonl",
-                        "".join(_edge_line(data.edges[k]) for k in sorted(data.edges, key=_key_str)),
+                        "".join(
+                            _edge_line(data.edges[k]) for k in sorted(data.edges, key=_key_str)
+                        ),
                     )
                     zf.writestr("embedding_ids.json", json.dumps(data.embedding_ids))
                     buf = io.BytesIO()
@@ -290,7 +297,9 @@ class NetworkxStore:
         if neighbor is not None:
             if neighbor not in self.g:
                 return [], 0
-            pool: Iterable[str] = set(self.g.successors(neighbor)) | set(self.g.predecessors(neighbor))
+            pool: Iterable[str] = set(self.g.successors(neighbor)) | set(
+                self.g.predecessors(neighbor)
+            )
         else:
             pool = self.g.nodes
         matches = []
@@ -434,7 +443,9 @@ class NetworkxStore:
                     else:
                         stack.append((v, [*nodes, v], [*edges, e]))
             if len(candidates) >= MAX_PATH_CANDIDATES:
-                log.info("k_paths %s -> %s: stopped at %d candidates", source, target, len(candidates))
+                log.info(
+                    "k_paths %s -> %s: stopped at %d candidates", source, target, len(candidates)
+                )
             candidates.sort(key=path_sort_key)
             return candidates[:k]
 
@@ -510,7 +521,10 @@ def _sorted_nodes(data: GraphData) -> list[GraphNode]:
 
 
 def _node_line(node: GraphNode) -> str:
-    return json.dumps({"kind": node.kind.value, "props": node_to_props(node)}, ensure_ascii=False) + "\n"
+    return (
+        json.dumps({"kind": node.kind.value, "props": node_to_props(node)}, ensure_ascii=False)
+        + "\n"
+    )
 
 
 def _edge_line(edge: Edge) -> str:

@@ -48,8 +48,10 @@ def test_counts_per_kind(seed_graph: NetworkxStore) -> None:
 
 
 def test_llm_variants_are_one_concept(seed_graph: NetworkxStore) -> None:
-    nodes = {seed_graph.find_node(n, [NodeKind.CONCEPT]) for n in
-             ("LLM", "LLMs", "large language model", "Large Language Models")}
+    nodes = {
+        seed_graph.find_node(n, [NodeKind.CONCEPT])
+        for n in ("LLM", "LLMs", "large language model", "Large Language Models")
+    }
     assert len(nodes) == 1
     (llm,) = nodes
     assert isinstance(llm, Concept)
@@ -57,7 +59,7 @@ def test_llm_variants_are_one_concept(seed_graph: NetworkxStore) -> None:
     papers, total = seed_graph.list_nodes(NodeKind.PAPER, neighbor=llm.id, limit=100)
     assert total >= 5  # many seed abstracts are about LLMs
     concepts = [n for n in seed_graph.snapshot().nodes.values() if isinstance(n, Concept)]
-    assert sum("large language model" == c.name.lower() for c in concepts) == 1
+    assert sum(c.name.lower() == "large language model" for c in concepts) == 1
 
 
 def test_named_dataset_found_and_introduced(seed_graph: NetworkxStore) -> None:
@@ -147,8 +149,11 @@ def test_cli_build_stats_json(tmp_path: Path) -> None:
 
 def test_cli_reports_bad_records_and_keeps_good_ones(tmp_path: Path) -> None:
     bad = tmp_path / "mixed.jsonl"
-    good = {"id": "good-1", "title": "A good paper", "abstract": (SEEDS / "000_1bd0d05fbd108b87.txt")
-            .read_text().split("\n\n")[1]}
+    good = {
+        "id": "good-1",
+        "title": "A good paper",
+        "abstract": (SEEDS / "000_1bd0d05fbd108b87.txt").read_text().split("\n\n")[1],
+    }
     bad.write_text(json.dumps(good) + "\n{not json\n" + json.dumps({"id": "x"}) + "\n")
     cmd = [sys.executable, "-m", "citegraph", "--data-dir", str(tmp_path / "d")]
     out = subprocess.run([*cmd, "build", str(bad)], capture_output=True, text=True, timeout=600)
