@@ -199,12 +199,12 @@ GET_NODES = _union_over_kinds(
     "MATCH (n:{label}) WHERE n.id IN $ids RETURN " + _node_cols("n")
 )
 
-#: Candidates for a name lookup: case-insensitive equality on label/name, title or alias.
+#: Name lookup candidates: label/name, title or alias lower-cased equal to one of ``$names``.
 FIND_BY_NAME = _union_over_kinds(
     "MATCH (n:{label})\n"
-    "WHERE toLower(coalesce(n.label, n.name, '')) = $name\n"
-    "   OR toLower(coalesce(n.title, '')) = $name\n"
-    "   OR any(a IN coalesce(n.aliases, []) WHERE toLower(a) = $name)\n"
+    "WHERE toLower(coalesce(n.label, n.name, '')) IN $names\n"
+    "   OR toLower(coalesce(n.title, '')) IN $names\n"
+    "   OR any(a IN coalesce(n.aliases, []) WHERE toLower(a) IN $names)\n"
     "RETURN " + _node_cols("n")
 )
 

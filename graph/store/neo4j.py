@@ -60,6 +60,7 @@ from graph.store.base import (
     hit_sort_key,
     keyword_score,
     kinds_filter,
+    name_variants,
     path_sort_key,
     query_terms,
     types_filter,
@@ -444,23 +445,28 @@ class Neo4jStore:
         return {i: out[i] for i in ids if i in out}
 
     def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
-        """Exact id, then a case-insensitive label/name, title or alias match; ties by id."""
+        """Exact id, then label/name, title or alias on :func:`name_variants`; ties by id."""
         wanted = kinds_filter(kinds)
         exact = self.get_nodes([name]).get(name)
         if exact is not None and (wanted is None or exact.kind in wanted):
             return exact
-        key = name.strip().casefold()
-        if not key:
+        keys = name_variants(name)
+        if not keys[0]:
             return None
-        matches: list[GraphNode] = []
-        for r in self._read(cypher.FIND_BY_NAME, name=name.strip().lower()):
+        best: dict[str, list[GraphNode]] = {k: [] for k in keys}
+        for r in self._read(cypher.FIND_BY_NAME, names=list({k.lower() for k in keys})):
             node = _node(r["n_props"], r["n_labels"])
             if wanted is not None and node.kind not in wanted:
                 continue
             names = {node.label, *getattr(node, "aliases", ()), getattr(node, "title", None)}
-            if any(n is not None and n.casefold() == key for n in names):
-                matches.append(node)
-        return min(matches, key=lambda n: n.id) if matches else None
+            folded = {" ".join(n.split()).casefold() for n in names if n}
+            for k in keys:
+                if k in folded:
+                    best[k].append(node)
+        for k in keys:  # the name itself before its singular, then the lowest id
+            if best[k]:
+                return min(best[k], key=lambda n: n.id)
+        return None
 
     def list_nodes(
         self,

@@ -195,6 +195,7 @@ def test_find_node(store: GraphStore) -> None:
     assert (n := store.find_node("graph attention networks")) is not None and n.id == "p1"
     assert store.find_node("gnn", kinds=[NodeKind.DATASET]) is None
     assert store.find_node("no such thing") is None
+    assert (n := store.find_node("GCNs")) is not None and n.id == "concept:gcn"  # singular
     assert (n := store.find_node("cora citation", kinds=[NodeKind.DATASET])) is not None
     assert n.id == "dataset:cora"
 
@@ -424,3 +425,22 @@ def test_schema_setup_is_idempotent(make_store: Any) -> None:
     s.apply(fx.full_change())
     assert math.isclose(s.vector_search(fx.embeddings()[1][0].tolist(), limit=1)[0].score, 1.0,
                         abs_tol=1e-6)
+
+
+@pytest.mark.bolt
+@pytest.mark.slow
+def test_seed_build_through_bolt_matches_embedded(make_store: Any, tmp_path: Any) -> None:
+    """The real pipeline on seeds/ into both stores: same counts, same graph."""
+    from graph.build import Pipeline, graphs_equal
+    from tests.support.seeds import EMBED_CACHE, SEEDS, build_seed_graph, seed_settings
+
+    embedded, _ = build_seed_graph(tmp_path / "embedded")
+    bolt = make_store("neo4j")
+    pipeline = Pipeline(seed_settings(tmp_path / "bolt"), cache_dir=EMBED_CACHE)
+    try:
+        pipeline.run(bolt, add_paths=[SEEDS], replace=True)
+        pipeline.run(bolt, add_paths=[SEEDS], replace=True)  # twice: idempotent
+    finally:
+        pipeline.close()
+    assert bolt.stats() == embedded.stats()
+    assert graphs_equal(embedded.snapshot(), bolt.snapshot()) == []
