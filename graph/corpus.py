@@ -121,7 +121,8 @@ _LINK = "\ue000"  # private-use marker left where a link was, so its sentence ca
 _LBRACE, _RBRACE = "\ue001", "\ue002"  # escaped braces, protected from brace stripping
 
 _URL_BODY = r"[^\s<>\"'{}\[\]()\\" + _LINK + r"]+"
-_URL_RE = re.compile(r"(?:\b(?:https?|ftp)://|\bwww\.)" + _URL_BODY, re.IGNORECASE)
+# No \b before the scheme: scraped text glues links to words ("available athttps://...").
+_URL_RE = re.compile(r"(?:(?:https?|ftp)://|\bwww\.)" + _URL_BODY, re.IGNORECASE)
 _HREF_RE = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _TEXURL_RE = re.compile(r"\\url\s*\{([^{}]*)\}")
 _MDLINK_RE = re.compile(r"\[([^\[\]]*)\]\(\s*(" + _URL_RE.pattern + r")\s*\)", re.IGNORECASE)
@@ -344,33 +345,71 @@ def _join_hyphen(m: re.Match[str]) -> str:
 
 def clean_text(text: str) -> tuple[str, tuple[str, ...]]:
     """Strip TeX/markdown residue, join line-break hyphens, remove URLs: (text, urls)."""
+    text, urls = _clean_once(text)
+    # Removing one layer of markup can expose another ("**\\textbf{x}**"); repeat until
+    # stable, so that cleaning clean text changes nothing and text_hash(abstract) holds.
+    for _ in range(4):
+        if not _RESIDUE_RE.search(text):
+            break
+        again, more = _clean_once(text)
+        if again == text:
+            break
+        text, urls = again, urls + tuple(u for u in more if u not in urls)
+    return text, urls
+
+
+_TEX_QUOTE_RE = re.compile(r"(?<![`\w])`(?=\w)([^`'\n]{1,200}?)'(?!\w)")
+_NBSP_RE = re.compile(r"(?<=[^\s(\[{~])~(?=\S)")  # TeX non-breaking space
+_DASH3_RE = re.compile(r"(?<!-)---(?!-)")
+_DASH2_RE = re.compile(r"(?<!-)--(?!-)")
+_SPACE_RE = re.compile(r"\s+")
+_SPACE_BEFORE_RE = re.compile(r"\s+([,.;:!?)\]])")
+_SPACE_AFTER_RE = re.compile(r"([(\[])\s+")
+_EMPTY_BRACKETS_RE = re.compile(r"\(\)|\[\]")
+_RESIDUE_RE = re.compile(r"[$\\*`{}_]|--|''|\S~|[a-z]-\s|\s[,.;:!?)\]]|[(\[]\s|\(\)|\[\]")
+
+
+def _clean_once(text: str) -> tuple[str, tuple[str, ...]]:
+    # Each step is guarded by a cheap membership test: most abstracts need few of them.
     urls: list[str] = []
-    text = unicodedata.normalize("NFC", text).translate(_LIGATURES)
-    text = _INVISIBLE_RE.sub("", text)
-    original = text
-    text = _extract_links(text, urls)
-    urls.sort(key=original.find)  # in order of appearance, whatever the link syntax
-    text = _drop_link_sentences(text)
-    text = text.replace("``", "“").replace("''", "”")
-    text = re.sub(r"(?<![`\w])`(?=\w)([^`'\n]{1,200}?)'(?!\w)", r"‘\1’", text)
-    text = _DROP_CMD_RE.sub("", text)
-    for math_re in _MATH_RES:
-        text = math_re.sub(_math, text)
-    text = _ESCAPE_RE.sub(lambda e: _ESCAPES[e.group(0)], text)
-    text = _tex_commands(text)
-    text = re.sub(r"(?<=[^\s(\[{~])~(?=\S)", " ", text)  # TeX non-breaking space
-    for md_re in _MD_RES:
-        text = md_re.sub(r"\1", text)
-    text = text.replace("{}", "")
-    text = re.sub(r"(?<!-)---(?!-)", "—", text)
-    text = re.sub(r"(?<!-)--(?!-)", "–", text)
+    text = unicodedata.normalize("NFC", text)
+    if not text.isascii():
+        text = _INVISIBLE_RE.sub("", text.translate(_LIGATURES))
+    if "://" in text or "www." in text.lower() or "\\url" in text or "\\href" in text:
+        original = text
+        text = _extract_links(text, urls)
+        urls.sort(key=original.find)  # in order of appearance, whatever the link syntax
+        text = _drop_link_sentences(text)
+    if "`" in text or "''" in text:
+        text = text.replace("``", "“").replace("''", "”")
+        text = _TEX_QUOTE_RE.sub(r"‘\1’", text)
+    if "\\" in text:
+        text = _DROP_CMD_RE.sub("", text)
+    if "$" in text or "\\" in text:
+        for math_re in _MATH_RES:
+            text = math_re.sub(_math, text)
+    if "\\" in text:
+        text = _ESCAPE_RE.sub(lambda e: _ESCAPES[e.group(0)], text)
+    if "\\" in text or "{" in text:
+        text = _tex_commands(text)
+    if "~" in text:
+        text = _NBSP_RE.sub(" ", text)
+    if "*" in text or "_" in text or "`" in text:
+        for md_re in _MD_RES:
+            text = md_re.sub(r"\1", text)
+    if "{}" in text:
+        text = text.replace("{}", "")
+    if "--" in text:
+        text = _DASH2_RE.sub("–", _DASH3_RE.sub("—", text))
     text = _HYPHEN_RE.sub(_join_hyphen, text)
-    text = text.replace(_LINK, " ").replace(_LBRACE, "{").replace(_RBRACE, "}")
-    text = re.sub(r"\s+", " ", text)
-    text = re.sub(r"\s+([,.;:!?)\]])", r"\1", text)
-    text = re.sub(r"([(\[])\s+", r"\1", text)
-    text = re.sub(r"\(\)|\[\]", "", text)
-    text = re.sub(r"\s+", " ", text).strip()
+    if not text.isascii():
+        text = text.replace(_LINK, " ").replace(_LBRACE, "{").replace(_RBRACE, "}")
+    text = _SPACE_RE.sub(" ", text)
+    text = _SPACE_BEFORE_RE.sub(r"\1", text)
+    text = _SPACE_AFTER_RE.sub(r"\1", text)
+    if "()" in text or "[]" in text:
+        text = _SPACE_RE.sub(" ", _EMPTY_BRACKETS_RE.sub("", text))
+    text = text.strip()
     return text, tuple(urls)
 
 

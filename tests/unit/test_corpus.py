@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graph.corpus import (
     MAX_ABSTRACT_CHARS,
@@ -567,3 +569,20 @@ def test_hidden_files_skipped(tmp_path: Path) -> None:
     write(tmp_path / "seen.txt", f"H\n\n{A3}\n")
     result = read_corpus([tmp_path])
     assert [p.abstract for p in result.papers] == [A3]
+
+
+_PIECES = [
+    "a", "b c", " ", "\n", "$", "$$", "\\", "{", "}", "*", "**", "_", "~", "`", "'", "''", "-",
+    "--", "- ", ".", ",", "(", ")", "[", "]", "\\textbf{", "\\href{", "](", "https://x.org/p",
+    "www.y.io", "\\'", "\\^", "é", "论", "\u00ad", "ﬁ", "\\times", "\\cite{k}", "chal- lenging",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_clean_text_is_idempotent_and_total(pieces: list[str]) -> None:
+    text, urls = clean_text("".join(pieces))
+    assert clean_text(text)[0] == text
+    assert "://" not in text
+    assert text_hash(text) == text_hash("".join(pieces))
+    assert all(isinstance(u, str) and u for u in urls)
