@@ -1,0 +1,261 @@
+"""The FastAPI app: GraphQL at /graphql (GraphiQL in a browser), exports, health, explorer.
+
+:func:`create_app` is the API's composition root: it builds the services from
+the settings, opens the store in the lifespan (a store that is down does not
+stop the app; /readyz says so and requests say "store unavailable" until it is
+back), and wires the limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from strawberry.fastapi import GraphQLRouter
+from strawberry.http import GraphQLHTTPResponse
+from strawberry.types import ExecutionResult
+
+from api import export
+from api.context import API_KEY_HEADER, Context
+from api.errors import annotate
+from api.ids import raw_id
+from api.schema import build_schema
+from api.services import Services, StoreOpener
+from graph.errors import CitegraphError, InvalidArgumentError, NotFoundError
+from graph.model import GraphNode
+from graph.settings import Settings
+from graph.store import open_store
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+class CitegraphRouter(GraphQLRouter[Context, None]):
+    """Strawberry's router, adding ``extensions.code`` to each error."""
+
+    async def process_result(  # type: ignore[override]
+        self, request: Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
+        data: GraphQLHTTPResponse = {"data": result.data}
+        if result.errors:
+            data["errors"] = [annotate(e.formatted, e) for e in result.errors]
+        if result.extensions:
+            data["extensions"] = result.extensions
+        return data
+
+
+def _error_body(message: str, code: str) -> bytes:
+    return json.dumps({"errors": [{"message": message, "extensions": {"code": code}}]}).encode()
+
+
+class LimitsMiddleware:
+    """Request body size (413) and per-request time (504), as plain ASGI."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int, timeout_s: float) -> None:
+        self.app = app
+        self.max_body = max_body_bytes
+        self.timeout = timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            await self._reply(send, 413, self._too_large())
+            return
+        seen = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body:
+                    raise _BodyTooLargeError
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await asyncio.wait_for(self.app(scope, limited_receive, tracking_send), self.timeout)
+        except _BodyTooLargeError:
+            if not started:
+                await self._reply(send, 413, self._too_large())
+        except TimeoutError:
+            log.warning("request to %s ran past %.1fs", scope.get("path"), self.timeout)
+            if not started:
+                await self._reply(send, 504, _error_body(
+                    f"the request took longer than {self.timeout:g} s "
+                    "(CITEGRAPH_REQUEST_TIMEOUT_S); narrow it (depth, limit, first, maxHops)",
+                    "TIMEOUT",
+                ))
+
+    def _too_large(self) -> bytes:
+        return _error_body(
+            f"request body larger than {self.max_body} bytes (CITEGRAPH_MAX_BODY_BYTES)",
+            "PAYLOAD_TOO_LARGE",
+        )
+
+    @staticmethod
+    async def _reply(send: Send, status: int, body: bytes) -> None:
+        await send({
+            "type": "http.response.start", "status": status,
+            "headers": [(b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode())],
+        })
+        await send({"type": "http.response.body", "body": body})
+
+
+class _BodyTooLargeError(Exception):
+    pass
+
+
+def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastAPI:
+    """The app for ``settings``; ``opener`` builds the store (tests pass their own)."""
+    services = Services(settings, opener)
+    schema = build_schema(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(services.open)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(services.close)
+
+    app = FastAPI(
+        title="citegraph",
+        description="A knowledge graph of papers, concepts and datasets. GraphQL at /graphql.",
+        lifespan=lifespan,
+    )
+    app.state.services = services
+    app.state.schema = schema
+
+    async def get_context(request: Request) -> Context:
+        return Context(services, api_key=request.headers.get(API_KEY_HEADER))
+
+    router = CitegraphRouter(schema, context_getter=get_context, graphql_ide="graphiql")
+    app.include_router(router, prefix="/graphql")
+
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", include_in_schema=False)
+    async def readyz() -> JSONResponse:
+        ok, detail = await run_in_threadpool(services.ready)
+        body = {"status": "ready" if ok else "unavailable", "store": detail}
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+    @app.get("/export/{fmt}", summary="The graph or a subgraph for Gephi, Cytoscape, yEd…")
+    async def export_graph(
+        fmt: str,
+        around: str | None = Query(None, description="Node id: export its neighborhood"),
+        depth: int = Query(2, description="Hops around `around`"),
+        path: str | None = Query(None, description="Two node ids 'A,B': their shortest path"),
+    ) -> Response:
+        if fmt not in export.FORMATS:
+            return _client_error(
+                NotFoundError(f"unknown export format {fmt!r}; use graphml, gexf or cytoscape.json")
+            )
+        try:
+            nodes, edges = await run_in_threadpool(_export_parts, services, around, depth, path)
+        except CitegraphError as exc:
+            return _client_error(exc)
+        writer, media, filename = export.FORMATS[fmt]
+        body = await run_in_threadpool(writer, export.to_networkx(nodes, edges))
+        return Response(
+            body, media_type=media,
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
+
+    if STATIC_DIR.is_dir():
+        app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> Response:
+        page = STATIC_DIR / "index.html"
+        if page.is_file():
+            return HTMLResponse(page.read_text(encoding="utf-8"))
+        return PlainTextResponse(
+            "citegraph API\n\nGraphQL (GraphiQL in a browser): /graphql\n"
+            "Exports: /export/graphml, /export/gexf, /export/cytoscape.json\n"
+            "Health: /healthz, /readyz\n"
+        )
+
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"], allow_headers=["Content-Type", API_KEY_HEADER],
+        )
+    app.add_middleware(
+        LimitsMiddleware, max_body_bytes=settings.max_body_bytes,
+        timeout_s=settings.request_timeout_s,
+    )
+    return app
+
+
+def _client_error(exc: CitegraphError) -> JSONResponse:
+    from api.errors import error_code
+
+    code = error_code(exc) or "BAD_REQUEST"
+    status = {"NOT_FOUND": 404, "STORE_UNAVAILABLE": 503}.get(code, 400)
+    err: dict[str, Any] = {"message": str(exc), "extensions": {"code": code}}
+    return JSONResponse({"errors": [err]}, status_code=status)
+
+
+def _export_parts(
+    services: Services, around: str | None, depth: int, path: str | None
+) -> tuple[list[GraphNode], list[Any]]:
+    """Nodes and edges for an export: everything, a neighborhood or a path."""
+    s = services.settings
+    store = services.store()
+
+    def find(ref: str, argument: str) -> GraphNode:
+        node = store.get_nodes([raw_id(ref)]).get(raw_id(ref)) or store.find_node(ref)
+        if node is None:
+            raise NotFoundError(f"{argument}: no node with id, name or alias {ref!r}")
+        return node
+
+    if around is not None and path is not None:
+        raise InvalidArgumentError("around", "give either around or path, not both")
+    if around is not None:
+        if not 1 <= depth <= s.max_depth:
+            raise InvalidArgumentError("depth", f"must be between 1 and {s.max_depth}")
+        start = find(around, "around")
+        sub = store.neighborhood([start.id], depth=depth, limit=s.max_neighborhood_nodes)
+        return list(sub.nodes), list(sub.edges)
+    if path is not None:
+        ends = [p for p in path.split(",") if p.strip()]
+        if len(ends) != 2:
+            raise InvalidArgumentError("path", "give two node ids separated by a comma")
+        a, b = find(ends[0].strip(), "path"), find(ends[1].strip(), "path")
+        found = store.shortest_path(a.id, b.id, None, s.max_hops)
+        if found is None:
+            raise NotFoundError(f"path: no path within {s.max_hops} hops")
+        return list(found.nodes), list(found.edges)
+    data = store.snapshot()
+    return list(data.nodes.values()), list(data.edges.values())
+
+
+__all__ = ["create_app"]
+

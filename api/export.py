@@ -1,0 +1,65 @@
+"""The graph (or a query's subgraph) as GraphML, GEXF or Cytoscape.js JSON.
+
+Written with networkx's own writers. Node ids are the raw store ids (stable
+across exports); every node carries ``kind`` and ``label``, every edge ``type``
+and ``weight`` (and ``terms``, comma-joined, for SHARES_TERM).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import networkx as nx
+
+from graph.model import Edge, GraphNode, Paper
+
+
+def to_networkx(nodes: Iterable[GraphNode], edges: Iterable[Edge]) -> nx.MultiDiGraph:
+    """A MultiDiGraph keyed by edge type, with only scalar (writer-safe) attributes."""
+    g = nx.MultiDiGraph()
+    for n in nodes:
+        attrs: dict[str, Any] = {"kind": n.kind.value, "label": n.label}
+        if isinstance(n, Paper):
+            for name in ("title", "venue", "year"):
+                value = getattr(n, name)
+                if value is not None:
+                    attrs[name] = value
+            if n.urls:
+                attrs["url"] = n.urls[0]
+        g.add_node(n.id, **attrs)
+    for e in edges:
+        if e.source not in g or e.target not in g:
+            continue
+        attrs = {"type": e.type.value, "weight": float(e.weight)}
+        if "terms" in e.attrs:
+            attrs["terms"] = ", ".join(str(x) for x in e.attrs["terms"])
+        g.add_edge(e.source, e.target, key=e.type.value, **attrs)
+    return g
+
+
+def graphml(g: nx.MultiDiGraph) -> bytes:
+    buf = io.BytesIO()
+    nx.write_graphml(g, buf, encoding="utf-8")
+    return buf.getvalue()
+
+
+def gexf(g: nx.MultiDiGraph) -> bytes:
+    buf = io.BytesIO()
+    nx.write_gexf(g, buf, encoding="utf-8")
+    return buf.getvalue()
+
+
+def cytoscape(g: nx.MultiDiGraph) -> bytes:
+    """Cytoscape.js ``elements`` JSON (networkx's cytoscape_data)."""
+    data = nx.cytoscape_data(g, name="label", ident="id")
+    return json.dumps(data, ensure_ascii=False).encode("utf-8")
+
+
+FORMATS = {
+    "graphml": (graphml, "application/graphml+xml", "citegraph.graphml"),
+    "gexf": (gexf, "application/gexf+xml", "citegraph.gexf"),
+    "cytoscape.json": (cytoscape, "application/json", "citegraph.cytoscape.json"),
+}

@@ -1,0 +1,73 @@
+"""Per-request DataLoaders: every node and edge lookup in one query is batched.
+
+A query for 50 papers with their concepts costs one ``list_nodes``, one
+``edges_of`` and one ``get_nodes`` call, however many papers it returns.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from starlette.concurrency import run_in_threadpool
+from strawberry.dataloader import DataLoader
+
+from graph.model import Edge, GraphNode, RelType
+from graph.store import GraphStore
+
+T = TypeVar("T")
+
+EdgeKey = tuple[str, frozenset[RelType] | None]
+
+
+async def in_thread(store_fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a (sync, maybe slow) store call off the event loop."""
+    return await run_in_threadpool(store_fn, *args, **kwargs)
+
+
+@dataclass
+class Loaders:
+    """Fresh for every request, so nothing leaks between requests or users."""
+
+    nodes: DataLoader[str, GraphNode | None]
+    edges: DataLoader[EdgeKey, list[Edge]]
+
+
+def make_loaders(get_store: Callable[[], GraphStore]) -> Loaders:
+    """DataLoaders over the store ``get_store`` returns (resolved lazily, per batch)."""
+
+    async def load_nodes(ids: list[str]) -> list[GraphNode | None]:
+        found = await in_thread(lambda: get_store().get_nodes(ids))
+        return [found.get(i) for i in ids]
+
+    async def load_edges(keys: list[EdgeKey]) -> list[list[Edge]]:
+        by_types: dict[frozenset[RelType] | None, list[str]] = defaultdict(list)
+        for nid, types in keys:
+            by_types[types].append(nid)
+        out: dict[EdgeKey, list[Edge]] = {k: [] for k in keys}
+        for types, ids in by_types.items():
+            edges = await in_thread(_edges_of, get_store, ids, types)
+            wanted = set(ids)
+            for e in edges:
+                for end in {e.source, e.target}:
+                    if end in wanted:
+                        out[(end, types)].append(e)
+        return [out[k] for k in keys]
+
+    return Loaders(
+        nodes=DataLoader(load_fn=load_nodes, max_batch_size=1000),
+        edges=DataLoader(load_fn=load_edges, max_batch_size=1000),
+    )
+
+
+def _edges_of(
+    get_store: Callable[[], GraphStore], ids: Sequence[str], types: frozenset[RelType] | None
+) -> list[Edge]:
+    return get_store().edges_of(list(ids), sorted(types) if types is not None else None)
+
+
+def edge_key(node_id: str, *types: RelType) -> EdgeKey:
+    """Loader key for the edges of ``node_id`` of ``types`` (none: every type)."""
+    return (node_id, frozenset(types) if types else None)

@@ -1,0 +1,131 @@
+"""What the app holds for its lifetime: the store (re-opened when it comes back),
+the embedder (loaded on first semantic query), the pipeline and the write lock.
+
+Built once by :func:`api.app.create_app` from the settings; resolvers reach it
+through the request context, never through a module global.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from graph.errors import CitegraphError, StoreUnavailableError
+from graph.settings import Settings
+from graph.store import GraphStore, open_store
+
+if TYPE_CHECKING:
+    from graph.build import Pipeline
+    from graph.embed import SentenceTransformerEmbedder
+
+log = logging.getLogger(__name__)
+
+StoreOpener = Callable[[Settings], GraphStore]
+
+
+class Services:
+    """Store, embedder and pipeline for one app; thread-safe."""
+
+    #: seconds between attempts to re-open a store that could not be reached
+    RETRY_S = 1.0
+
+    def __init__(self, settings: Settings, opener: StoreOpener = open_store) -> None:
+        self.settings = settings
+        self._opener = opener
+        self._store: GraphStore | None = None
+        self._store_error: str | None = None
+        self._last_try = 0.0
+        self._lock = threading.Lock()
+        self.write_lock = threading.Lock()
+        self._embedder: SentenceTransformerEmbedder | None = None
+        self._pipeline: Pipeline | None = None
+        self.generation = 0  # bumped on every write; keys derived caches (stats, PageRank)
+        self.cache: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ store
+    def open(self) -> None:
+        """Try to open the store now; failures are remembered, not raised."""
+        with self._lock:
+            self._try_open()
+
+    def _try_open(self) -> None:
+        self._last_try = time.monotonic()
+        try:
+            self._store = self._opener(self.settings)
+            self._store_error = None
+            log.info("store opened (%s)", self.settings.store)
+        except CitegraphError as exc:
+            self._store = None
+            self._store_error = str(exc)
+            log.warning("store unavailable: %s", exc)
+
+    def store(self) -> GraphStore:
+        """The open store; re-opens it when it was down. Raises StoreUnavailableError."""
+        store = self._store
+        if store is not None:
+            return store
+        with self._lock:
+            if self._store is None and time.monotonic() - self._last_try >= self.RETRY_S:
+                self._try_open()
+            if self._store is None:
+                raise StoreUnavailableError(
+                    f"store unavailable: {self._store_error or 'not opened'}"
+                )
+            return self._store
+
+    def ready(self) -> tuple[bool, str]:
+        """(reachable, detail) for /readyz: opens the store if needed, then pings it."""
+        try:
+            store = self.store()
+            store.ping()
+        except CitegraphError as exc:
+            return False, str(exc)
+        return True, self.settings.store
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                try:
+                    self._store.close()
+                finally:
+                    self._store = None
+            if self._pipeline is not None:
+                self._pipeline.close()
+                self._pipeline = None
+
+    # ------------------------------------------------------------------ model
+    def embedder(self) -> SentenceTransformerEmbedder:
+        """The embedding model, created once (its weights load on first encode)."""
+        with self._lock:
+            if self._embedder is None:
+                from graph.embed import SentenceTransformerEmbedder
+
+                s = self.settings
+                self._embedder = SentenceTransformerEmbedder(
+                    s.model, dtype=s.embed_dtype, batch_size=s.embed_batch_size,
+                    long_text=s.long_text,
+                )
+            return self._embedder
+
+    def embed(self, text: str) -> list[float]:
+        """One text as a unit vector."""
+        vector: Sequence[float] = self.embedder().encode([text])[0].tolist()
+        return list(vector)
+
+    def pipeline(self) -> Pipeline:
+        """The one pipeline (and its caches under settings.cache_dir) for writes."""
+        embedder = self.embedder()
+        with self._lock:
+            if self._pipeline is None:
+                from graph.build import Pipeline
+
+                self._pipeline = Pipeline(self.settings, embedder=embedder)
+            return self._pipeline
+
+    def wrote(self) -> None:
+        """Forget caches derived from the graph after a write."""
+        self.generation += 1
+        self.cache.clear()

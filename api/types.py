@@ -1,0 +1,515 @@
+"""GraphQL types. They convert from the domain types in ``graph.model`` here, at the edge.
+
+Two families:
+
+* ``Node`` types (``Paper``, ``Concept``, ``Dataset``) with global ids and nested
+  fields resolved through the request's DataLoaders;
+* flat rows (``GraphNode``, ``GraphEdge``, ``PathHop``) used by the graph-shaped
+  payloads (neighborhood, paths). Their fields are plain attributes, so
+  :mod:`api.fastpath` can complete whole lists of them at once.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Generic, TypeVar
+
+import strawberry
+from strawberry.types import Info
+
+from api.context import Context
+from api.errors import check_range
+from api.ids import encode_cursor, offset_of, to_global_id
+from api.loaders import edge_key
+from graph import model
+from graph.explain import hop_reason
+from graph.model import NodeKind, RelType
+
+NodeKindEnum = strawberry.enum(NodeKind, name="NodeKind", description="What a node is.")
+RelTypeEnum = strawberry.enum(RelType, name="RelType", description="Relationship types.")
+
+
+@strawberry.enum(description="How `search` matches.")
+class SearchMode(Enum):
+    KEYWORD = "keyword"
+    SEMANTIC = "semantic"
+    HYBRID = "hybrid"
+
+
+# --------------------------------------------------------------------------- flat rows
+
+
+@strawberry.type(description="A node in a graph payload; `id` is the raw key edges refer to.")
+class GraphNode:
+    id: strawberry.ID
+    label: str
+    kind: NodeKindEnum  # type: ignore[valid-type]
+
+
+@strawberry.type(description="An edge in its stored direction; `terms` for SHARES_TERM edges.")
+class GraphEdge:
+    source: strawberry.ID
+    target: strawberry.ID
+    type: RelTypeEnum  # type: ignore[valid-type]
+    weight: float
+    terms: list[str] | None
+
+
+@strawberry.type(description="One step of a path, in walking order, with why it is there.")
+class PathHop:
+    from_: strawberry.ID = strawberry.field(name="from")
+    to: strawberry.ID
+    type: RelTypeEnum  # type: ignore[valid-type]
+    weight: float
+    reason: str
+    terms: list[str] | None
+
+
+FLAT_TYPES = (GraphNode, GraphEdge, PathHop)
+
+
+def graph_node(node: model.GraphNode) -> GraphNode:
+    return GraphNode(id=strawberry.ID(node.id), label=node.label, kind=node.kind)
+
+
+def graph_edge(edge: model.Edge) -> GraphEdge:
+    terms = edge.attrs.get("terms")
+    return GraphEdge(
+        source=strawberry.ID(edge.source), target=strawberry.ID(edge.target), type=edge.type,
+        weight=edge.weight, terms=list(terms) if terms is not None else None,
+    )
+
+
+@strawberry.type(description="Nodes and edges around the start; `truncated` when `limit` cut it.")
+class Subgraph:
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool
+
+
+def subgraph(sub: model.Subgraph) -> Subgraph:
+    return Subgraph(
+        nodes=[graph_node(n) for n in sub.nodes],
+        edges=[graph_edge(e) for e in sub.edges],
+        truncated=sub.truncated,
+    )
+
+
+@strawberry.type(description="An ordered path: `hops[i]` joins `nodes[i]` and `nodes[i+1]`.")
+class Path:
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    hops: list[PathHop]
+    length: int
+    strength: float
+
+
+def path(p: model.GraphPath) -> Path:
+    labels = {n.id: n.label for n in p.nodes}
+    hops = []
+    for a, b, e in zip(p.nodes, p.nodes[1:], p.edges, strict=False):
+        terms = e.attrs.get("terms")
+        hops.append(
+            PathHop(
+                from_=strawberry.ID(a.id), to=strawberry.ID(b.id), type=e.type, weight=e.weight,
+                reason=hop_reason(e, labels), terms=list(terms) if terms is not None else None,
+            )
+        )
+    return Path(
+        nodes=[graph_node(n) for n in p.nodes],
+        edges=[graph_edge(e) for e in p.edges],
+        hops=hops,
+        length=p.hops,
+        strength=round(p.strength, 6),
+    )
+
+
+# --------------------------------------------------------------------------- connections
+
+T = TypeVar("T")
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    has_previous_page: bool
+    start_cursor: str | None
+    end_cursor: str | None
+
+
+@strawberry.type
+class Edge(Generic[T]):
+    cursor: str
+    node: T
+
+
+@strawberry.type(description="A Relay connection; cursors are opaque offsets.")
+class Connection(Generic[T]):
+    edges: list[Edge[T]]
+    page_info: PageInfo
+    total_count: int
+
+
+def connection(items: list[T], offset: int, total: int) -> Connection[T]:
+    edges = [Edge(cursor=encode_cursor(offset + i + 1), node=n) for i, n in enumerate(items)]
+    return Connection(
+        edges=edges,
+        page_info=PageInfo(
+            has_next_page=offset + len(items) < total,
+            has_previous_page=offset > 0,
+            start_cursor=edges[0].cursor if edges else None,
+            end_cursor=edges[-1].cursor if edges else None,
+        ),
+        total_count=total,
+    )
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+@strawberry.interface(description="Anything with a global id: Paper, Concept, Dataset.")
+class Node:
+    id: strawberry.ID = strawberry.field(description="Global id (base64 of `Kind:key`).")
+
+
+def to_node(node: model.GraphNode) -> Paper | Concept | Dataset:
+    """The GraphQL object for a domain node."""
+    if isinstance(node, model.Paper):
+        return Paper.of(node)
+    if isinstance(node, model.Concept):
+        return Concept.of(node)
+    return Dataset.of(node)
+
+
+async def _neighbours(
+    info: Info[Context, None], node_id: str, types: tuple[RelType, ...], outgoing: bool | None
+) -> list[tuple[model.Edge, model.GraphNode]]:
+    """(edge, node at the other end) for ``node_id``'s edges of ``types``, via the loaders."""
+    loaders = info.context.loaders
+    edges = await loaders.edges.load(edge_key(node_id, *types))
+    picked = [
+        e for e in edges
+        if outgoing is None or (e.source == node_id) == outgoing
+    ]
+    others = [e.target if e.source == node_id else e.source for e in picked]
+    nodes = await loaders.nodes.load_many(others)
+    return [(e, n) for e, n in zip(picked, nodes, strict=True) if n is not None]
+
+
+@strawberry.type(description="A concept a paper mentions, with the mention's weight.")
+class ConceptMention:
+    concept: Concept
+    weight: float
+    evidence: str | None
+
+
+@strawberry.type(description="A dataset a paper uses or introduces.")
+class DatasetMention:
+    dataset: Dataset
+    relation: RelTypeEnum  # type: ignore[valid-type]
+    weight: float
+    evidence: str | None
+
+
+@strawberry.type(description="A SIMILAR_TO neighbour: cosine `score` and its `rank`.")
+class SimilarPaper:
+    paper: Paper
+    score: float
+    rank: int | None
+
+
+@strawberry.type(description="A SHARES_TERM neighbour: the shared terms and their IDF weights.")
+class SharedTerms:
+    paper: Paper
+    weight: float
+    terms: list[str]
+    term_weights: list[float]
+
+
+@strawberry.type(description="One readable reason a paper is recommended.")
+class Reason:
+    kind: str = strawberry.field(
+        description="similar | concept | dataset | cites | cited_by | path"
+    )
+    text: str
+    weight: float
+    node_id: strawberry.ID | None
+
+
+@strawberry.type(description="A recommended paper with its score and the reasons for it.")
+class RelatedPaper:
+    paper: Paper
+    score: float
+    similarity: float
+    reasons: list[Reason]
+    path: Path | None = strawberry.field(
+        description="seed -> shared concept -> this paper, when they share one"
+    )
+
+
+def related_paper(r: model.RelatedPaper) -> RelatedPaper:
+    return RelatedPaper(
+        paper=Paper.of(r.paper),
+        score=r.score,
+        similarity=r.similarity,
+        reasons=[
+            Reason(kind=x.kind, text=x.text, weight=x.weight,
+                   node_id=strawberry.ID(x.node_id) if x.node_id else None)
+            for x in r.reasons
+        ],
+        path=path(r.path) if r.path is not None else None,
+    )
+
+
+def _first(first: int, info: Info[Context, None]) -> int:
+    return check_range("first", first, 1, info.context.settings.max_page_size)
+
+
+@strawberry.type(description="A paper (one abstract).")
+class Paper(Node):
+    key: strawberry.ID = strawberry.field(description="The raw paper id, e.g. `p-1a2b3c4d5e6f`.")
+    label: str
+    title: str | None
+    abstract: str
+    venue: str | None
+    year: int | None
+    url: str | None
+    urls: list[str]
+    authors: list[str]
+    keywords: list[str]
+    _p: strawberry.Private[model.Paper]
+
+    @classmethod
+    def of(cls, p: model.Paper) -> Paper:
+        return cls(
+            id=strawberry.ID(to_global_id(NodeKind.PAPER, p.id)), key=strawberry.ID(p.id),
+            label=p.label, title=p.title, abstract=p.abstract, venue=p.venue, year=p.year,
+            url=p.urls[0] if p.urls else None, urls=list(p.urls), authors=list(p.authors),
+            keywords=list(p.keywords), _p=p,
+        )
+
+    @strawberry.field(description="Concepts the abstract mentions, strongest first.")
+    async def concepts(self, info: Info[Context, None]) -> list[ConceptMention]:
+        pairs = await _neighbours(info, self._p.id, (RelType.MENTIONS,), True)
+        out = [
+            ConceptMention(concept=Concept.of(n), weight=e.weight, evidence=e.attrs.get("evidence"))
+            for e, n in pairs if isinstance(n, model.Concept)
+        ]
+        return sorted(out, key=lambda m: (-m.weight, m.concept.name))
+
+    @strawberry.field(description="Datasets the paper uses or introduces.")
+    async def datasets(self, info: Info[Context, None]) -> list[DatasetMention]:
+        pairs = await _neighbours(info, self._p.id, (RelType.USES, RelType.INTRODUCES), True)
+        return [
+            DatasetMention(dataset=Dataset.of(n), relation=e.type, weight=e.weight,
+                           evidence=e.attrs.get("evidence"))
+            for e, n in pairs if isinstance(n, model.Dataset)
+        ]
+
+    @strawberry.field(description="Papers with similar abstracts (SIMILAR_TO), best first.")
+    async def similar(
+        self, info: Info[Context, None], first: int = 10, min_score: float = 0.0
+    ) -> list[SimilarPaper]:
+        first = _first(first, info)
+        pairs = await _neighbours(info, self._p.id, (RelType.SIMILAR_TO,), None)
+        best: dict[str, SimilarPaper] = {}
+        for e, n in pairs:
+            if not isinstance(n, model.Paper) or e.weight < min_score:
+                continue
+            rank = e.attrs.get("rank") if e.source == self._p.id else None
+            if n.id not in best or e.weight > best[n.id].score:
+                best[n.id] = SimilarPaper(paper=Paper.of(n), score=e.weight, rank=rank)
+        return sorted(best.values(), key=lambda s: (-s.score, s.paper.key))[:first]
+
+    @strawberry.field(description="Papers sharing rare concepts/datasets (SHARES_TERM).")
+    async def shares_terms(self, info: Info[Context, None], first: int = 10) -> list[SharedTerms]:
+        first = _first(first, info)
+        pairs = await _neighbours(info, self._p.id, (RelType.SHARES_TERM,), None)
+        out = [
+            SharedTerms(
+                paper=Paper.of(n), weight=e.weight, terms=list(e.attrs.get("terms", [])),
+                term_weights=[float(w) for w in e.attrs.get("term_weights", [])],
+            )
+            for e, n in pairs if isinstance(n, model.Paper)
+        ]
+        return sorted(out, key=lambda s: (-s.weight, s.paper.key))[:first]
+
+    @strawberry.field(description="Papers this paper cites (in the graph).")
+    async def cites(self, info: Info[Context, None]) -> list[Paper]:
+        pairs = await _neighbours(info, self._p.id, (RelType.CITES,), True)
+        return [Paper.of(n) for _, n in pairs if isinstance(n, model.Paper)]
+
+    @strawberry.field(description="Papers in the graph that cite this one.")
+    async def cited_by(self, info: Info[Context, None]) -> list[Paper]:
+        pairs = await _neighbours(info, self._p.id, (RelType.CITES,), False)
+        return [Paper.of(n) for _, n in pairs if isinstance(n, model.Paper)]
+
+    @strawberry.field(description="Related papers with reasons (see `Query.related`).")
+    async def related(self, info: Info[Context, None], first: int = 5) -> list[RelatedPaper]:
+        from graph.related import related
+
+        first = _first(first, info)
+        store = info.context.store()
+        found = await info.context.call_fn(related, store, paper=self._p.id, first=first)
+        return [related_paper(r) for r in found]
+
+
+@strawberry.type(description="A concept co-mentioned with another (RELATED_TO).")
+class RelatedConcept:
+    concept: Concept
+    weight: float
+    count: int
+
+
+@strawberry.type(description="A method, task, model family or technique.")
+class Concept(Node):
+    key: strawberry.ID = strawberry.field(description="The raw id, e.g. `concept:diffusion-model`.")
+    name: str
+    aliases: list[str]
+    kind: str = strawberry.field(description="method | task | model | technique | concept")
+    _c: strawberry.Private[model.Concept]
+
+    @classmethod
+    def of(cls, c: model.Concept) -> Concept:
+        return cls(
+            id=strawberry.ID(to_global_id(NodeKind.CONCEPT, c.id)), key=strawberry.ID(c.id),
+            name=c.name, aliases=list(c.aliases), kind=c.category, _c=c,
+        )
+
+    @strawberry.field(description="How many papers mention it.")
+    async def paper_count(self, info: Info[Context, None]) -> int:
+        edges = await info.context.loaders.edges.load(edge_key(self._c.id, RelType.MENTIONS))
+        return len({e.source for e in edges})
+
+    @strawberry.field(description="Papers mentioning it, by id.")
+    async def papers(
+        self, info: Info[Context, None], first: int = 10, after: str | None = None
+    ) -> Connection[Paper]:
+        return await paper_page(info, first, after, neighbor=self._c.id)
+
+    @strawberry.field(description="Concepts most often mentioned together with it.")
+    async def related_concepts(
+        self, info: Info[Context, None], first: int = 10
+    ) -> list[RelatedConcept]:
+        first = _first(first, info)
+        pairs = await _neighbours(info, self._c.id, (RelType.RELATED_TO,), None)
+        out = [
+            RelatedConcept(concept=Concept.of(n), weight=e.weight,
+                           count=int(e.attrs.get("count", e.weight)))
+            for e, n in pairs if isinstance(n, model.Concept)
+        ]
+        return sorted(out, key=lambda r: (-r.weight, r.concept.name))[:first]
+
+
+@strawberry.type(description="A named dataset or benchmark.")
+class Dataset(Node):
+    key: strawberry.ID = strawberry.field(description="The raw id, e.g. `dataset:imagenet`.")
+    name: str
+    aliases: list[str]
+    _d: strawberry.Private[model.Dataset]
+
+    @classmethod
+    def of(cls, d: model.Dataset) -> Dataset:
+        return cls(
+            id=strawberry.ID(to_global_id(NodeKind.DATASET, d.id)), key=strawberry.ID(d.id),
+            name=d.name, aliases=list(d.aliases), _d=d,
+        )
+
+    @strawberry.field(description="Papers that introduce it.")
+    async def introduced_by(self, info: Info[Context, None]) -> list[Paper]:
+        pairs = await _neighbours(info, self._d.id, (RelType.INTRODUCES,), False)
+        return [Paper.of(n) for _, n in pairs if isinstance(n, model.Paper)]
+
+    @strawberry.field(description="Papers that use it.")
+    async def used_by(self, info: Info[Context, None]) -> list[Paper]:
+        pairs = await _neighbours(info, self._d.id, (RelType.USES,), False)
+        return [Paper.of(n) for _, n in pairs if isinstance(n, model.Paper)]
+
+    @strawberry.field(description="How many papers use or introduce it.")
+    async def paper_count(self, info: Info[Context, None]) -> int:
+        key = edge_key(self._d.id, RelType.USES, RelType.INTRODUCES)
+        edges = await info.context.loaders.edges.load(key)
+        return len({e.source for e in edges})
+
+
+async def paper_page(
+    info: Info[Context, None],
+    first: int,
+    after: str | None,
+    *,
+    neighbor: str | None = None,
+    venue: str | None = None,
+    year: int | None = None,
+) -> Connection[Paper]:
+    """One page of papers (by id) straight from the store's own paging."""
+    first = _first(first, info)
+    offset = offset_of(after)
+    nodes, total = await info.context.call(
+        "list_nodes", NodeKind.PAPER, offset=offset, limit=first, venue=venue, year=year,
+        neighbor=neighbor,
+    )
+    return connection([Paper.of(n) for n in nodes], offset, total)
+
+
+# --------------------------------------------------------------------------- search, stats
+
+
+@strawberry.type(description="A search result.")
+class SearchHit:
+    node: Node
+    score: float = strawberry.field(
+        description="KEYWORD: keyword score; SEMANTIC: cosine; HYBRID: reciprocal-rank fusion"
+    )
+    keyword_score: float | None
+    similarity: float | None
+
+
+@strawberry.type
+class KindCount:
+    kind: str
+    count: int
+
+
+@strawberry.type(description="A concept with its degree and PageRank in the whole graph.")
+class CentralConcept:
+    concept: Concept
+    degree: int
+    pagerank: float
+
+
+@strawberry.type(description="Counts per node and edge kind, and the most central concepts.")
+class Stats:
+    nodes: list[KindCount]
+    edges: list[KindCount]
+    total_nodes: int
+    total_edges: int
+    central_concepts: list[CentralConcept]
+
+
+# --------------------------------------------------------------------------- mutations
+
+
+@strawberry.input(description="One paper to add; only `abstract` is required.")
+class PaperInput:
+    abstract: str
+    id: str | None = None
+    title: str | None = None
+    venue: str | None = None
+    year: int | None = None
+    url: str | None = None
+    authors: list[str] | None = None
+    keywords: list[str] | None = None
+    references: list[str] | None = None
+
+
+@strawberry.type(description="What a write changed.")
+class ChangeReport:
+    added: list[strawberry.ID]
+    removed: list[strawberry.ID]
+    updated: int
+    duplicates: int
+    nodes_written: int
+    edges_written: int
+    nodes_deleted: int
+    edges_deleted: int
+    problems: list[str]
