@@ -12,16 +12,18 @@ There is no POS tagger: noun phrases come from rules over a word lexicon
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
-from lemminflect import getAllLemmas, getLemma
+import lemminflect
 from wordfreq import zipf_frequency
 
 from graph.model import Concept, Dataset, Edge, RelType, concept_id, dataset_id
@@ -88,7 +90,7 @@ class _Lexicon:
     weak_heads: frozenset[str]
     generic: frozenset[str]  # modifiers | weak heads | generic nouns
     gazetteer: dict[str, str]  # spelling -> canonical spelling
-    gazetteer_re: re.Pattern[str] | None
+    gazetteer_first: dict[str, tuple[tuple[tuple[str, ...], str], ...]]  # token -> (tokens, name)
     not_datasets: frozenset[str]
 
 
@@ -125,15 +127,17 @@ def _lex() -> _Lexicon:
     not_datasets = frozenset(
         n.strip() for line in data_sections["not_datasets"] for n in line.split("|") if n.strip()
     )
-    alternation = "|".join(re.escape(n) for n in sorted(gazetteer, key=lambda s: (-len(s), s)))
-    gaz_re = re.compile(rf"(?<![\w-])(?:{alternation})(?![\w-]|\.\d)") if gazetteer else None
+    first: dict[str, list[tuple[tuple[str, ...], str]]] = defaultdict(list)
+    for n in sorted(gazetteer, key=lambda s: (-len(s), s)):
+        toks = tuple(_TOKEN_RE.findall(n))
+        first[toks[0]].append((toks, gazetteer[n]))
     return _Lexicon(
         stop=_words(stop_sections["function"]) | _words(stop_sections["verbs"]),
         modifiers=modifiers,
         weak_heads=heads,
         generic=modifiers | heads | _words(generic_sections["nouns"]),
         gazetteer=gazetteer,
-        gazetteer_re=gaz_re,
+        gazetteer_first={k: tuple(v) for k, v in first.items()},
         not_datasets=not_datasets,
     )
 
@@ -177,7 +181,7 @@ _EVAL_CONTEXT_RE = re.compile(
     re.IGNORECASE,
 )
 _LABEL_NAMED_RE = re.compile(
-    r"\b(?:we|this (?:paper|work)|here,? we)\s+(?:\w+\s+){0,2}?"
+    r"\b(?i:we|this (?:paper|work)|here,? we)\s+(?:\w+\s+){0,2}?"
     r"(?:propose|introduce|present|develop|design|build|construct|release|establish|"
     r"curate|create|contribute|call|name|dub|term)(?:s|d|ed)?\s+"
     r"(?:a\s+\w+\s+(?:\w+\s+)?(?:called|named|dubbed|termed)\s+)?"
@@ -289,6 +293,7 @@ _BREAK, _MOD, _HEAD = 0, 1, 2
 
 
 def _prepare(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
     text = _URL_RE.sub(" ", text)
     text = _TEX_CMD_RE.sub(r"\1", text)
     text = _MARKUP_RE.sub(" ", text)
@@ -305,6 +310,12 @@ def _trim(sentence: str, limit: int = _EVIDENCE_MAX) -> str:
         return sentence
     cut = sentence[: limit - 1].rsplit(" ", 1)[0]
     return cut.rstrip(",;: ") + "…"
+
+
+@lru_cache(maxsize=1 << 17)
+def _pos(word: str) -> frozenset[str]:
+    """Universal POS tags the lexicon knows for ``word`` (cached; lemminflect copies)."""
+    return frozenset(lemminflect.getAllLemmas(word))
 
 
 def _is_word(tok: str) -> bool:
@@ -334,7 +345,7 @@ def _singular(word: str) -> str:
         return f"{head}-{_singular(last)}"
     if word in _KEEP_S or len(word) < 4 or not word.endswith(("s", "a", "i")):
         return word
-    lemmas = getLemma(word, upos="NOUN")
+    lemmas = lemminflect.getLemma(word, upos="NOUN")
     if not lemmas:
         return word
     lemma = str(lemmas[0])
@@ -361,7 +372,7 @@ def _role(tok: str) -> int:
         return _HEAD
     if "-" in low and last in {"based", "aware", "free", "like", "specific", "level", "wise"}:
         return _MOD
-    pos = getAllLemmas(last)
+    pos = _pos(last)
     if not pos:
         if last.endswith("ly") and "-" not in low:
             return _BREAK
@@ -382,7 +393,7 @@ def _role(tok: str) -> int:
 @lru_cache(maxsize=1 << 16)
 def _can_be_verb(tok: str) -> bool:
     low = tok.lower()
-    return not _is_acronym(tok) and "VERB" in getAllLemmas(low)
+    return not _is_acronym(tok) and "VERB" in _pos(low)
 
 
 def _verb_after(prev: str, tok: str) -> bool:
@@ -397,9 +408,10 @@ def _adjective_like(word: str) -> bool:
     return word.endswith(_ADJ_SUFFIXES) and not word.endswith(_NOUN_SUFFIXES)
 
 
+@lru_cache(maxsize=1 << 16)
 def _participle(tok: str) -> bool:
     low = tok.lower().rsplit("-", 1)[-1]
-    return low.endswith("ed") and set(getAllLemmas(low)) == {"VERB"}
+    return low.endswith("ed") and _pos(low) == {"VERB"}
 
 
 @lru_cache(maxsize=1 << 16)
@@ -418,7 +430,7 @@ def _single_ok(tok: str) -> bool:
         return False
     if sing not in _TECH_SINGLE and zipf_frequency(sing, "en") >= _COMMON_ZIPF:
         return False  # everyday English ("space", "change", "target") names no concept alone
-    pos = getAllLemmas(last)
+    pos = _pos(last)
     if not pos:
         return not last.endswith(("ing", "ed", "ly")) and not _adjective_like(last)
     if "ADJ" in pos or "ADV" in pos:
@@ -426,6 +438,7 @@ def _single_ok(tok: str) -> bool:
     return "NOUN" in pos and not (last.endswith("ing") and "VERB" in pos)
 
 
+@lru_cache(maxsize=1 << 17)
 def _norm_word(word: str, head: bool) -> str:
     if _is_acronym(word):
         word = _acronym_singular(word) if head else word
@@ -616,7 +629,11 @@ def _looks_like_model(tok: str) -> bool:
 
 
 def _strong_name(tok: str) -> bool:
-    return bool(_MIXED_RE.search(tok)) and not tok.isdigit()
+    """CIFAR-10, ImageNet, GSM8K; not all-caps words (GPU, II), which need the gazetteer."""
+    has_alpha = any(c.isalpha() for c in tok)
+    has_digit = any(c.isdigit() for c in tok)
+    inner_mix = any(a.islower() and b.isupper() for a, b in itertools.pairwise(tok))
+    return has_alpha and (has_digit or inner_mix)
 
 
 def _dataset_spans(
@@ -635,7 +652,7 @@ def _dataset_spans(
                 start -= 2
                 continue
             if _namey(t, start - 1 == 0) or (
-                t.isdigit() and start < end
+                t.isdigit() and start >= 2 and _namey(tokens[start - 2], start - 2 == 0)
             ):
                 start -= 1
                 continue
@@ -705,7 +722,13 @@ def _dataset_spans(
                     break
         elif _BENCH_NAME_RE.match(tok) and ok(i, i + 1):
             spans.append((i, name_fwd(i + 1) if i + 1 < n and tokens[i + 1].isdigit() else i + 1))
-    return spans
+    # keep the longest of overlapping spans ("AIR-BENCH 2024" over "AIR-BENCH")
+    spans = sorted(set(spans), key=lambda sp: (sp[0] - sp[1], sp[0]))
+    kept: list[tuple[int, int]] = []
+    for sp in spans:
+        if not any(k[0] <= sp[0] and sp[1] <= k[1] for k in kept):
+            kept.append(sp)
+    return sorted(kept)
 
 
 def _eval_list_spans(
@@ -760,7 +783,7 @@ def _clean_phrase(rest: str) -> str:
     for i, w in enumerate(words):
         bare = w.strip(",;:()").lower()
         if i >= 1 and (
-            (bare.endswith("ly") and not getAllLemmas(bare).keys() - {"ADV"})
+            (bare.endswith("ly") and not _pos(bare) - {"ADV"})
             or _participle(bare)
         ):
             words = words[:i]
@@ -912,13 +935,12 @@ def extract(text: str) -> Extraction:
         spans = _dataset_spans(tokens, defined) + _eval_list_spans(tokens, sentence, defined)
         found: list[tuple[str, int]] = [(" ".join(tokens[s:e]).replace(" 's", "'s"), s)
                                         for s, e in spans]
-        if lex.gazetteer_re is not None:
-            for m in lex.gazetteer_re.finditer(sentence):
-                name = m.group(0)
-                if name.lower() in defined:
-                    continue
-                pos = len(_TOKEN_RE.findall(sentence[: m.start()]))
-                found.append((lex.gazetteer[name], pos))
+        for pos, tok in enumerate(tokens):
+            for cand, canonical in lex.gazetteer_first.get(tok, ()):
+                if tuple(tokens[pos : pos + len(cand)]) == cand:
+                    if tok.lower() not in defined:
+                        found.append((canonical, pos))
+                    break
         for raw_name, pos in sorted(found, key=lambda f: f[1]):
             name = raw_name.strip(" -")
             dkey = _dataset_key(name)
@@ -967,11 +989,11 @@ def _proper(word: str) -> bool:
     return _is_acronym(word)
 
 
-def _canonical(surfaces: Counter[str], keys: Counter[str], long_keys: set[str]) -> str:
+def _canonical(surfaces: Counter[str], keys: Counter[str], acronym_keys: set[str]) -> str:
     """Most common long form (lower-case but for acronym-like words), else the acronym."""
-    long_forms = [k for k in keys if k in long_keys or len(k.split()) > 1]
+    long_forms = [k for k in keys if k not in acronym_keys]
     if long_forms:
-        best = max(long_forms, key=lambda k: (keys[k], k.count(" ") * -1, k))
+        best = max(long_forms, key=lambda k: (keys[k], k))
         # restore the case of acronym-like words from the most common matching surface
         matching = [s for s in surfaces if _key(s.split()) == best]
         if matching:
@@ -989,6 +1011,9 @@ def _canonical(surfaces: Counter[str], keys: Counter[str], long_keys: set[str]) 
     return max(keys, key=lambda k: (keys[k], k))
 
 
+_Group = list[tuple[TermMention, str]]
+
+
 def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
     """Merge per-paper extractions into concepts, datasets and paper edges (order-free)."""
     lex = _lex()
@@ -1002,88 +1027,97 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
     global_long = {s: max(c.items(), key=lambda kv: (kv[1], kv[0]))[0] for s, c in defs.items()}
     long_keys = set(global_long.values())
 
-    def expand(key: str, local: Mapping[str, str]) -> str:
-        words = key.split()
-        if len(words) == 1:
-            return local.get(key) or global_long.get(key) or key
-        return " ".join((local.get(w) or global_long.get(w) or w) if w in defs or w in local
-                        else w for w in words)
+    def expand(m: TermMention, local: Mapping[str, str]) -> str:
+        """The key with acronym words (as written: "LLMs") replaced by their long forms."""
+        words = m.key.split()
+        surf = m.surface.split()
+        if len(surf) != len(words):
+            return m.key
+        return " ".join(
+            (local.get(w) or global_long.get(w) or w) if _is_acronym(sw) else w
+            for w, sw in zip(words, surf, strict=True)
+        )
 
     dataset_folds: set[str] = set()
     for pid in papers:
         dataset_folds.update(_fold(d.key) for d in extractions[pid].datasets)
 
-    # paper -> group fold -> mentions
-    per_paper: dict[str, dict[str, list[TermMention]]] = {}
+    # paper -> group fold -> (mention, key with acronyms expanded)
+    per_paper: dict[str, dict[str, _Group]] = {}
     df: Counter[str] = Counter()
     for pid in papers:
         ex = extractions[pid]
         local = {s.lower(): lg for s, lg in ex.acronyms}
-        groups: dict[str, list[TermMention]] = defaultdict(list)
+        groups: dict[str, _Group] = defaultdict(list)
         for m in ex.concepts:
-            g = _fold(expand(m.key, local))
+            full = expand(m, local)
+            g = _fold(full)
             if g in dataset_folds or _fold(m.key) in dataset_folds:
                 continue
-            groups[g].append(m)
+            groups[g].append((m, full))
         per_paper[pid] = groups
         df.update(groups.keys())
 
     defined_folds = {_fold(k) for k in long_keys} | {_fold(s) for s in defs}
 
+    def maximal(m: TermMention, ex: Extraction) -> bool:
+        inner = f" {m.key} "
+        return not any(
+            o.count >= m.count and inner in f" {o.key} " and o.key != m.key for o in ex.concepts
+        )
+
     # group-level statistics over the whole corpus
     g_keys: dict[str, Counter[str]] = defaultdict(Counter)
+    g_acr: dict[str, set[str]] = defaultdict(set)  # expanded keys seen only as acronyms
     g_surf: dict[str, Counter[str]] = defaultdict(Counter)
     g_cat: dict[str, Counter[str]] = defaultdict(Counter)
-    kept: dict[str, dict[str, list[TermMention]]] = {}
+    kept: dict[str, dict[str, _Group]] = {}
     for pid in papers:
         ex = extractions[pid]
         intro = _label_name(ex.label)
-        local = {s.lower(): lg for s, lg in ex.acronyms}
-        keep: dict[str, list[TermMention]] = {}
-        spans = [f" {m.key} " for m in ex.concepts]
-        counts = [m.count for m in ex.concepts]
+        keep: dict[str, _Group] = {}
         for g, ms in per_paper[pid].items():
-            multi = any(len(expand(m.key, local).split()) > 1 for m in ms)
-            # a one-paper phrase counts as technical only when it is maximal in that paper
+            if g in defined_folds or df[g] >= 2 or (
+                bool(intro) and any(m.surface == intro for m, _ in ms)
+            ):
+                keep[g] = ms
+                continue
+            # a one-paper phrase counts when technical and maximal in its paper
             # ("small generation" inside "small generation space" is not)
-            head_ok = any(
-                _head_of(expand(m.key, local)) in _TECH_HEADS
-                and not any(f" {m.key} " in sp and sp != f" {m.key} " and c >= m.count
-                            for sp, c in zip(spans, counts, strict=True))
-                for m in ms
-            )
-            introduced = bool(intro) and any(m.surface == intro for m in ms)
-            if g in defined_folds or df[g] >= 2 or (multi and head_ok) or introduced:
+            if any(
+                " " in full and _head_of(full) in _TECH_HEADS and maximal(m, ex) for m, full in ms
+            ):
                 keep[g] = ms
         # drop a term that only occurs inside a longer kept term of the same paper
-        names = {g: " " + expand(max(ms, key=lambda m: (m.count, m.key)).key, local) + " "
-                 for g, ms in keep.items()}
-        totals = {g: sum(m.count for m in ms) for g, ms in keep.items()}
+        names = {
+            g: f" {max(ms, key=lambda mf: (mf[0].count, mf[1]))[1]} " for g, ms in keep.items()
+        }
+        totals = {g: sum(m.count for m, _ in ms) for g, ms in keep.items()}
         for g in sorted(keep):
             inner = names[g]
             if any(o != g and inner in names[o] and totals[g] <= totals[o] for o in keep):
                 del keep[g]
         kept[pid] = keep
         for g, ms in keep.items():
-            for m in ms:
-                g_keys[g][expand(m.key, local)] += m.count
+            for m, full in ms:
+                g_keys[g][full] += m.count
                 g_surf[g][m.surface] += m.count
                 g_cat[g][m.category] += m.count
-                if m.key != expand(m.key, local):
-                    g_keys[g][m.key] += 0  # keep the short key visible for aliases
+                if " " not in m.key and _is_acronym(m.surface) and full == m.key:
+                    g_acr[g].add(full)
 
+    short_forms: dict[str, set[str]] = defaultdict(set)
+    for pid in papers:
+        for sf, _ in extractions[pid].acronyms:
+            short_forms[_fold(global_long[sf.lower()])].add(sf)
     concepts: dict[str, Concept] = {}
     group_id: dict[str, str] = {}
     for g in sorted(g_keys):
-        keys = g_keys[g]
-        nonzero = Counter({k: v for k, v in keys.items() if v})
-        canonical = _canonical(g_surf[g], nonzero or keys, long_keys)
+        canonical = _canonical(g_surf[g], g_keys[g], g_acr[g])
         cid = concept_id(canonical)
         group_id[g] = cid
         aliases = set(g_surf[g])
-        shorts = {s for s, lg in global_long.items() if _fold(lg) == g}
-        aliases |= {sf for pid in papers for sf, lg in extractions[pid].acronyms
-                    if sf.lower() in shorts}
+        aliases |= short_forms.get(g, set())
         if _head_of(canonical) in _HEAD_CATEGORY or len(canonical.split()) > 1:
             category = _category(canonical)
         else:
@@ -1118,15 +1152,19 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
         intro = _label_name(ex.label)
         terms: dict[str, float] = {}
         merged: dict[str, tuple[float, str, int]] = {}
-        for g, ms in kept[pid].items():
+        for g, mfs in kept[pid].items():
             cid = group_id[g]
-            count = sum(m.count for m in ms)
-            first = min(ms, key=lambda m: (m.evidence != lead_sentence, -m.count, m.key))
-            w = _weight(count, any(m.evidence == lead_sentence for m in ms),
-                        any(m.surface == intro for m in ms))
+            mentions = [m for m, _ in mfs]
+            count = sum(m.count for m in mentions)
+            first = min(mentions, key=lambda m: (m.evidence != lead_sentence, -m.count, m.key))
+            w = _weight(count, any(m.evidence == lead_sentence for m in mentions),
+                        any(m.surface == intro for m in mentions))
             old = merged.get(cid)
-            if old is None or (w, first.evidence) > (old[0], old[1]):
-                merged[cid] = (w, first.evidence, count + (old[2] if old else 0))
+            if old is None:
+                merged[cid] = (w, first.evidence, count)
+            else:  # two groups with one canonical name: keep the stronger evidence
+                best = max((w, first.evidence), (old[0], old[1]))
+                merged[cid] = (best[0], best[1], count + old[2])
         for cid, (w, ev, count) in sorted(merged.items()):
             edges.append(Edge(pid, cid, RelType.MENTIONS, w, {"evidence": ev, "count": count}))
             terms[cid] = w
