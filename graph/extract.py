@@ -153,6 +153,7 @@ _SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 _TOKEN_RE = re.compile(r"[^\W_]+(?:-[^\W_]+|\.\d+(?=[^\w.]|$))*|['’]s\b|\S")
 _ACRONYM_RE = re.compile(r"^[A-Za-z][A-Za-z0-9.-]{1,11}$")
 _ACRONYM_PART_RE = re.compile(r"^(?=(?:.*[A-Z]){2}|.*[A-Z].*\d|.*\d.*[A-Z])[A-Za-z0-9.]+$")
+_DIM_RE = re.compile(r"^\d+D$|^[IVX]+$")
 _MODEL_SIZE_RE = re.compile(r"\d(?:\.\d+)?[BbMm]\b|-(?:Instruct|Chat|Base)\b")
 _ACRONYM_PLURAL_RE = re.compile(r"^(.*[A-Z0-9])s$")
 _DIGIT_ONLY_RE = re.compile(r"^\d[\d.,]*[KkMmBb%]?$")
@@ -190,7 +191,8 @@ _LABEL_NAMED_RE = re.compile(
     r"(?P<rest>[^.;]*)",
 )
 _LABEL_CALLED_RE = re.compile(
-    r"\b(?:called|named|dubbed|termed|coined)\s+(?P<name>[A-Z][\w.-]*)(?:\s*\((?P<paren>[^()]{3,80})\))?"
+    r"\b(?:called|named|dubbed|termed|coined)\s+(?P<name>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)*)"
+    r"(?:\s*\((?P<paren>[^()]{3,80})\))?"
 )
 _LABEL_PHRASE_RE = re.compile(
     r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+){0,2}?"
@@ -200,7 +202,7 @@ _LABEL_PHRASE_RE = re.compile(
 )
 _APPOS_RE = re.compile(r"^\s*,\s*(?:which is\s+)?(?:a|an|the)\s+(?P<phrase>[^;]+)")
 _PHRASE_CUT_RE = re.compile(
-    r"\s*(?:,|;|:|\s—|\s-\s|\b(?:that|which|where|who|by|to|via|through|using|while|whose|"
+    r"\s*(?:,|;|:|—|\s-\s|\b(?:that|which|where|who|by|to|via|through|using|while|whose|"
     r"and\s+(?:show|demonstrate|evaluate|achieve|find)\w*)\b)"
 )
 _FLUFF_RE = re.compile(
@@ -545,9 +547,12 @@ def _find_acronyms(tokens: Sequence[str]) -> list[tuple[str, list[str], int, int
             if not long or long[0].lower() in stop or (len(long) == 1 and long[0] == short):
                 continue
             found.append((short, long, i, close))
-        elif i > 0 and _is_acronym(tokens[i - 1]) and 2 <= len(inner) <= 10 and all(
+        elif i > 0 and _is_acronym(tokens[i - 1]) and 1 <= len(inner) <= 10 and all(
             _is_word(t) for t in inner
         ):
+            # "LoRA (Low-Rank Adaptation)", "SCBENCH (SharedContextBENCH)"
+            if len(inner) == 1 and len(inner[0]) <= len(tokens[i - 1]) + 3:
+                continue
             short = tokens[i - 1]
             start = _sh_start(short, inner)
             if start == 0:
@@ -671,8 +676,12 @@ def _dataset_spans(
         if end <= start or end - start > 6:
             return False
         words = tokens[start:end]
-        if _looks_like_model(words[0]):
+        if _looks_like_model(words[0]) or _looks_like_model(words[-1]):
             return False
+        if _DIM_RE.match(words[0]):
+            return False
+        if any(_BENCH_NAME_RE.match(w) for w in words):
+            return True
         if all(w in lex.not_datasets or _acronym_singular(w) in lex.not_datasets
                or _acronym_singular(w).lower() in defined for w in words if _is_word(w)):
             return False
@@ -715,7 +724,7 @@ def _dataset_spans(
                     if ok(start, i):
                         spans.append((start, i))
                     break
-                if not _is_word(tokens[k]) and tokens[k] != "-":
+                if not _is_word(tokens[k]) and tokens[k] not in {"-", ","}:
                     break
                 if w in {"of", "for", "with", "that", "which", "to", "on", "in", "by", "from",
                          "and", "or", "is", "are", "approach", "method", "model", "framework"}:
@@ -749,6 +758,7 @@ def _eval_list_spans(
             t = tokens[k]
             single = _acronym_singular(t)
             if not (_strong_name(t) and single == t and not _looks_like_model(t)
+                    and not _DIM_RE.match(t)
                     and t.lower() not in defined and not _CATEGORY_HEADS["model"] & {t.lower()}):
                 break
             spans.append((k, k + 1))
@@ -780,15 +790,17 @@ def _clean_phrase(rest: str) -> str:
     phrase = rest[: m.start()] if m else rest
     phrase = _FLUFF_RE.sub("", phrase.strip())
     words = phrase.split()
+    stop = _lex().stop
     for i, w in enumerate(words):
         bare = w.strip(",;:()").lower()
+        nxt = words[i + 1].lower() if i + 1 < len(words) else ""
         if i >= 1 and (
             (bare.endswith("ly") and not _pos(bare) - {"ADV"})
             or _participle(bare)
+            or (bare == "and" and nxt in stop)
         ):
             words = words[:i]
             break
-    stop = _lex().stop
     while words and words[-1].lower().strip(",;:") in stop:
         words.pop()
     return " ".join(words).strip(" ,;:-")
@@ -816,9 +828,13 @@ def _named_label(sentence: str) -> str | None:
             continue
         name = m.group("name").rstrip(".,")
         looks_new = bool(_MIXED_RE.search(name)) or name.isupper()
-        called_word = rx is _LABEL_CALLED_RE and len(name) > 2 and name[1:].islower()
-        if name.lower() in _lex().stop or not (looks_new or called_word):
+        called_words = rx is _LABEL_CALLED_RE and " " in name
+        if name.lower() in _lex().stop or not (looks_new or called_words):
             continue
+        if _looks_like_model(_acronym_singular(name)):
+            continue  # "the LLM prompting paradigm": a known family, not this paper's name
+        if called_words:
+            return _fit(name, _LABEL_MAX)
         paren = m.group("paren")
         if paren and len(paren.split()) >= 2:
             return f"{name}: {_fit(paren, _LABEL_MAX - len(name) - 2)}"
@@ -826,6 +842,16 @@ def _named_label(sentence: str) -> str | None:
         am = _APPOS_RE.match(rest)
         if am:
             phrase = _clean_phrase(am.group("phrase"))
+            generic = _lex().generic | _lex().stop
+            if phrase and all(
+                w.lower() in generic or _singular(w.lower()) in generic for w in phrase.split()
+            ):
+                # "MMAU, a novel benchmark designed to evaluate audio understanding models"
+                after = am.group("phrase")
+                after = after[after.find(phrase) + len(phrase) :]
+                topic = next(iter(_sentence_terms(after)), "")
+                if topic:
+                    phrase = f"{phrase} for {topic}"
             if phrase:
                 return f"{name}: {_fit(phrase, _LABEL_MAX - len(name) - 2)}"
         return name
@@ -855,12 +881,18 @@ def make_label(text: str) -> str:
         m = _LABEL_PHRASE_RE.search(sentence)
         if m:
             phrase = _clean_phrase(m.group("rest"))
-            first = phrase.split()[0].lower() if phrase else ""
-            if len(phrase.split()) >= 2 and first not in _lex().stop and first not in {
-                "how", "why", "whether", "what", "when"
-            }:
+            words = [w.lower().strip("()") for w in phrase.split()]
+            generic = _lex().generic | _lex().stop
+            if (
+                len(words) >= 2
+                and words[0] not in _lex().stop
+                and words[0] not in {"how", "why", "whether", "what", "when"}
+                and not all(w in generic or _singular(w) in generic for w in words)
+            ):
                 return _fit(_capitalise(phrase))
     ex_terms = _sentence_terms(sentences[0])
+    if len(ex_terms) < 2 and len(sentences) > 1:
+        ex_terms += [t for t in _sentence_terms(sentences[1]) if t not in ex_terms]
     if ex_terms:
         return _fit(_capitalise(", ".join(ex_terms[:3])))
     return _fit(sentences[0])
@@ -951,6 +983,18 @@ def extract(text: str) -> Extraction:
             elif intro and not prev.introduces:
                 datasets[dkey] = DatasetMention(prev.name, dkey, True, _trim(sentence))
 
+    # "AIR-BENCH" inside "AIR-BENCH 2024"; "SharedContextBENCH" defining "SCBENCH"
+    long_names = {" ".join(_TOKEN_RE.findall(lg)).lower() for lg in acronyms.values()}
+    for dkey in sorted(datasets):
+        if dkey not in datasets:
+            continue
+        d = datasets[dkey]
+        longer = [k for k in datasets if k != dkey and k.startswith(dkey)]
+        if longer or (d.name.lower() in long_names and len(datasets) > 1):
+            if longer and d.introduces:
+                keep = datasets[min(longer)]
+                datasets[keep.key] = DatasetMention(keep.name, keep.key, True, keep.evidence)
+            del datasets[dkey]
     dataset_folds = {_fold(k) for k in datasets}
     concepts: list[TermMention] = []
     for key in sorted(counts, key=lambda k: (order[k], k)):
