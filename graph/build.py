@@ -487,11 +487,18 @@ def _edge_key(key: tuple[str, str, RelType]) -> tuple[str, str, str]:
 
 
 def resolve_paper(store: GraphStore, ref: str) -> Paper:
-    """A paper by id or by label/title (case-insensitive)."""
+    """A paper by id, label or title (case-insensitive), or by its short name.
+
+    The short name is a label's part before ":" ("LocoVR" for "LocoVR: dataset of …").
+    """
     node = store.find_node(ref, [NodeKind.PAPER])
-    if not isinstance(node, Paper):
-        raise NotFoundError(f"no paper with id or label {ref!r}")
-    return node
+    if isinstance(node, Paper):
+        return node
+    prefix = ref.strip().casefold() + ":"
+    for hit in store.keyword_search(ref, [NodeKind.PAPER], limit=20):
+        if isinstance(hit.node, Paper) and hit.node.label.casefold().startswith(prefix):
+            return hit.node
+    raise NotFoundError(f"no paper with id or label {ref!r}")
 
 
 def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
