@@ -1,0 +1,673 @@
+// citegraph explorer: a page over the public GraphQL API and the export endpoints.
+// No build step, no runtime dependency besides the vendored Cytoscape.js (global `cytoscape`).
+
+// ---------------------------------------------------------------------------------------------
+// The API. Every GraphQL document the page sends is here, with the adapters that turn answers
+// into the page's own shapes, so following a schema change means editing this block only.
+
+const GRAPHQL_URL = "/graphql";
+const EXPORT_URL = "/export";
+const MAX_HOPS = 6; // the server's default cap (Settings.max_hops)
+
+const NODE_FIELDS = "id label kind"; // GraphNode: `id` is the raw key edges refer to
+const EDGE_FIELDS = "source target type weight terms";
+// `Node` (search, node) is an interface keyed by a global id; the page works in raw keys.
+const ANY_NODE = `__typename ... on Paper { key label } ... on Concept { key name } ... on Dataset { key name }`;
+
+const Q = {
+  search: `query Search($q: String!, $mode: SearchMode!, $kinds: [NodeKind!], $first: Int!) {
+    search(query: $q, mode: $mode, kinds: $kinds, first: $first) { score node { ${ANY_NODE} } }
+  }`,
+  node: `query Node($id: ID!) { node(id: $id) { ${ANY_NODE} } }`,
+  neighborhood: `query Neighborhood($id: ID!, $depth: Int!, $limit: Int!) {
+    neighborhood(id: $id, depth: $depth, limit: $limit) {
+      truncated nodes { ${NODE_FIELDS} } edges { ${EDGE_FIELDS} }
+    }
+  }`,
+  path: `query Path($from: ID!, $to: ID!, $maxHops: Int!) {
+    shortestPath(from: $from, to: $to, maxHops: $maxHops) {
+      nodes { ${NODE_FIELDS} } edges { ${EDGE_FIELDS} } hops { from to type weight reason }
+    }
+  }`,
+  paper: `query Paper($id: ID!, $first: Int!) {
+    paper(id: $id) {
+      key label title abstract venue year authors url
+      concepts { weight concept { key name } }
+      datasets { relation weight dataset { key name } }
+      related(first: $first) { score paper { key label } reasons { kind text weight } }
+    }
+  }`,
+};
+
+/** The kinds and types the page knows, in legend order (the API's enum values). */
+const NODE_KINDS = [
+  { kind: "PAPER", name: "Paper", color: "#2b6cb0", shape: "round-rectangle" },
+  { kind: "CONCEPT", name: "Concept", color: "#dd6b20", shape: "ellipse" },
+  { kind: "DATASET", name: "Dataset", color: "#2f855a", shape: "diamond" },
+];
+const EDGE_TYPES = [
+  { type: "SIMILAR_TO", name: "similar to", color: "#805ad5", on: true },
+  { type: "SHARES_TERM", name: "shares a term", color: "#319795", on: true },
+  { type: "MENTIONS", name: "mentions", color: "#ed8936", on: true },
+  { type: "USES", name: "uses dataset", color: "#38a169", on: true },
+  { type: "INTRODUCES", name: "introduces dataset", color: "#22543d", on: true },
+  { type: "RELATED_TO", name: "concepts related", color: "#b7791f", on: false },
+  { type: "CITES", name: "cites", color: "#c53030", on: true },
+];
+
+/** Normalise an enum value the API may spell "Paper" or "PAPER". */
+const kindOf = (k) => String(k || "").toUpperCase();
+
+/** A GraphNode (graph payloads) or a Node interface value (search, node) as {id, label, kind}. */
+function toNode(n) {
+  if (n.__typename) return { id: n.key, label: n.label || n.name || n.key, kind: kindOf(n.__typename) };
+  return { id: n.id, label: n.label || n.id, kind: kindOf(n.kind) };
+}
+function toEdge(e, reason = null) {
+  return {
+    source: e.source, target: e.target, type: kindOf(e.type),
+    weight: typeof e.weight === "number" ? e.weight : 1, terms: e.terms || [], reason,
+  };
+}
+
+class ApiError extends Error {}
+class Unreachable extends ApiError {}
+
+async function gql(query, variables) {
+  let resp;
+  try {
+    resp = await fetch(GRAPHQL_URL, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ query, variables }),
+    });
+  } catch (err) {
+    throw new Unreachable("The citegraph server cannot be reached. Is `citegraph serve` running?");
+  }
+  let body = null;
+  try { body = await resp.json(); } catch { /* not JSON: reported below */ }
+  if (body && Array.isArray(body.errors) && body.errors.length) {
+    throw new ApiError(body.errors.map((e) => e.message).join("; "));
+  }
+  if (!resp.ok || !body) {
+    throw new ApiError(`The server answered HTTP ${resp.status}${resp.statusText ? " " + resp.statusText : ""}.`);
+  }
+  return body.data;
+}
+
+/** True when the API said "no such node" (an error, by the schema's design, not a null). */
+const isNotFound = (err) => err instanceof ApiError && /\bno (node|paper|concept|dataset)\b/i.test(err.message);
+
+const api = {
+  async search(q, mode, kinds, first = 15) {
+    const d = await gql(Q.search, { q, mode, kinds, first });
+    return d.search.map((h) => ({ score: h.score, ...toNode(h.node) }));
+  },
+  async node(id) {
+    try {
+      const d = await gql(Q.node, { id });
+      return d.node ? toNode(d.node) : null;
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  },
+  async neighborhood(id, depth, limit) {
+    const d = await gql(Q.neighborhood, { id, depth, limit });
+    const s = d.neighborhood;
+    if (!s) return { nodes: [], edges: [], truncated: false };
+    return { nodes: s.nodes.map(toNode), edges: s.edges.map((e) => toEdge(e)), truncated: !!s.truncated };
+  },
+  async path(from, to, maxHops = MAX_HOPS) {
+    const d = await gql(Q.path, { from, to, maxHops });
+    const p = d.shortestPath;
+    if (!p) return null;
+    // hops[i] joins nodes[i] and nodes[i+1] and says why; edges[i] is the same edge, stored way round.
+    return { nodes: p.nodes.map(toNode), edges: p.edges.map((e, i) => toEdge(e, p.hops[i] ? p.hops[i].reason : null)) };
+  },
+  async paper(id, first = 8) {
+    const d = await gql(Q.paper, { id, first });
+    const p = d.paper;
+    if (!p) return null;
+    return {
+      id: p.key, label: p.label, title: p.title, abstract: p.abstract, venue: p.venue, year: p.year,
+      authors: p.authors || [], url: p.url,
+      concepts: p.concepts.map((m) => ({ id: m.concept.key, label: m.concept.name, kind: "CONCEPT", weight: m.weight })),
+      datasets: p.datasets.map((m) => ({ id: m.dataset.key, label: m.dataset.name, kind: "DATASET", relation: m.relation })),
+      related: p.related.map((r) => ({ id: r.paper.key, label: r.paper.label, kind: "PAPER", score: r.score, reasons: r.reasons })),
+    };
+  },
+  exportUrl(format, view) {
+    const q = view.path
+      ? `path=${encodeURIComponent(view.path.join(","))}`
+      : `around=${encodeURIComponent(view.around)}&depth=${view.depth}`;
+    return `${EXPORT_URL}/${format}?${q}`;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Page state and helpers.
+
+const INITIAL_LIMIT = 30; // nodes drawn for a chosen result; more becomes a hairball
+const EXPAND_LIMIT = 15; // nodes added per click
+
+const $ = (sel) => document.querySelector(sel);
+const el = (tag, attrs = {}, ...kids) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (v !== null && v !== undefined && v !== false) e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const k of kids.flat()) if (k !== null && k !== undefined && k !== false) e.append(k);
+  return e;
+};
+
+const state = {
+  root: null, // id of the node the view was drawn around (for exports)
+  path: null, // [from, to] while a path is shown
+  from: null, // {id, label} picked as path start
+  to: null,
+  selected: null,
+  searchSeq: 0,
+  detailSeq: 0,
+};
+
+const edgeId = (e) => `${e.source}|${e.type}|${e.target}`;
+const short = (s, n = 42) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
+const fmt = (w) => (Math.abs(w) >= 10 ? w.toFixed(0) : w.toFixed(2));
+
+function labelOf(id) {
+  const n = cy.getElementById(id);
+  return n.nonempty() ? n.data("label") : id;
+}
+
+/** A short sentence saying why two nodes are joined (mirrors the CLI's hop reasons). */
+function reasonFor(e) {
+  if (e.reason) return e.reason;
+  switch (e.type) {
+    case "SIMILAR_TO": return `similar abstracts (cosine ${e.weight.toFixed(2)})`;
+    case "SHARES_TERM": return e.terms && e.terms.length
+      ? `share ${e.terms.slice(0, 3).map(labelOf).join(", ")}` : `share terms (weight ${fmt(e.weight)})`;
+    case "MENTIONS": return `mentions ${labelOf(e.target)}`;
+    case "USES": return `uses ${labelOf(e.target)}`;
+    case "INTRODUCES": return `introduces ${labelOf(e.target)}`;
+    case "RELATED_TO": return `concepts mentioned together (weight ${fmt(e.weight)})`;
+    case "CITES": return `${short(labelOf(e.source), 30)} cites ${short(labelOf(e.target), 30)}`;
+    default: return e.type.toLowerCase().replace(/_/g, " ");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The drawing.
+
+const kindStyle = Object.fromEntries(NODE_KINDS.map((k) => [k.kind, k]));
+const typeStyle = Object.fromEntries(EDGE_TYPES.map((t) => [t.type, t]));
+
+const cy = cytoscape({
+  container: $("#cy"),
+  minZoom: 0.15,
+  maxZoom: 3,
+  style: [
+    {
+      selector: "node",
+      style: {
+        label: "data(short)", "font-size": 10, "font-family": "system-ui, sans-serif",
+        color: "#1a202c", "text-valign": "bottom", "text-margin-y": 3,
+        "text-wrap": "wrap", "text-max-width": 120,
+        "text-outline-color": "#fff", "text-outline-width": 2,
+        "background-color": "#999", width: 16, height: 16,
+        "border-width": 1, "border-color": "#fff", "min-zoomed-font-size": 6,
+      },
+    },
+    ...NODE_KINDS.map((k) => ({
+      selector: `node[kind = "${k.kind}"]`,
+      style: { "background-color": k.color, shape: k.shape },
+    })),
+    { selector: 'node[kind = "PAPER"]', style: { width: 26, height: 18, "font-size": 11, "font-weight": 600 } },
+    { selector: 'node[kind = "CONCEPT"]', style: { width: 13, height: 13, "font-size": 9, color: "#7b341e" } },
+    { selector: 'node[kind = "DATASET"]', style: { width: 18, height: 18, "font-size": 10, color: "#22543d" } },
+    { selector: "node.root", style: { "border-width": 4, "border-color": "#1a202c", width: 36, height: 24 } },
+    { selector: "node:selected", style: { "border-width": 4, "border-color": "#d53f8c" } },
+    { selector: "node.end", style: { "border-width": 4, "border-color": "#e53e3e" } },
+    {
+      selector: "edge",
+      style: {
+        width: "mapData(wn, 0, 1, 0.6, 4)", "line-color": "#a0aec0", opacity: 0.18,
+        "curve-style": "bezier", "target-arrow-shape": "none", "arrow-scale": 0.7, "control-point-step-size": 12,
+        "font-size": 9, "text-rotation": "autorotate", "text-background-color": "#fff",
+        "text-background-opacity": 0.85, "text-background-padding": 1, color: "#2d3748",
+      },
+    },
+    ...EDGE_TYPES.map((t) => ({ selector: `edge[type = "${t.type}"]`, style: { "line-color": t.color, "target-arrow-color": t.color } })),
+    { selector: 'edge[type = "CITES"], edge[type = "USES"], edge[type = "INTRODUCES"]', style: { "target-arrow-shape": "triangle" } },
+    { selector: "edge.hl", style: { opacity: 0.9 } },
+    { selector: "edge.hover", style: { opacity: 1, label: "data(wlabel)", "z-index": 20 } },
+    { selector: "edge:selected", style: { opacity: 1, label: "data(wlabel)", "overlay-opacity": 0.08 } },
+    { selector: "edge.hidden-type", style: { display: "none" } },
+    { selector: ".dim", style: { opacity: 0.12 } },
+    { selector: "edge.dim", style: { opacity: 0.06 } },
+    {
+      selector: "edge.path",
+      style: {
+        opacity: 1, width: 6, "line-color": "#e53e3e", "target-arrow-color": "#e53e3e",
+        label: "data(reason)", "font-size": 10, "font-weight": 600, color: "#9b2c2c", "z-index": 10,
+      },
+    },
+    { selector: "node.path", style: { opacity: 1, "border-width": 4, "border-color": "#e53e3e", "z-index": 10 } },
+  ],
+});
+
+function edgeHidden(type) {
+  const t = typeStyle[type];
+  return t ? !t.on : false;
+}
+
+/** Add nodes and edges not yet drawn; returns the added collection. */
+function merge(nodes, edges, near) {
+  const added = [];
+  const c = near && cy.getElementById(near).nonempty() ? cy.getElementById(near).position() : null;
+  nodes.forEach((n, i) => {
+    if (cy.getElementById(n.id).nonempty()) return;
+    const a = (2 * Math.PI * i) / Math.max(nodes.length, 1);
+    added.push({
+      group: "nodes",
+      data: { id: n.id, label: n.label, short: short(n.label, n.kind === "PAPER" ? 44 : 28), kind: n.kind },
+      position: c ? { x: c.x + 120 * Math.cos(a), y: c.y + 120 * Math.sin(a) } : undefined,
+    });
+  });
+  const have = new Set(nodes.map((n) => n.id));
+  for (const e of edges) {
+    const id = edgeId(e);
+    if (cy.getElementById(id).nonempty()) continue;
+    if (!have.has(e.source) && cy.getElementById(e.source).empty()) continue;
+    if (!have.has(e.target) && cy.getElementById(e.target).empty()) continue;
+    added.push({ group: "edges", data: { id, ...e, wn: 0.5 }, classes: edgeHidden(e.type) ? "hidden-type" : "" });
+  }
+  const col = cy.add(added);
+  rescaleWeights();
+  // Reasons need labels, so they are computed once every endpoint is drawn.
+  col.edges().forEach((ed) => ed.data("reason", reasonFor(ed.data())));
+  return col;
+}
+
+/** Edge width shows weight, scaled per type (cosines and term weights differ in range). */
+function rescaleWeights() {
+  const max = {};
+  cy.edges().forEach((e) => { max[e.data("type")] = Math.max(max[e.data("type")] || 0, e.data("weight")); });
+  cy.edges().forEach((e) => {
+    const m = max[e.data("type")] || 1;
+    e.data({ wn: m > 0 ? Math.min(1, e.data("weight") / m) : 0.5, wlabel: `${e.data("type").toLowerCase()} ${fmt(e.data("weight"))}` });
+  });
+}
+
+function runLayout(fresh) {
+  const root = state.root;
+  const opts = fresh
+    ? {
+      name: "concentric", animate: false, padding: 40, minNodeSpacing: 28, avoidOverlap: true,
+      concentric: (n) => (n.id() === root ? 3 : n.data("kind") === "PAPER" ? 2 : 1),
+      levelWidth: () => 1, startAngle: -Math.PI / 2,
+    }
+    : {
+      name: "cose", animate: false, randomize: false, padding: 40, nodeRepulsion: () => 9000,
+      idealEdgeLength: () => 90, edgeElasticity: () => 80, numIter: 800, nodeDimensionsIncludeLabels: true,
+    };
+  cy.layout(opts).run();
+  fit();
+}
+
+/** Fit the drawing, but never blow a handful of nodes up to poster size. */
+function fit(eles) {
+  cy.fit(eles, 40);
+  if (cy.zoom() > 1.2) { cy.zoom(1.2); cy.center(eles); }
+}
+
+function highlightAround(node) {
+  cy.edges().removeClass("hl");
+  if (node) node.connectedEdges().addClass("hl");
+}
+
+function clearPath() {
+  cy.elements().removeClass("path dim");
+  state.path = null;
+  $("#path-hops").replaceChildren();
+  $("#path-msg").textContent = "";
+  updateExport();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages: every empty state and error is said in words.
+
+function overlay(text, kind = "info") {
+  const o = $("#overlay");
+  if (!text) { o.hidden = true; return; }
+  o.hidden = false;
+  o.className = `overlay ${kind}`;
+  o.replaceChildren(el("p", {}, text));
+}
+
+function setConn(ok, text) {
+  const c = $("#conn");
+  c.className = `conn ${ok ? "ok" : "bad"}`;
+  c.textContent = text;
+}
+
+function reportError(err, where) {
+  const text = err instanceof ApiError ? err.message : `Something went wrong: ${err.message || err}`;
+  if (err instanceof Unreachable) setConn(false, "Server unreachable");
+  if (where) { where.textContent = text; where.classList.add("error"); }
+  if (!where || cy.elements().empty()) overlay(text, "error");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Search.
+
+async function doSearch(ev) {
+  ev.preventDefault();
+  const q = $("#search-input").value.trim();
+  const mode = $("#search-mode").value;
+  const kinds = $("#search-kind").value ? [$("#search-kind").value] : null;
+  const msg = $("#results-msg");
+  const list = $("#results");
+  msg.classList.remove("error");
+  if (!q) { msg.textContent = "Type a word to search for."; list.replaceChildren(); return; }
+  const seq = ++state.searchSeq;
+  msg.textContent = `Searching for “${q}”…`;
+  list.replaceChildren();
+  try {
+    const hits = await api.search(q, mode, kinds);
+    if (seq !== state.searchSeq) return;
+    setConn(true, "Connected");
+    if (!hits.length) { msg.textContent = `No results for “${q}”. Try another word or the semantic mode.`; return; }
+    msg.textContent = `${hits.length} result${hits.length === 1 ? "" : "s"} for “${q}”. Choose one to draw it.`;
+    list.replaceChildren(...hits.map((h) => el("li", {},
+      el("button", { type: "button", class: "result", "data-id": h.id, onclick: () => choose(h.id) },
+        el("span", { class: `dot ${h.kind.toLowerCase()}`, "aria-hidden": "true" }),
+        el("span", { class: "rlabel" }, h.label),
+        el("span", { class: "rkind" }, kindStyle[h.kind]?.name || h.kind)))));
+  } catch (err) {
+    if (seq === state.searchSeq) reportError(err, msg);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawing a neighbourhood, expanding, selecting.
+
+async function choose(id) {
+  overlay("Loading…");
+  try {
+    const depth = Number($("#depth").value);
+    const sub = await api.neighborhood(id, depth, INITIAL_LIMIT);
+    setConn(true, "Connected");
+    cy.elements().remove();
+    clearPath();
+    state.root = id;
+    merge(sub.nodes, sub.edges);
+    const root = cy.getElementById(id);
+    root.addClass("root");
+    $("#truncated").hidden = !sub.truncated;
+    runLayout(true);
+    overlay(cy.nodes().length ? null : "Nothing to draw around this node.");
+    if (sub.nodes.length === 1) overlay("This node has no neighbours (with the edge types shown).", "info");
+    select(root);
+    location.hash = `node=${encodeURIComponent(id)}`;
+  } catch (err) {
+    reportError(err, null);
+  }
+  updateExport();
+}
+
+async function expand(node) {
+  try {
+    const sub = await api.neighborhood(node.id(), 1, EXPAND_LIMIT);
+    const before = cy.nodes().length;
+    merge(sub.nodes, sub.edges, node.id());
+    if (cy.nodes().length > before) runLayout(false);
+    if (sub.truncated) $("#truncated").hidden = false;
+    if (state.selected === node.id()) highlightAround(node);
+  } catch (err) {
+    reportError(err, null);
+  }
+}
+
+function select(node) {
+  cy.elements().unselect();
+  node.select();
+  state.selected = node.id();
+  highlightAround(node);
+  showDetail(node.data());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The side panel.
+
+/** replaceChildren, skipping the nulls conditional parts leave. */
+function fill(box, ...kids) {
+  box.replaceChildren(...kids.flat().filter((k) => k !== null && k !== undefined && k !== false));
+}
+
+function chip(n) {
+  return el("li", {},
+    el("button", { type: "button", class: `chip ${n.kind.toLowerCase()}`, title: n.id, onclick: () => focusOrDraw(n.id) }, n.label));
+}
+
+function focusOrDraw(id) {
+  const n = cy.getElementById(id);
+  if (n.nonempty()) { select(n); cy.animate({ center: { eles: n } }, { duration: 200 }); } else choose(id);
+}
+
+function endButtons(d) {
+  return el("div", { class: "row" },
+    el("button", { type: "button", onclick: () => setEnd("from", d) }, "Path from here"),
+    el("button", { type: "button", onclick: () => setEnd("to", d) }, "Path to here"));
+}
+
+async function showDetail(d) {
+  const box = $("#detail");
+  const seq = ++state.detailSeq;
+  const head = [
+    el("p", { class: `kind ${d.kind.toLowerCase()}` }, kindStyle[d.kind]?.name || d.kind),
+    el("h3", {}, d.label),
+    el("p", { class: "id" }, d.id),
+    endButtons(d),
+  ];
+  if (d.kind !== "PAPER") {
+    const papers = cy.getElementById(d.id).neighborhood("node").filter((n) => n.data("kind") === "PAPER");
+    fill(box, ...head,
+      el("h4", {}, `Papers on screen joined to it (${papers.length})`),
+      papers.length ? el("ul", { class: "chips" }, papers.map((n) => chip(n.data()))) : el("p", { class: "msg" }, "None drawn yet: click it to expand."));
+    return;
+  }
+  fill(box, ...head, el("p", { class: "msg" }, "Loading the paper…"));
+  try {
+    const p = await api.paper(d.id);
+    if (seq !== state.detailSeq) return;
+    if (!p) { fill(box, ...head, el("p", { class: "msg error" }, `No paper with id ${d.id}.`)); return; }
+    const meta = [p.venue, p.year].filter(Boolean).join(" · ");
+    fill(box, ...head,
+      p.title && p.title !== p.label ? el("p", { class: "title" }, p.title) : null,
+      meta ? el("p", { class: "meta" }, meta) : null,
+      el("h4", {}, "Abstract"),
+      el("p", { class: "abstract" }, p.abstract || "(no abstract)"),
+      el("h4", {}, `Concepts (${p.concepts.length})`),
+      p.concepts.length ? el("ul", { class: "chips" }, p.concepts.map(chip)) : el("p", { class: "msg" }, "None found."),
+      el("h4", {}, `Datasets (${p.datasets.length})`),
+      p.datasets.length ? el("ul", { class: "chips" }, p.datasets.map(chip)) : el("p", { class: "msg" }, "None found."),
+      el("h4", {}, "Related papers, and why"),
+      p.related.length
+        ? el("ol", { class: "related" }, p.related.map((r) => el("li", {},
+          el("button", { type: "button", class: "link", onclick: () => focusOrDraw(r.id) }, r.label),
+          el("span", { class: "score" }, ` ${r.score.toFixed(2)}`),
+          el("ul", { class: "reasons" }, r.reasons.slice(0, 4).map((x) => el("li", {}, x.text))))))
+        : el("p", { class: "msg" }, "No related papers."));
+  } catch (err) {
+    if (seq === state.detailSeq) fill(box, ...head, el("p", { class: "msg error" }, err.message));
+  }
+}
+
+function showEdge(d) {
+  state.detailSeq++;
+  $("#detail").replaceChildren(
+    el("p", { class: "kind" }, `Edge · ${typeStyle[d.type]?.name || d.type}`),
+    el("h3", {}, d.reason || reasonFor(d)),
+    el("p", {}, el("button", { type: "button", class: "link", onclick: () => focusOrDraw(d.source) }, labelOf(d.source)),
+      " → ", el("button", { type: "button", class: "link", onclick: () => focusOrDraw(d.target) }, labelOf(d.target))),
+    el("p", { class: "meta" }, `weight ${fmt(d.weight)}`));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths.
+
+function setEnd(which, d) {
+  state[which] = { id: d.id, label: d.label };
+  const dd = $(`#path-${which}`);
+  dd.textContent = d.label;
+  dd.dataset.id = d.id;
+  cy.nodes().removeClass("end");
+  for (const e of [state.from, state.to]) if (e) cy.getElementById(e.id).addClass("end");
+  $("#path-go").disabled = !(state.from && state.to);
+  if (state.from && state.to) findPath();
+}
+
+async function findPath() {
+  const msg = $("#path-msg");
+  msg.classList.remove("error");
+  const { from, to } = state;
+  if (!from || !to) { msg.textContent = "Pick two nodes first."; return; }
+  if (from.id === to.id) { msg.textContent = "Pick two different nodes."; return; }
+  msg.textContent = "Looking for the shortest path…";
+  try {
+    const p = await api.path(from.id, to.id);
+    clearPath();
+    if (!p) { msg.textContent = `No path between “${short(from.label)}” and “${short(to.label)}” within ${MAX_HOPS} hops.`; return; }
+    if (cy.elements().empty()) state.root = from.id;
+    const added = merge(p.nodes, p.edges);
+    if (added.nodes().length) runLayout(cy.nodes().length === added.nodes().length);
+    const ids = new Set([...p.nodes.map((n) => n.id), ...p.edges.map(edgeId)]);
+    cy.elements().forEach((x) => { x.addClass(ids.has(x.id()) ? "path" : "dim"); });
+    // A path edge of a hidden type is still shown: the path is what was asked for.
+    cy.edges(".path").removeClass("hidden-type");
+    state.path = [from.id, to.id];
+    msg.textContent = `${p.edges.length} hop${p.edges.length === 1 ? "" : "s"} from “${short(from.label, 30)}” to “${short(to.label, 30)}”:`;
+    $("#path-hops").replaceChildren(...p.edges.map((e, i) => el("li", {},
+      el("button", { type: "button", class: "link", onclick: () => focusOrDraw(p.nodes[i].id) }, p.nodes[i].label),
+      el("span", { class: "why" }, ` — ${cy.getElementById(edgeId(e)).data("reason") || reasonFor(e)} → `),
+      el("button", { type: "button", class: "link", onclick: () => focusOrDraw(p.nodes[i + 1].id) }, p.nodes[i + 1].label))));
+    fit(cy.elements(".path"));
+    overlay(null);
+  } catch (err) {
+    reportError(err, msg);
+  }
+  updateExport();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Legend, toggles, export.
+
+function buildLegend() {
+  $("#node-legend").replaceChildren(...NODE_KINDS.map((k) => el("li", {},
+    el("span", { class: `swatch ${k.kind.toLowerCase()}`, "aria-hidden": "true" }), k.name)));
+  $("#edge-toggles").replaceChildren(...EDGE_TYPES.map((t) => {
+    const id = `toggle-${t.type}`;
+    const box = el("input", { type: "checkbox", id, checked: t.on, "data-type": t.type });
+    box.addEventListener("change", () => {
+      t.on = box.checked;
+      cy.edges(`[type = "${t.type}"]`).not(".path").toggleClass("hidden-type", !t.on);
+    });
+    return el("li", {}, box,
+      el("label", { for: id }, el("span", { class: "line", style: `background:${t.color}`, "aria-hidden": "true" }), t.name));
+  }));
+}
+
+function updateExport() {
+  const view = state.path ? { path: state.path } : state.root ? { around: state.root, depth: Number($("#depth").value) } : null;
+  const msg = $("#export-msg");
+  for (const a of document.querySelectorAll("#export-links a")) {
+    if (view) {
+      a.href = api.exportUrl(a.dataset.format, view);
+      a.setAttribute("download", `citegraph.${a.dataset.format.replace("cytoscape.json", "cyjs")}`);
+      a.removeAttribute("aria-disabled");
+    } else {
+      a.removeAttribute("href");
+      a.setAttribute("aria-disabled", "true");
+    }
+  }
+  msg.textContent = !view ? "Draw something first."
+    : view.path ? "The highlighted path, for Gephi or Cytoscape."
+      : `The neighbourhood of “${short(labelOf(view.around), 40)}” (depth ${view.depth}), for Gephi or Cytoscape.`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring.
+
+cy.on("tap", "node", (ev) => {
+  const node = ev.target;
+  const shift = ev.originalEvent && ev.originalEvent.shiftKey;
+  if (shift && state.selected && state.selected !== node.id()) {
+    const a = cy.getElementById(state.selected);
+    setEnd("from", a.data());
+    setEnd("to", node.data());
+    return;
+  }
+  select(node);
+  expand(node);
+});
+cy.on("tap", "edge", (ev) => { highlightAround(null); ev.target.addClass("hl"); showEdge(ev.target.data()); });
+cy.on("tap", (ev) => { if (ev.target === cy) { cy.elements().unselect(); highlightAround(null); } });
+cy.on("mouseover", "edge", (ev) => ev.target.addClass("hover"));
+cy.on("mouseout", "edge", (ev) => ev.target.removeClass("hover"));
+
+$("#search-form").addEventListener("submit", doSearch);
+$("#path-go").addEventListener("click", findPath);
+$("#path-clear").addEventListener("click", () => {
+  state.from = state.to = null;
+  for (const w of ["from", "to"]) { $(`#path-${w}`).textContent = "—"; $(`#path-${w}`).dataset.id = ""; }
+  $("#path-go").disabled = true;
+  cy.nodes().removeClass("end");
+  clearPath();
+});
+$("#fit").addEventListener("click", () => fit());
+$("#reset").addEventListener("click", () => {
+  cy.elements().remove();
+  state.root = null;
+  clearPath();
+  $("#truncated").hidden = true;
+  overlay("Search above and choose a result to draw its neighbourhood.");
+  history.replaceState(null, "", location.pathname);
+});
+$("#depth").addEventListener("change", updateExport);
+
+async function start() {
+  buildLegend();
+  updateExport();
+  try {
+    const r = await fetch("/healthz");
+    setConn(r.ok, r.ok ? "Connected" : `Server answered HTTP ${r.status}`);
+  } catch {
+    setConn(false, "Server unreachable");
+    overlay("The citegraph server cannot be reached. Is `citegraph serve` running?", "error");
+    return;
+  }
+  await fromHash();
+  window.addEventListener("hashchange", fromHash);
+}
+
+/** A link like /#node=p-123 draws that node. */
+async function fromHash() {
+  const m = location.hash.match(/node=([^&]+)/);
+  if (!m) return;
+  const id = decodeURIComponent(m[1]);
+  if (id === state.root) return; // the page itself wrote this hash
+  try {
+    const n = await api.node(id);
+    if (n) choose(n.id);
+    else overlay(`There is no node with id “${id}”. Search for it by name instead.`, "error");
+  } catch (err) {
+    reportError(err, null);
+  }
+}
+
+// Tests read the drawing through this handle; it is not an API.
+window.citegraph = { cy, state, focus: focusOrDraw };
+start();

@@ -1,0 +1,139 @@
+"""A real ``citegraph serve`` on the seed graph, and a real headless Chromium driving it.
+
+Chromium is Debian's (``/usr/bin/chromium``), driven by Playwright's Python package;
+``playwright install`` is never run (its downloads are not available in CI). A missing
+browser is a failure, not a skip: CI installs it, so its absence is a broken setup.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graph.store.memory import NetworkxStore
+from tests.support.seeds import ROOT, SEEDS, build_seed_graph
+
+CHROMIUM = Path(os.environ.get("CITEGRAPH_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+START_TIMEOUT_S = 60.0
+SCREENSHOT = ROOT / "docs" / "explorer.png"
+
+
+@dataclass
+class Server:
+    url: str
+    store: NetworkxStore
+    log: Path
+    proc: subprocess.Popen[bytes] = field(repr=False)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"citegraph serve exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.25)
+    pytest.fail(f"citegraph serve not healthy after {START_TIMEOUT_S:.0f}s:\n{log.read_text()}")
+
+
+@pytest.fixture(scope="session")
+def seed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``citegraph serve`` on a loopback port, on the seed graph built with the real model."""
+    data = tmp_path_factory.mktemp("explorer-data")
+    store, _ = build_seed_graph(data)
+    port = _free_port()
+    log = data / "serve.log"
+    env = {
+        **os.environ,
+        "CITEGRAPH_DATA_DIR": str(data),
+        "CITEGRAPH_SEEDS_DIR": str(SEEDS),
+        "CITEGRAPH_STORE": "embedded",
+        "HF_HUB_OFFLINE": "1",
+    }
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "citegraph", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, log)
+        yield Server(url=url, store=store, log=log, proc=proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        store.close()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium through Playwright (never a downloaded browser)."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} not found: the browser tests need Debian's chromium "
+            "(apt-get install chromium chromium-driver); CI installs it."
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@dataclass
+class Page:
+    """A Playwright page plus every console error and uncaught exception it logged."""
+
+    page: Any
+    errors: list[str]
+
+
+@pytest.fixture
+def tab(chromium: Any, seed_server: Server) -> Iterator[Page]:
+    context = chromium.new_context(viewport={"width": 1500, "height": 920}, accept_downloads=True)
+    pg = context.new_page()
+    pg.set_default_timeout(60_000)  # the first semantic query loads the embedding model
+    errors: list[str] = []
+    pg.on("console", lambda m: errors.append(f"console: {m.text}") if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+    try:
+        yield Page(pg, errors)
+    finally:
+        context.close()

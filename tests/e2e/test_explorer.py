@@ -1,0 +1,202 @@
+"""The explorer page in a real headless Chromium against ``citegraph serve`` on the seed graph."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from graph.model import NodeKind
+from tests.e2e.conftest import SCREENSHOT, Page, Server
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+DRAWN = "window.citegraph.cy"
+
+
+def open_page(p: Page, server: Server, hash_: str = "") -> Any:
+    page = p.page
+    page.goto(f"{server.url}/{hash_}")
+    page.wait_for_function("window.citegraph !== undefined")
+    page.locator("#conn", has_text="Connected").wait_for()
+    return page
+
+
+def search(page: Any, query: str, kind: str = "", mode: str = "KEYWORD") -> None:
+    page.select_option("#search-mode", mode)
+    page.select_option("#search-kind", kind)
+    page.fill("#search-input", query)
+    page.click("#search-form button[type=submit]")
+    page.wait_for_function(
+        "!document.querySelector('#results-msg').textContent.startsWith('Searching')"
+    )
+
+
+def choose(page: Any, node_id: str) -> None:
+    page.click(f"#results button.result[data-id='{node_id}']")
+    page.wait_for_function(f"{DRAWN}.getElementById({json.dumps(node_id)}).nonempty()")
+    page.wait_for_function(f"{DRAWN}.edges().length > 0")
+
+
+def first_paper(server: Server, query: str) -> str:
+    hits = server.store.keyword_search(query, [NodeKind.PAPER], 1)
+    assert hits, f"the seed graph has no paper matching {query!r}"
+    return hits[0].node.id
+
+
+def test_page_loads_without_console_errors(tab: Page, seed_server: Server) -> None:
+    pg = open_page(tab, seed_server)
+    assert pg.title() == "citegraph explorer"
+    # Labels for every input, a legend for node kinds and toggles for edge types.
+    for control in ("#search-input", "#search-mode", "#search-kind", "#depth"):
+        cid = control[1:]
+        assert pg.locator(f"label[for='{cid}']").count() == 1, f"{control} has no label"
+    assert pg.locator("#node-legend li").count() == 3
+    assert pg.locator("#edge-toggles input[type=checkbox]").count() == 7
+    # An empty canvas says what to do, in words.
+    assert "Search above" in pg.inner_text("#overlay")
+    pg.wait_for_timeout(300)
+    assert tab.errors == []
+
+
+def test_search_lists_results_and_draws_a_neighbourhood(
+    tab: Page, seed_server: Server, tmp_path: Path
+) -> None:
+    pg = open_page(tab, seed_server)
+    search(pg, "diffusion")
+    results = pg.locator("#results button.result")
+    assert results.count() > 0, pg.inner_text("#results-msg")
+    assert "diffusion" in pg.inner_text("#results-msg")
+
+    paper = first_paper(seed_server, "diffusion")
+    search(pg, "diffusion", kind="PAPER")
+    choose(pg, paper)
+    nodes = pg.evaluate(f"{DRAWN}.nodes().length")
+    edges = pg.evaluate(f"{DRAWN}.edges().length")
+    assert nodes >= 1 and edges >= 1
+    # Node kinds are told apart in the drawing: papers and concepts both on screen.
+    kinds = set(pg.evaluate(f"{DRAWN}.nodes().map(n => n.data('kind'))"))
+    assert {"PAPER", "CONCEPT"} <= kinds
+    # The side panel reads the selected paper: abstract, concepts, related with reasons.
+    pg.locator("#detail .abstract").wait_for()
+    assert seed_server.store.get_nodes([paper])[paper].label in pg.inner_text("#detail h3")
+    assert pg.locator("#detail .chips .chip.concept").count() > 0
+    assert pg.locator("#detail .related .reasons li").count() > 0
+
+    # Edge types toggle: hiding SIMILAR_TO hides exactly those edges.
+    similar = pg.evaluate(f"{DRAWN}.edges('[type = \"SIMILAR_TO\"]').length")
+    pg.uncheck("#toggle-SIMILAR_TO")
+    hidden = pg.evaluate(f"{DRAWN}.edges('[type = \"SIMILAR_TO\"]').filter(e => !e.visible()).length")
+    assert hidden == similar
+    pg.check("#toggle-SIMILAR_TO")
+
+    # Clicking a node expands it.
+    before = pg.evaluate(f"{DRAWN}.nodes().length")
+    concept = pg.evaluate(f"{DRAWN}.nodes('[kind = \"CONCEPT\"]')[0].id()")
+    pos = pg.evaluate(
+        f"(() => {{ const p = {DRAWN}.getElementById({json.dumps(concept)}).renderedPosition();"
+        " const r = document.querySelector('#cy').getBoundingClientRect();"
+        " return [r.left + p.x, r.top + p.y]; })()"
+    )
+    pg.mouse.click(*pos)
+    pg.wait_for_function(f"{DRAWN}.nodes().length > {before}")
+    pg.click("#fit")
+    pg.wait_for_timeout(300)
+
+    pg.screenshot(path=str(tmp_path / "explorer.png"))
+    assert tab.errors == []
+    # Reselect the chosen paper so the screenshot for the docs shows it in the panel.
+    pg.evaluate(f"window.citegraph.focus({json.dumps(paper)})")
+    pg.locator("#detail .abstract").wait_for()
+    pg.wait_for_timeout(300)
+    pg.screenshot(path=str(SCREENSHOT))
+    shutil.copyfile(SCREENSHOT, tmp_path / "explorer-docs.png")
+    assert SCREENSHOT.stat().st_size > 10_000
+    assert tab.errors == []
+
+
+def test_path_between_two_papers_is_highlighted(
+    tab: Page, seed_server: Server, tmp_path: Path
+) -> None:
+    a = first_paper(seed_server, "diffusion")
+    b = first_paper(seed_server, "self-distillation")
+    expected = seed_server.store.shortest_path(a, b, None, 6)
+    assert expected is not None and expected.hops >= 1
+
+    pg = open_page(tab, seed_server)
+    search(pg, "diffusion", kind="PAPER")
+    choose(pg, a)
+    pg.click("#detail button:has-text('Path from here')")
+    search(pg, "self-distillation", kind="PAPER", mode="KEYWORD")
+    pg.click(f"#results button.result[data-id='{b}']")
+    pg.wait_for_function(f"{DRAWN}.getElementById({json.dumps(b)}).nonempty()")
+    pg.click("#detail button:has-text('Path to here')")
+    pg.wait_for_function(f"{DRAWN}.edges('.path').length > 0")
+
+    on_path = pg.evaluate(f"{DRAWN}.nodes('.path').map(n => n.id())")
+    assert set(on_path) == {n.id for n in expected.nodes}
+    assert pg.evaluate(f"{DRAWN}.edges('.path').length") == expected.hops
+    # Each hop is listed with its reason.
+    hops = pg.locator("#path-hops li")
+    assert hops.count() == expected.hops
+    for i in range(expected.hops):
+        assert hops.nth(i).locator(".why").inner_text().strip(" —→")
+    assert re.search(rf"{expected.hops} hops?", pg.inner_text("#path-msg"))
+    # Exports now describe the path.
+    assert "path=" in (pg.get_attribute("#export-graphml", "href") or "")
+    pg.screenshot(path=str(tmp_path / "explorer-path.png"))
+    assert tab.errors == []
+
+
+@pytest.mark.parametrize(
+    ("link", "reader"),
+    [
+        ("#export-graphml", nx.read_graphml),
+        ("#export-gexf", nx.read_gexf),
+        ("#export-cytoscape", lambda f: nx.cytoscape_graph(json.loads(Path(f).read_text()))),
+    ],
+)
+def test_export_link_gives_a_file_networkx_reads(
+    tab: Page, seed_server: Server, tmp_path: Path, link: str, reader: Any
+) -> None:
+    paper = first_paper(seed_server, "diffusion")
+    pg = open_page(tab, seed_server)
+    search(pg, "diffusion", kind="PAPER")
+    choose(pg, paper)
+    with pg.expect_download() as dl:
+        pg.click(link)
+    target = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(target)
+    g = reader(str(target))
+    assert paper in g.nodes
+    drawn = set(pg.evaluate(f"{DRAWN}.nodes().map(n => n.id())"))
+    assert drawn <= set(g.nodes), "the export lacks nodes that are on screen"
+    assert g.number_of_edges() > 0
+    assert tab.errors == []
+
+
+def test_empty_states_are_said_in_words(tab: Page, seed_server: Server) -> None:
+    pg = open_page(tab, seed_server)
+    search(pg, "zzqxqzzy", mode="KEYWORD")
+    assert "No results" in pg.inner_text("#results-msg")
+    assert pg.locator("#results li").count() == 0
+
+    pg.goto(f"{seed_server.url}/#node=p-does-not-exist")
+    pg.locator("#overlay.error").wait_for()
+    assert "no node with id" in pg.inner_text("#overlay").lower()
+    assert tab.errors == []
+
+
+def test_unreachable_server_is_said_in_words(tab: Page, seed_server: Server) -> None:
+    pg = open_page(tab, seed_server)
+    pg.route("**/graphql", lambda route: route.abort())
+    search(pg, "diffusion")
+    assert "cannot be reached" in pg.inner_text("#results-msg")
+    assert "unreachable" in pg.inner_text("#conn").lower()
+    # The blank canvas says it too.
+    assert "cannot be reached" in pg.inner_text("#overlay")
