@@ -305,13 +305,18 @@ function runLayout(fresh) {
   const root = state.root;
   const opts = fresh
     ? {
-      name: "concentric", animate: false, padding: 40, minNodeSpacing: 28, avoidOverlap: true,
+      name: "concentric", animate: false, padding: 40, minNodeSpacing: 40, avoidOverlap: true,
       concentric: (n) => (n.id() === root ? 3 : n.data("kind") === "PAPER" ? 2 : 1),
-      levelWidth: () => 1, startAngle: -Math.PI / 2,
+      levelWidth: () => 1, startAngle: -Math.PI / 2, spacingFactor: 1.15,
     }
     : {
-      name: "cose", animate: false, randomize: false, padding: 40, nodeRepulsion: () => 9000,
-      idealEdgeLength: () => 90, edgeElasticity: () => 80, numIter: 800, nodeDimensionsIncludeLabels: true,
+      // Dense neighbourhoods (every edge among the drawn nodes) pull cose into a knot:
+      // strong repulsion and weak gravity spread it over the canvas.
+      name: "cose", animate: false, randomize: false, padding: 40, nodeRepulsion: () => 60000,
+      idealEdgeLength: () => 120, edgeElasticity: () => 60, gravity: 0.2, numIter: 1500,
+      nodeOverlap: 20, nodeDimensionsIncludeLabels: true,
+      // The canvas is wide: lay out in its shape, not in cose's square.
+      boundingBox: { x1: 0, y1: 0, w: Math.max(cy.width(), 400), h: Math.max(cy.height(), 300) },
     };
   cy.layout(opts).run();
   fit();

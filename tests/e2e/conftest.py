@@ -80,11 +80,9 @@ def seed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "CITEGRAPH_STORE": "embedded",
         "HF_HUB_OFFLINE": "1",
     }
+    cmd = [sys.executable, "-m", "citegraph", "serve", "--host", "127.0.0.1", "--port", str(port)]
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "citegraph", "serve", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc, log)

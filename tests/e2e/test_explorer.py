@@ -89,9 +89,10 @@ def test_search_lists_results_and_draws_a_neighbourhood(
     assert pg.locator("#detail .related .reasons li").count() > 0
 
     # Edge types toggle: hiding SIMILAR_TO hides exactly those edges.
-    similar = pg.evaluate(f"{DRAWN}.edges('[type = \"SIMILAR_TO\"]').length")
+    similar_edges = f"{DRAWN}.edges('[type = \"SIMILAR_TO\"]')"
+    similar = pg.evaluate(f"{similar_edges}.length")
     pg.uncheck("#toggle-SIMILAR_TO")
-    hidden = pg.evaluate(f"{DRAWN}.edges('[type = \"SIMILAR_TO\"]').filter(e => !e.visible()).length")
+    hidden = pg.evaluate(f"{similar_edges}.filter(e => !e.visible()).length")
     assert hidden == similar
     pg.check("#toggle-SIMILAR_TO")
 
