@@ -70,7 +70,9 @@ function toEdge(e, reason = null) {
   };
 }
 
-class ApiError extends Error {}
+class ApiError extends Error {
+  constructor(message, codes = []) { super(message); this.codes = codes; }
+}
 class Unreachable extends ApiError {}
 
 async function gql(query, variables) {
@@ -87,7 +89,8 @@ async function gql(query, variables) {
   let body = null;
   try { body = await resp.json(); } catch { /* not JSON: reported below */ }
   if (body && Array.isArray(body.errors) && body.errors.length) {
-    throw new ApiError(body.errors.map((e) => e.message).join("; "));
+    throw new ApiError(body.errors.map((e) => e.message).join("; "),
+      body.errors.map((e) => (e.extensions && e.extensions.code) || null));
   }
   if (!resp.ok || !body) {
     throw new ApiError(`The server answered HTTP ${resp.status}${resp.statusText ? " " + resp.statusText : ""}.`);
@@ -96,7 +99,7 @@ async function gql(query, variables) {
 }
 
 /** True when the API said "no such node" (an error, by the schema's design, not a null). */
-const isNotFound = (err) => err instanceof ApiError && /\bno (node|paper|concept|dataset)\b/i.test(err.message);
+const isNotFound = (err) => err instanceof ApiError && err.codes.includes("NOT_FOUND");
 
 const api = {
   async search(q, mode, kinds, first = 15) {
