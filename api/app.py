@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -45,12 +46,12 @@ STATIC_DIR = Path(__file__).parent / "static"
 class CitegraphRouter(GraphQLRouter[Context, None]):
     """Strawberry's router, adding ``extensions.code`` to each error."""
 
-    async def process_result(  # type: ignore[override]
+    async def process_result(
         self, request: Request, result: ExecutionResult
     ) -> GraphQLHTTPResponse:
         data: GraphQLHTTPResponse = {"data": result.data}
         if result.errors:
-            data["errors"] = [annotate(e.formatted, e) for e in result.errors]
+            data["errors"] = [annotate(dict(e.formatted), e) for e in result.errors]
         if result.extensions:
             data["extensions"] = result.extensions
         return data
@@ -137,6 +138,8 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(services.open)
+        # the model takes seconds to load: start now, in the background, not on a request
+        threading.Thread(target=services.warm_up, name="citegraph-warm-up", daemon=True).start()
         try:
             yield
         finally:

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from graphql import (
     GraphQLBoolean,
+    GraphQLEnumType,
     GraphQLFloat,
     GraphQLID,
     GraphQLInt,
@@ -53,7 +54,7 @@ class _FallbackError(Exception):
 
 Getter = Callable[[Any], Any]
 # (response key, getter, serializer, identity type, non-null, is list)
-Column = tuple[str, Getter | None, Getter | None, type | None, bool, bool]
+Column = tuple[str, Getter | None, Getter, type | None, bool, bool]
 
 
 def _column(
@@ -61,10 +62,10 @@ def _column(
 ) -> Column:
     """(response key, getter, serializer, identity type, non-null, is list) for one field."""
     if name == "__typename":
-        return (key, None, None, None, True, False)
+        return (key, None, str, None, True, False)
     if name not in attrs:
         raise _FallbackError
-    ftype: GraphQLOutputType = obj_type.fields[name].type
+    ftype: Any = obj_type.fields[name].type
     nonnull = isinstance(ftype, GraphQLNonNull)
     if nonnull:
         ftype = ftype.of_type
@@ -76,7 +77,22 @@ def _column(
         ftype = inner
     if not is_leaf_type(ftype):
         raise _FallbackError
-    return (key, attrgetter(attrs[name]), ftype.serialize, _IDENTITY.get(ftype), nonnull, is_list)  # type: ignore[union-attr]
+    serialize: Getter = ftype.serialize
+    if isinstance(ftype, GraphQLEnumType):
+        serialize = _memo(serialize)  # enum members are few and hashable
+    return (key, attrgetter(attrs[name]), serialize, _IDENTITY.get(ftype), nonnull, is_list)
+
+
+def _memo(serialize: Getter) -> Getter:
+    seen: dict[Any, Any] = {}
+
+    def cached(value: Any) -> Any:
+        out = seen.get(value)
+        if out is None:
+            out = seen[value] = serialize(value)
+        return out
+
+    return cached
 
 
 class FlatListExecutionContext(StrawberryGraphQLCoreExecutionContext):
@@ -85,7 +101,7 @@ class FlatListExecutionContext(StrawberryGraphQLCoreExecutionContext):
     #: set on the subclass made for one schema by :func:`execution_context_for`
     flat_plan: ClassVar[FlatPlan] = {}
 
-    def complete_list_value(  # type: ignore[override]
+    def complete_list_value(
         self,
         return_type: GraphQLList[GraphQLOutputType],
         field_details_list: Any,
@@ -139,9 +155,9 @@ class FlatListExecutionContext(StrawberryGraphQLCoreExecutionContext):
                         raise _FallbackError  # the standard path reports the error
                     row[key] = None
                 elif is_list:
-                    row[key] = [v if type(v) is same else ser(v) for v in value]  # type: ignore[misc]
+                    row[key] = [v if type(v) is same else ser(v) for v in value]
                 else:
-                    row[key] = value if type(value) is same else ser(value)  # type: ignore[misc]
+                    row[key] = value if type(value) is same else ser(value)
             append(row)
         return rows
 

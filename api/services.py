@@ -110,6 +110,13 @@ class Services:
                 )
             return self._embedder
 
+    def warm_up(self) -> None:
+        """Load the model now (in the background at startup), so no request pays for it."""
+        try:
+            self.embedder().encode(["warm up"])
+        except CitegraphError as exc:
+            log.warning("embedding model not loaded: %s", exc)
+
     def embed(self, text: str) -> list[float]:
         """One text as a unit vector."""
         vector: Sequence[float] = self.embedder().encode([text])[0].tolist()

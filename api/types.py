@@ -9,6 +9,9 @@ Two families:
   :mod:`api.fastpath` can complete whole lists of them at once.
 """
 
+# strawberry's field decorators are untyped for mypy; the resolvers themselves are typed.
+# mypy: disable-error-code="untyped-decorator"
+
 from __future__ import annotations
 
 from enum import Enum

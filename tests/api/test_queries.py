@@ -1,0 +1,228 @@
+"""Every query kind, through HTTP, on the seed graph."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from graphql import build_client_schema, get_introspection_query
+
+from graph.model import NodeKind, RelType
+from graph.store.memory import NetworkxStore
+from tests.api.conftest import GQL
+
+pytestmark = pytest.mark.slow
+
+
+def test_health_and_ready(client) -> None:  # type: ignore[no-untyped-def]
+    assert client.get("/healthz").json() == {"status": "ok"}
+    r = client.get("/readyz")
+    assert r.status_code == 200
+    assert r.json()["status"] == "ready"
+
+
+def test_root_page_and_graphiql(client) -> None:  # type: ignore[no-untyped-def]
+    assert client.get("/").status_code == 200
+    page = client.get("/graphql", headers={"Accept": "text/html"})
+    assert page.status_code == 200
+    assert "graphiql" in page.text.lower()
+
+
+def test_introspection_builds_a_client_schema(gql: GQL) -> None:
+    data = gql.data(get_introspection_query(descriptions=True))
+    schema = build_client_schema(data)
+    assert schema.query_type is not None
+    assert {"neighborhood", "shortestPath", "paths", "related", "search", "stats"} <= set(
+        schema.query_type.fields
+    )
+
+
+def _papers(store: NetworkxStore) -> list[str]:
+    nodes, _ = store.list_nodes(NodeKind.PAPER, limit=1000)
+    return [n.id for n in nodes]
+
+
+def test_node_by_global_and_raw_id(gql: GQL, seed_store: NetworkxStore) -> None:
+    pid = _papers(seed_store)[0]
+    global_id = base64.b64encode(f"Paper:{pid}".encode()).decode()
+    for ref in (pid, global_id):
+        node = gql.data("query($id: ID!) { node(id: $id) { id ... on Paper { key label } } }",
+                        id=ref)["node"]
+        label = seed_store.get_nodes([pid])[pid].label
+        assert node == {"id": global_id, "key": pid, "label": label}
+    paper = gql.data("query($id: ID!) { paper(id: $id) { key abstract } }", id=global_id)["paper"]
+    assert paper["key"] == pid and paper["abstract"]
+
+
+def test_nodes_keeps_order_and_reports_unknown(gql: GQL, seed_store: NetworkxStore) -> None:
+    a, b = _papers(seed_store)[:2]
+    body = gql.raw("query($ids: [ID!]!) { nodes(ids: $ids) { ... on Paper { key } } }",
+                   ids=[b, "p-nope", a])
+    assert body["data"]["nodes"] == [{"key": b}, None, {"key": a}]
+    (err,) = body["errors"]
+    assert err["path"] == ["nodes", 1]
+    assert "p-nope" in err["message"] and err["extensions"]["code"] == "NOT_FOUND"
+
+
+def test_unknown_id_is_null_with_a_clear_error(gql: GQL) -> None:
+    body = gql.raw('{ paper(id: "p-doesnotexist") { key } }')
+    assert body["data"] == {"paper": None}
+    assert "p-doesnotexist" in body["errors"][0]["message"]
+    assert body["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+
+
+def test_papers_connection_pages_and_filters(gql: GQL, seed_store: NetworkxStore) -> None:
+    q = """query($after: String) { papers(first: 30, after: $after) { totalCount
+      edges { cursor node { key } } pageInfo { hasNextPage endCursor } } }"""
+    seen: list[str] = []
+    after = None
+    while True:
+        page = gql.data(q, after=after)["papers"]
+        seen += [e["node"]["key"] for e in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    assert seen == _papers(seed_store)
+    assert page["totalCount"] == len(seen)
+    llm = gql.data("""{ papers(first: 100, filter: {concept: "LLM", text: "model"}) {
+      totalCount edges { node { key abstract concepts { concept { key } } } } } }""")["papers"]
+    assert llm["totalCount"] > 0
+    for e in llm["edges"]:
+        keys = {c["concept"]["key"] for c in e["node"]["concepts"]}
+        assert "concept:large-language-model" in keys
+        assert "model" in e["node"]["abstract"].lower()
+
+
+def test_concept_resolves_aliases(gql: GQL, seed_store: NetworkxStore) -> None:
+    expected = seed_store.find_node("LLM", [NodeKind.CONCEPT])
+    assert expected is not None, "extraction should give the seeds an LLM concept"
+    c = gql.data("""{ concept(name: "LLM") { key name aliases paperCount
+      papers(first: 5) { totalCount edges { node { key } } }
+      relatedConcepts(first: 3) { concept { name } weight count } } }""")["concept"]
+    assert c["key"] == expected.id == "concept:large-language-model"
+    assert "LLM" in c["aliases"]
+    assert c["paperCount"] == c["papers"]["totalCount"] > 0
+    assert len(c["relatedConcepts"]) == 3
+
+
+def test_paper_edge_lists_carry_weights(gql: GQL, seed_store: NetworkxStore) -> None:
+    pid = _papers(seed_store)[0]
+    p = gql.data("""query($id: ID!) { paper(id: $id) {
+      concepts { weight concept { name } } datasets { relation weight dataset { name } }
+      similar(first: 3, minScore: 0.3) { score rank paper { key } }
+      sharesTerms(first: 3) { weight terms termWeights paper { key } }
+      cites { key } citedBy { key } related(first: 2) { score paper { key } } } }""",
+                 id=pid)["paper"]
+    assert p["concepts"] and all(c["weight"] > 0 for c in p["concepts"])
+    assert p["similar"] and all(s["score"] >= 0.3 for s in p["similar"])
+    assert [s["score"] for s in p["similar"]] == sorted((s["score"] for s in p["similar"]),
+                                                       reverse=True)
+    assert p["sharesTerms"] and all(s["terms"] for s in p["sharesTerms"])
+    assert pid not in {r["paper"]["key"] for r in p["related"]}
+
+
+def test_search_keyword_semantic_hybrid(gql: GQL) -> None:
+    kw = gql.data("""{ search(query: "diffusion", kinds: [PAPER], first: 5) {
+      score node { ... on Paper { key abstract title } } } }""")["search"]
+    assert kw
+    for hit in kw:
+        text = (hit["node"]["abstract"] + (hit["node"]["title"] or "")).lower()
+        assert "diffusion" in text
+    sem = gql.data("""{ search(query: "image generation with diffusion models",
+      mode: SEMANTIC, first: 5) { score similarity node { ... on Paper { key abstract } } } }""")
+    hits = sem["search"]
+    assert len(hits) == 5
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    assert "diffusion" in hits[0]["node"]["abstract"].lower()
+    hyb = gql.data("""{ search(query: "diffusion", mode: HYBRID, first: 5) {
+      score keywordScore similarity node { id } } }""")["search"]
+    assert len(hyb) == 5
+
+
+def test_neighborhood_shape_and_cap(gql: GQL, seed_store: NetworkxStore) -> None:
+    pid = _papers(seed_store)[0]
+    sub = gql.data("""query($id: ID!) { neighborhood(id: $id, depth: 2, limit: 50) {
+      truncated nodes { id label kind } edges { source target type weight terms } } }""",
+                   id=pid)["neighborhood"]
+    ids = {n["id"] for n in sub["nodes"]}
+    assert sub["nodes"][0]["id"] == pid and len(ids) == 50 and sub["truncated"]
+    assert all(e["source"] in ids and e["target"] in ids for e in sub["edges"])
+    expected = seed_store.neighborhood([pid], 2, limit=50)
+    assert [n["id"] for n in sub["nodes"]] == [n.id for n in expected.nodes]
+    assert len(sub["edges"]) == len(expected.edges)
+    only = gql.data("""query($id: ID!) { neighborhood(id: $id, relTypes: [MENTIONS],
+      nodeKinds: [CONCEPT]) { nodes { kind } edges { type } } }""", id=pid)["neighborhood"]
+    assert {n["kind"] for n in only["nodes"][1:]} == {"CONCEPT"}
+    assert {e["type"] for e in only["edges"]} == {"MENTIONS"}
+
+
+def test_paths_have_a_reason_per_hop(gql: GQL, seed_store: NetworkxStore) -> None:
+    papers = _papers(seed_store)
+    a, b = papers[0], papers[-1]
+    sp = gql.data("""query($a: ID!, $b: ID!) { shortestPath(from: $a, to: $b, maxHops: 4) {
+      length strength nodes { id } hops { from to type weight reason } } }""", a=a, b=b)
+    path = sp["shortestPath"]
+    assert path is not None
+    assert path["nodes"][0]["id"] == a and path["nodes"][-1]["id"] == b
+    assert path["length"] == len(path["hops"]) == len(path["nodes"]) - 1
+    for i, hop in enumerate(path["hops"]):
+        assert hop["reason"].strip()
+        assert (hop["from"], hop["to"]) == (path["nodes"][i]["id"], path["nodes"][i + 1]["id"])
+    ks = gql.data("""query($a: ID!, $b: ID!) { paths(from: $a, to: $b, k: 3, maxHops: 3,
+      relTypes: [SIMILAR_TO, SHARES_TERM]) { length hops { reason type } } }""", a=a, b=b)["paths"]
+    assert 1 <= len(ks) <= 3
+    assert [p["length"] for p in ks] == sorted(p["length"] for p in ks)
+    assert all(h["reason"] and h["type"] in {"SIMILAR_TO", "SHARES_TERM"}
+               for p in ks for h in p["hops"])
+
+
+def test_related_explains_and_steers(gql: GQL, seed_store: NetworkxStore) -> None:
+    pid = _papers(seed_store)[0]
+    q = """query($p: ID, $pos: [ID!], $neg: [ID!], $ex: [ID!]) {
+      related(paper: $p, first: 10, positive: $pos, negative: $neg, exclude: $ex) {
+      score similarity paper { key } reasons { kind text weight nodeId }
+      path { hops { reason } } } }"""
+    base = gql.data(q, p=pid)["related"]
+    keys = [r["paper"]["key"] for r in base]
+    assert pid not in keys and len(keys) == 10
+    assert all(any(x["kind"] == "similar" for x in r["reasons"]) for r in base)
+    assert any(x["kind"] in {"concept", "dataset"} for r in base for x in r["reasons"])
+    assert any(r["path"] and r["path"]["hops"] for r in base)
+    steered = gql.data(q, p=pid, pos=[keys[5]], neg=[keys[0]])["related"]
+    skeys = [r["paper"]["key"] for r in steered]
+    assert skeys != keys and keys[0] not in skeys and keys[5] not in skeys and pid not in skeys
+    excluded = gql.data(q, p=pid, ex=[keys[0]])["related"]
+    assert keys[0] not in [r["paper"]["key"] for r in excluded]
+    text = gql.data("""{ related(text: "large language models for code generation", first: 3) {
+      paper { key } reasons { kind text } } }""")["related"]
+    assert len(text) == 3
+
+
+def test_stats(gql: GQL, seed_store: NetworkxStore) -> None:
+    s = gql.data("""{ stats { totalNodes totalEdges nodes { kind count } edges { kind count }
+      centralConcepts { concept { name } degree pagerank } } }""")["stats"]
+    expected = seed_store.stats()
+    assert {n["kind"]: n["count"] for n in s["nodes"]} == dict(expected.nodes)
+    assert {e["kind"]: e["count"] for e in s["edges"]} == dict(expected.edges)
+    assert s["totalEdges"] == sum(expected.edges.values())
+    ranks = [c["pagerank"] for c in s["centralConcepts"]]
+    assert ranks == sorted(ranks, reverse=True) and len(ranks) == 10
+    assert all(c["degree"] > 0 for c in s["centralConcepts"])
+
+
+def test_concepts_and_datasets_lists(gql: GQL) -> None:
+    cs = gql.data('{ concepts(text: "diffusion", first: 3) { edges { node { name } } } }')
+    assert all("diffusion" in e["node"]["name"] for e in cs["concepts"]["edges"])
+    ds = gql.data("{ datasets(first: 50) { totalCount edges { node { key name usedBy { key }"
+                  " introducedBy { key } paperCount } } } }")["datasets"]
+    assert ds["totalCount"] == len(ds["edges"]) > 0
+    for e in ds["edges"]:
+        d = e["node"]
+        assert d["paperCount"] == len({p["key"] for p in d["usedBy"] + d["introducedBy"]})
+        one = gql.data("query($n: String!) { dataset(name: $n) { key } }", n=d["name"])
+        assert one["dataset"]["key"] == d["key"]
+
+
+def test_rel_types_enum_matches_domain(gql: GQL) -> None:
+    data = gql.data('{ __type(name: "RelType") { enumValues { name } } }')
+    assert {v["name"] for v in data["__type"]["enumValues"]} == {t.name for t in RelType}
