@@ -425,23 +425,40 @@ class NetworkxStore:
             return []
         allowed = types_filter(rel_types)
         with self._lock:
-            adjacent = self._adjacent(allowed)
+            adjacent = _memo(self._adjacent(allowed))
+            # hops from every node to the target (bounded BFS), to prune the search
+            to_target = {target: 0}
+            frontier = [target]
+            for hop in range(1, max_hops + 1):
+                nxt = []
+                for u in frontier:
+                    for v, _ in adjacent(u):
+                        if v not in to_target:
+                            to_target[v] = hop
+                            nxt.append(v)
+                frontier = nxt
+            if source not in to_target:
+                return []
             candidates: list[GraphPath] = []
-            # depth-first enumeration of simple paths up to max_hops, bounded
-            stack: list[tuple[str, list[str], list[Edge]]] = [(source, [source], [])]
-            while stack and len(candidates) < MAX_PATH_CANDIDATES:
-                u, nodes, edges = stack.pop()
-                if len(edges) >= max_hops:
-                    continue
-                for v, e in reversed(adjacent(u)):
-                    if v in nodes:
-                        continue
-                    if v == target:
-                        candidates.append(
-                            GraphPath(tuple(self._node(n) for n in [*nodes, v]), (*edges, e))
-                        )
-                    else:
-                        stack.append((v, [*nodes, v], [*edges, e]))
+            # Every path of h hops ranks before any of h+1, so lengths go in order and
+            # the search stops once k are in hand (or at the candidate cap).
+            for length in range(to_target[source], max_hops + 1):
+                stack: list[tuple[str, list[str], list[Edge]]] = [(source, [source], [])]
+                while stack and len(candidates) < MAX_PATH_CANDIDATES:
+                    u, nodes, edges = stack.pop()
+                    left = length - len(edges) - 1
+                    for v, e in reversed(adjacent(u)):
+                        if v in nodes or to_target.get(v, max_hops + 1) > left:
+                            continue
+                        if v == target:
+                            if left == 0:
+                                candidates.append(GraphPath(
+                                    tuple(self._node(n) for n in [*nodes, v]), (*edges, e)
+                                ))
+                        elif left > 0:
+                            stack.append((v, [*nodes, v], [*edges, e]))
+                if len(candidates) >= k or len(candidates) >= MAX_PATH_CANDIDATES:
+                    break
             if len(candidates) >= MAX_PATH_CANDIDATES:
                 log.info(
                     "k_paths %s -> %s: stopped at %d candidates", source, target, len(candidates)
@@ -514,6 +531,18 @@ class NetworkxStore:
             data.embedding_ids = list(self._emb_ids)
             data.embeddings = self._emb.copy()
             return data
+
+
+def _memo(fn: Any) -> Any:
+    """Cache a one-argument adjacency function for the length of one query."""
+    cache: dict[str, Any] = {}
+
+    def wrapped(u: str) -> Any:
+        if u not in cache:
+            cache[u] = fn(u)
+        return cache[u]
+
+    return wrapped
 
 
 def _sorted_nodes(data: GraphData) -> list[GraphNode]:
