@@ -10,8 +10,10 @@ never imported (importing it would start a JVM inside this process).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import importlib.util
+import json
 import os
 import secrets
 import shutil
@@ -20,6 +22,8 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -94,10 +98,27 @@ class ArcadeDBServer:
         cls,
         *,
         root: Path | None = None,
-        timeout_s: float = 60.0,
+        timeout_s: float = 90.0,
         heap: str = "512m",
+        attempts: int = 3,
     ) -> ArcadeDBServer:
-        """Start a server on free loopback ports and wait (bounded) until Bolt answers."""
+        """Start a server on free loopback ports and wait (bounded) until it answers.
+
+        A start that dies early (e.g. a port taken between choosing and binding it) is
+        retried on fresh ports, ``attempts`` times in all.
+        """
+        errors = []
+        for _ in range(attempts):
+            try:
+                return cls._start_once(root=root, timeout_s=timeout_s, heap=heap)
+            except ArcadeDBStartError as exc:
+                errors.append(str(exc))
+                if "not ready after" in str(exc):
+                    break  # slow, not unlucky: do not wait again
+        raise ArcadeDBStartError("\n---\n".join(errors))
+
+    @classmethod
+    def _start_once(cls, *, root: Path | None, timeout_s: float, heap: str) -> ArcadeDBServer:
         pkg = package_dir()
         java = pkg / "jre" / "bin" / "java"
         if not java.exists():
@@ -146,12 +167,28 @@ class ArcadeDBServer:
                 raise ArcadeDBStartError(
                     f"ArcadeDB exited with code {process.returncode} during start:\n{tail}"
                 )
-            if _port_open(bolt_port) and _port_open(http_port):
+            # Ports open before the default database exists: wait until it answers.
+            if _port_open(bolt_port) and _port_open(http_port) and server._database_ready():
                 return server
             time.sleep(0.1)
         tail = server.log_tail()
         server.stop()
-        raise ArcadeDBStartError(f"ArcadeDB Bolt port not open after {timeout_s:.0f}s:\n{tail}")
+        raise ArcadeDBStartError(f"ArcadeDB not ready after {timeout_s:.0f}s:\n{tail}")
+
+    def _database_ready(self) -> bool:
+        url = f"{self.http_url}/api/v1/command/{self.database}"
+        token = base64.b64encode(f"{self.user}:{self.password}".encode()).decode()
+        request = urllib.request.Request(
+            url,
+            data=json.dumps({"language": "sql", "command": "SELECT 1"}).encode(),
+            headers={"Content-Type": "application/json", "Authorization": f"Basic {token}"},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=2.0) as resp:
+                return bool(resp.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
 
     def stop(self, timeout_s: float = 15.0) -> None:
         """Stop the process by PID (TERM, then KILL) and remove its temp directory."""
