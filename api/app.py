@@ -175,13 +175,19 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
         around: str | None = Query(None, description="Node id: export its neighborhood"),
         depth: int = Query(2, description="Hops around `around`"),
         path: str | None = Query(None, description="Two node ids 'A,B': their shortest path"),
+        ids: str | None = Query(
+            None, description="Node ids 'A,B,C': exactly these nodes and the edges among them"
+        ),
+        limit: int | None = Query(None, description="Most nodes for `around`"),
     ) -> Response:
         if fmt not in export.FORMATS:
             return _client_error(
                 NotFoundError(f"unknown export format {fmt!r}; use graphml, gexf or cytoscape.json")
             )
         try:
-            nodes, edges = await run_in_threadpool(_export_parts, services, around, depth, path)
+            nodes, edges = await run_in_threadpool(
+                _export_parts, services, around, depth, path, ids, limit
+            )
         except CitegraphError as exc:
             return _client_error(exc)
         writer, media, filename = export.FORMATS[fmt]
@@ -227,9 +233,14 @@ def _client_error(exc: CitegraphError) -> JSONResponse:
 
 
 def _export_parts(
-    services: Services, around: str | None, depth: int, path: str | None
+    services: Services,
+    around: str | None,
+    depth: int,
+    path: str | None,
+    ids: str | None = None,
+    limit: int | None = None,
 ) -> tuple[list[GraphNode], list[Any]]:
-    """Nodes and edges for an export: everything, a neighborhood or a path."""
+    """Nodes and edges for an export: everything, a neighborhood, a path or a node set."""
     s = services.settings
     store = services.store()
 
@@ -239,13 +250,27 @@ def _export_parts(
             raise NotFoundError(f"{argument}: no node with id, name or alias {ref!r}")
         return node
 
-    if around is not None and path is not None:
-        raise InvalidArgumentError("around", "give either around or path, not both")
+    if sum(x is not None for x in (around, path, ids)) > 1:
+        raise InvalidArgumentError("around", "give one of around, path or ids")
+    cap = s.max_neighborhood_nodes
+    if limit is not None and not 1 <= limit <= cap:
+        raise InvalidArgumentError("limit", f"must be between 1 and {cap}")
+    if ids is not None:
+        wanted = [raw_id(i.strip()) for i in ids.split(",") if i.strip()]
+        if not 1 <= len(wanted) <= cap:
+            raise InvalidArgumentError("ids", f"give between 1 and {cap} node ids")
+        found_nodes = store.get_nodes(wanted)
+        missing = [i for i in wanted if i not in found_nodes]
+        if missing:
+            raise NotFoundError(f"ids: no node with id {missing[0]!r}")
+        keep = set(found_nodes)
+        edges = [e for e in store.edges_of(list(keep)) if e.source in keep and e.target in keep]
+        return [found_nodes[i] for i in sorted(keep)], edges
     if around is not None:
         if not 1 <= depth <= s.max_depth:
             raise InvalidArgumentError("depth", f"must be between 1 and {s.max_depth}")
         start = find(around, "around")
-        sub = store.neighborhood([start.id], depth=depth, limit=s.max_neighborhood_nodes)
+        sub = store.neighborhood([start.id], depth=depth, limit=limit or cap)
         return list(sub.nodes), list(sub.edges)
     if path is not None:
         ends = [p for p in path.split(",") if p.strip()]

@@ -143,7 +143,7 @@ const api = {
   exportUrl(format, view) {
     const q = view.path
       ? `path=${encodeURIComponent(view.path.join(","))}`
-      : `around=${encodeURIComponent(view.around)}&depth=${view.depth}`;
+      : `ids=${encodeURIComponent(view.ids.join(","))}`;
     return `${EXPORT_URL}/${format}?${q}`;
   },
 };
@@ -589,7 +589,8 @@ function buildLegend() {
 }
 
 function updateExport() {
-  const view = state.path ? { path: state.path } : state.root ? { around: state.root, depth: Number($("#depth").value) } : null;
+  const onScreen = cy.nodes().map((n) => n.id()).sort();
+  const view = state.path ? { path: state.path } : onScreen.length ? { ids: onScreen } : null;
   const msg = $("#export-msg");
   for (const a of document.querySelectorAll("#export-links a")) {
     if (view) {
@@ -603,7 +604,7 @@ function updateExport() {
   }
   msg.textContent = !view ? "Draw something first."
     : view.path ? "The highlighted path, for Gephi or Cytoscape."
-      : `The neighbourhood of “${short(labelOf(view.around), 40)}” (depth ${view.depth}), for Gephi or Cytoscape.`;
+      : `The ${view.ids.length} nodes on screen and the edges among them, for Gephi or Cytoscape.`;
 }
 
 // ---------------------------------------------------------------------------------------------
