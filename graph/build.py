@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from graph import extract as extract_mod
+from graph.cache import BlobCache
 from graph.corpus import InputProblem, read_corpus
 from graph.embed import (
     Embedder,
@@ -139,48 +139,22 @@ class BuildReport:
 
 
 class ExtractionCache:
-    """Per-text extraction results in SQLite, keyed by (extractor version, text hash)."""
+    """Per-text extraction results by (extractor version, text hash), as JSON."""
 
     def __init__(self, path: Path | None) -> None:
-        self._mem: dict[str, Extraction] = {}
-        self._db: sqlite3.Connection | None = None
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(path), check_same_thread=False)
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS extraction (version TEXT, hash TEXT, data TEXT,"
-                " PRIMARY KEY (version, hash))"
-            )
-            self._db.commit()
+        self._blobs = BlobCache(path, "extraction")
 
     def get_many(self, hashes: Sequence[str]) -> dict[str, Extraction]:
-        found = {h: self._mem[h] for h in hashes if h in self._mem}
-        missing = [h for h in hashes if h not in found]
-        if self._db is not None:
-            for start in range(0, len(missing), 500):
-                part = missing[start : start + 500]
-                marks = ",".join("?" * len(part))
-                rows = self._db.execute(
-                    f"SELECT hash, data FROM extraction WHERE version = ? AND hash IN ({marks})",  # noqa: S608
-                    [EXTRACTOR_VERSION, *part],
-                )
-                for h, data in rows:
-                    found[h] = self._mem[h] = _extraction_from_json(data)
-        return found
+        raw = self._blobs.get_many(EXTRACTOR_VERSION, hashes)
+        return {h: _extraction_from_json(v.decode("utf-8")) for h, v in raw.items()}
 
     def put_many(self, items: Mapping[str, Extraction]) -> None:
-        self._mem.update(items)
-        if self._db is not None and items:
-            with self._db:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO extraction VALUES (?, ?, ?)",
-                    [(EXTRACTOR_VERSION, h, _extraction_to_json(e)) for h, e in items.items()],
-                )
+        self._blobs.put_many(
+            EXTRACTOR_VERSION, {h: _extraction_to_json(e).encode("utf-8") for h, e in items.items()}
+        )
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        self._blobs.close()
 
 
 def _extraction_to_json(e: Extraction) -> str:
@@ -266,11 +240,7 @@ class Pipeline:
             seed = {}
             for p in papers:
                 prev = previous.nodes.get(p.id)
-                if (
-                    isinstance(prev, Paper)
-                    and p.id in old
-                    and embedding_text(prev) == texts[p.id]
-                ):
+                if isinstance(prev, Paper) and p.id in old and embedding_text(prev) == texts[p.id]:
                     seed[text_key(texts[p.id])] = np.asarray(
                         previous.embeddings[old[p.id]], dtype=np.float32
                     )

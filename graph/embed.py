@@ -18,7 +18,6 @@ import hashlib
 import logging
 import os
 import re
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from graph.cache import BlobCache
 from graph.errors import ModelUnavailableError
 
 if TYPE_CHECKING:
@@ -237,57 +237,24 @@ def text_key(text: str) -> str:
 
 
 class EmbeddingCache:
-    """Embeddings on disk by (embedder key, text hash) in SQLite (crash-safe, no pickle)."""
+    """Embeddings on disk by (embedder key, text hash): float32 bytes in a BlobCache."""
 
     def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self._mem: dict[tuple[str, str], bytes] = {}
-        self._db: sqlite3.Connection | None = None
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(path), check_same_thread=False)
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS emb (model TEXT, hash TEXT, dim INT, vec BLOB,"
-                " PRIMARY KEY (model, hash))"
-            )
-            self._db.commit()
+        self._blobs = BlobCache(path, "embedding")
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, NDArray[np.float32]]:
-        found: dict[str, NDArray[np.float32]] = {}
-        missing = []
-        for h in hashes:
-            blob = self._mem.get((model, h))
-            if blob is not None:
-                found[h] = np.frombuffer(blob, dtype=np.float32)
-            else:
-                missing.append(h)
-        if self._db is not None and missing:
-            for start in range(0, len(missing), 500):
-                part = missing[start : start + 500]
-                marks = ",".join("?" * len(part))
-                rows = self._db.execute(
-                    f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({marks})",  # noqa: S608
-                    [model, *part],
-                )
-                for h, blob in rows:
-                    found[h] = np.frombuffer(blob, dtype=np.float32)
-        return found
+        return {
+            h: np.frombuffer(v, dtype=np.float32)
+            for h, v in self._blobs.get_many(model, hashes).items()
+        }
 
     def put_many(self, model: str, items: dict[str, NDArray[np.float32]]) -> None:
-        rows = [
-            (model, h, int(v.shape[0]), np.asarray(v, np.float32).tobytes())
-            for h, v in items.items()
-        ]
-        for _, h, _, blob in rows:
-            self._mem[(model, h)] = blob
-        if self._db is not None and rows:
-            with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO emb VALUES (?, ?, ?, ?)", rows)
+        self._blobs.put_many(
+            model, {h: np.asarray(v, dtype=np.float32).tobytes() for h, v in items.items()}
+        )
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        self._blobs.close()
 
 
 def embed_cached(

@@ -1,0 +1,65 @@
+"""A small key -> bytes cache in SQLite (crash-safe, no pickle), with a memory layer."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+_CHUNK = 500  # SQLite's host-parameter limit is 999 on old builds
+
+
+class BlobCache:
+    """Bytes by (namespace, key); ``path`` None keeps them in memory only."""
+
+    def __init__(self, path: Path | None, table: str) -> None:
+        if not table.isidentifier():
+            raise ValueError(f"bad table name {table!r}")
+        self._table = table
+        self._mem: dict[tuple[str, str], bytes] = {}
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            self._db.execute(
+                f"CREATE TABLE IF NOT EXISTS {table} (ns TEXT, key TEXT, value BLOB,"
+                " PRIMARY KEY (ns, key))"
+            )
+            self._db.commit()
+
+    def get_many(self, namespace: str, keys: Sequence[str]) -> dict[str, bytes]:
+        """The cached values among ``keys``."""
+        found = {k: self._mem[(namespace, k)] for k in keys if (namespace, k) in self._mem}
+        missing = [k for k in keys if k not in found]
+        if self._db is None or not missing:
+            return found
+        with self._lock:
+            for start in range(0, len(missing), _CHUNK):
+                part = missing[start : start + _CHUNK]
+                marks = ",".join("?" * len(part))
+                rows = self._db.execute(
+                    f"SELECT key, value FROM {self._table} WHERE ns = ? AND key IN ({marks})",  # noqa: S608 - table name checked, values bound
+                    [namespace, *part],
+                )
+                for key, value in rows:
+                    found[key] = self._mem[(namespace, key)] = bytes(value)
+        return found
+
+    def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
+        """Store ``items`` (one transaction)."""
+        for k, v in items.items():
+            self._mem[(namespace, k)] = v
+        if self._db is not None and items:
+            with self._lock, self._db:
+                self._db.executemany(
+                    f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?)",  # noqa: S608
+                    [(namespace, k, v) for k, v in items.items()],
+                )
+
+    def close(self) -> None:
+        """Close the database; the memory layer stays usable."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
