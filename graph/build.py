@@ -142,7 +142,7 @@ class ExtractionCache:
     """Per-text extraction results by (extractor version, text hash), as JSON."""
 
     def __init__(self, path: Path | None) -> None:
-        self._blobs = BlobCache(path, "extraction")
+        self._blobs = BlobCache(path, "extraction_v2")
 
     def get_many(self, hashes: Sequence[str]) -> dict[str, Extraction]:
         raw = self._blobs.get_many(EXTRACTOR_VERSION, hashes)

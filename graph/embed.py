@@ -240,7 +240,7 @@ class EmbeddingCache:
     """Embeddings on disk by (embedder key, text hash): float32 bytes in a BlobCache."""
 
     def __init__(self, path: Path | None) -> None:
-        self._blobs = BlobCache(path, "embedding")
+        self._blobs = BlobCache(path, "embedding_v2")
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, NDArray[np.float32]]:
         return {

@@ -37,6 +37,9 @@ class Settings(BaseSettings):
         "neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "CITEGRAPH_NEO4J_DATABASE")
     )
     neo4j_batch_size: int = 1000
+    # ArcadeDB only (its Bolt plugin lacks vector-index DDL, sent over HTTP instead);
+    # default: the Bolt host on port 2480.
+    arcadedb_http: str | None = None
 
     # ---- embeddings
     model: str = "all-MiniLM-L6-v2"  # name, path, or the packaged default

@@ -16,12 +16,14 @@ def open_store(settings: Settings) -> GraphStore:
     Raises StoreUnavailableError when a server store cannot be reached.
     """
     if settings.store == "neo4j":
-        from graph.store.neo4j import Neo4jStore, open_driver
+        from graph.store.neo4j import open_driver, store_from_settings
 
         driver = open_driver(settings)
-        return Neo4jStore(
-            driver, settings.neo4j_database, batch_size=settings.neo4j_batch_size, owns_driver=True
-        )
+        try:
+            return store_from_settings(settings, driver, owns_driver=True)
+        except BaseException:
+            driver.close()
+            raise
     from graph.store.memory import NetworkxStore
 
     return NetworkxStore(settings.graph_file)

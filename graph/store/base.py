@@ -4,7 +4,10 @@ Ordering contract (so every store gives the same answers on the same graph):
 
 * Graph traversal ignores edge direction (a path or neighborhood may walk an edge
   either way); edges keep their stored direction in results.
-* ``neighborhood``: breadth-first from the seeds. Nodes are ranked by (distance,
+* ``find_node``: exact id; then the name itself, then its singular
+  (:func:`name_variants`), matched against label/name/title/aliases; ties by lowest id.
+* ``neighborhood``: breadth-first from the seeds. Seeds are always kept; nodes of
+  kinds outside ``node_kinds`` are neither kept nor walked through. Nodes are ranked by (distance,
   descending sum of weights of the edges that reach them from the previous ring, id);
   the first ``limit`` are kept and ``truncated`` says whether any were dropped.
   Edges returned are all the edges among kept nodes that pass the type filter,
@@ -12,9 +15,15 @@ Ordering contract (so every store gives the same answers on the same graph):
 * ``shortest_path``: fewest hops; ties broken by :func:`path_sort_key` (strongest total
   weight first, then the node id sequence).
 * ``k_paths``: simple paths of at most ``max_hops``, sorted by :func:`path_sort_key`
-  over (hops, -strength, ids), the first ``k``.
+  over (hops, -strength, ids), the first ``k``. Lengths are searched shortest first
+  and the search stops after the length at which ``k`` are found; at most 1,000
+  candidates are collected (beyond that, which candidates are seen depends on the
+  store, so answers may differ on very dense graphs).
 * ``keyword_search``: score from :func:`keyword_score`; ties by id.
-* ``vector_search``: cosine similarity, descending; ties by id.
+* ``vector_search``: cosine similarity rounded to 6 places, descending; ties by id;
+  a zero or empty vector gives no hits.
+* ``apply``: an edge whose ``attrs`` has ``weight`` must carry the same value as
+  ``Edge.weight``; embeddings for ids that are not papers in the graph are an error.
 """
 
 from __future__ import annotations

@@ -229,6 +229,9 @@ class NetworkxStore:
         rows = [self._emb_index[pid] for pid in ids]
         matrix = self._emb[rows] if self._emb.size else self._emb
         if change.embedding_ids:
+            unknown = [pid for pid in change.embedding_ids if pid not in self.g]
+            if unknown:
+                raise StoreError(f"embedding for a paper not in the graph: {unknown[0]!r}")
             new = np.asarray(change.embeddings, dtype=np.float32)
             index = {pid: i for i, pid in enumerate(ids)}
             extra_ids, extra_rows = [], []

@@ -131,7 +131,7 @@ def store_from_settings(
         driver,
         user=settings.neo4j_user,
         password=settings.neo4j_password.get_secret_value(),
-        arcadedb_http=arcadedb_http or getattr(settings, "arcadedb_http", None),
+        arcadedb_http=arcadedb_http or settings.arcadedb_http,
     )
     return Neo4jStore(
         driver,
