@@ -1,0 +1,1 @@
+"""Hardening suite: fuzzing, crash safety, abuse, auth, faults, a short load run."""
