@@ -43,7 +43,7 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 console = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # one error = one line, however long
 
 
 class _State:
@@ -471,6 +471,7 @@ def serve(
     With no graph yet (embedded store), builds one from the seeds folder first.
     """
     import uvicorn
+
     from api.app import create_app
 
     s = state.settings
