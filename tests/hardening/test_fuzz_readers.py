@@ -52,9 +52,7 @@ COLUMNS = ["id", "title", "abstract", "year", "authors", "keywords", "venue"]
 # ---------------------------------------------------------------- strategies
 
 # Words of letters from any script: an abstract of them always cleans to itself.
-word = st.text(
-    alphabet=st.characters(categories=("Lu", "Ll", "Lo")), min_size=1, max_size=10
-)
+word = st.text(alphabet=st.characters(categories=("Lu", "Ll", "Lo")), min_size=1, max_size=10)
 junk = st.text(max_size=40)  # any unicode, control characters and markup included
 year = st.one_of(
     st.none(), st.integers(-10_000, 10_000), st.text(max_size=8), st.floats(allow_nan=True)
@@ -82,8 +80,21 @@ def abstract_for(marker: str, words: list[str]) -> str:
 GOOD_WORDS = st.lists(word, min_size=5, max_size=30)
 JSONL_BAD = st.sampled_from(
     [
-        "truncated", "array", "number", "string", "null", "no_abstract", "abstract_number",
-        "abstract_list", "short", "empty", "invalid_utf8", "bad_id", "huge", "deep", "dup_id",
+        "truncated",
+        "array",
+        "number",
+        "string",
+        "null",
+        "no_abstract",
+        "abstract_number",
+        "abstract_list",
+        "short",
+        "empty",
+        "invalid_utf8",
+        "bad_id",
+        "huge",
+        "deep",
+        "dup_id",
     ]
 )
 TEXT_BAD = st.sampled_from(["short", "invalid_utf8", "huge", "markup_only"])
@@ -126,15 +137,21 @@ def _huge() -> str:
 
 @st.composite
 def jsonl_file(draw: st.DrawFn, tag: str) -> tuple[bytes, list[tuple[str, object]]]:
-    plan = draw(st.lists(st.one_of(st.tuples(st.just("good"), GOOD_WORDS), JSONL_BAD),
-                         min_size=0, max_size=12))
+    plan = draw(
+        st.lists(
+            st.one_of(st.tuples(st.just("good"), GOOD_WORDS), JSONL_BAD), min_size=0, max_size=12
+        )
+    )
     crlf = draw(st.booleans())
     blank = draw(st.lists(st.booleans(), min_size=len(plan), max_size=len(plan)))
     entries: list[tuple[str, object]] = []
     for i, item in enumerate(plan):
         if isinstance(item, tuple):
-            rec = {"id": f"{tag}{i}", "abstract": abstract_for(f"{tag}m{i}", item[1]),
-                   **draw(good_fields())}
+            rec = {
+                "id": f"{tag}{i}",
+                "abstract": abstract_for(f"{tag}m{i}", item[1]),
+                **draw(good_fields()),
+            }
             entries.append(("good", rec))
         else:
             entries.append(("bad", item))
@@ -205,9 +222,13 @@ def render_jsonl(eol: bytes, entries: list[tuple[str, object]], path: Path, tag:
 
 @st.composite
 def text_file(draw: st.DrawFn) -> list[tuple[str, object]]:
-    plan = draw(st.lists(st.one_of(st.tuples(st.just("good"), GOOD_WORDS,
-                                              st.integers(0, 3)), TEXT_BAD),
-                         min_size=0, max_size=10))
+    plan = draw(
+        st.lists(
+            st.one_of(st.tuples(st.just("good"), GOOD_WORDS, st.integers(0, 3)), TEXT_BAD),
+            min_size=0,
+            max_size=10,
+        )
+    )
     return [("good", (p[1], p[2])) if isinstance(p, tuple) else ("bad", p) for p in plan]
 
 
@@ -246,8 +267,11 @@ def render_text(entries: list[tuple[str, object]], path: Path, tag: str, crlf: b
 
 @st.composite
 def table_file(draw: st.DrawFn, tsv: bool) -> list[tuple[str, object]]:
-    plan = draw(st.lists(st.one_of(st.tuples(st.just("good"), GOOD_WORDS), TABLE_BAD),
-                         min_size=0, max_size=12))
+    plan = draw(
+        st.lists(
+            st.one_of(st.tuples(st.just("good"), GOOD_WORDS), TABLE_BAD), min_size=0, max_size=12
+        )
+    )
     out: list[tuple[str, object]] = []
     for p in plan:
         if isinstance(p, tuple):
@@ -288,8 +312,7 @@ def render_table(
         line = w.next_line
         if kind == "good":
             words, extra = payload  # type: ignore[misc]
-            rec = {"id": f"{tag}{i}", "abstract": abstract_for(f"{tag}m{i}", list(words)),
-                   **extra}
+            rec = {"id": f"{tag}{i}", "abstract": abstract_for(f"{tag}m{i}", list(words)), **extra}
             w.line(row([_cell(rec.get(c), tsv) for c in COLUMNS]))
             ledger.good.append((line, f"{tag}{i}"))
             continue
@@ -359,16 +382,26 @@ def test_mixed_files_every_reader(data: st.DataObject) -> None:
         eol, entries = data.draw(jsonl_file("j"), label="jsonl")
         ledgers.append((render_jsonl(eol, entries, folder / "a.jsonl", "j"), read_jsonl))
         ledgers.append(
-            (render_text(data.draw(text_file(), label="txt"), folder / "b.txt", "x", crlf),
-             read_text)
+            (
+                render_text(data.draw(text_file(), label="txt"), folder / "b.txt", "x", crlf),
+                read_text,
+            )
         )
         ledgers.append(
-            (render_table(data.draw(table_file(False), label="csv"), folder / "c.csv", "c",
-                          False, crlf), read_table)
+            (
+                render_table(
+                    data.draw(table_file(False), label="csv"), folder / "c.csv", "c", False, crlf
+                ),
+                read_table,
+            )
         )
         ledgers.append(
-            (render_table(data.draw(table_file(True), label="tsv"), folder / "d.tsv", "t",
-                          True, crlf), read_table)
+            (
+                render_table(
+                    data.draw(table_file(True), label="tsv"), folder / "d.tsv", "t", True, crlf
+                ),
+                read_table,
+            )
         )
         for ledger, reader in ledgers:
             check_file(reader(ledger.path), ledger)
@@ -381,12 +414,47 @@ def test_mixed_files_every_reader(data: st.DataObject) -> None:
 # ---------------------------------------------------------------- garbage
 
 FRAGMENTS = [
-    b"{", b"}", b"[", b"]", b'"', b"'", b",", b"\t", b";", b"|", b":", b"\\", b"\n", b"\r",
-    b"\r\n", b"\n\n", b"\xff", b"\xc3", b"\xe2\x82", b"\x00", b"\xef\xbb\xbf", b"null",
-    b'"abstract"', b'"id"', b'"title"', b"abstract", b"id,title,abstract", b"id\tabstract",
-    b'{"abstract": "', b"We propose a new method for graph learning at scale",
-    b"$x^2$", b"\\cite{", b"http://x.org/", b"nan", b"1e999", b"-0", b"\xf0\x9f\x98\x80",
-    "\u2028".encode(), b'""', b'"a""b"', b" ",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b'"',
+    b"'",
+    b",",
+    b"\t",
+    b";",
+    b"|",
+    b":",
+    b"\\",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\n\n",
+    b"\xff",
+    b"\xc3",
+    b"\xe2\x82",
+    b"\x00",
+    b"\xef\xbb\xbf",
+    b"null",
+    b'"abstract"',
+    b'"id"',
+    b'"title"',
+    b"abstract",
+    b"id,title,abstract",
+    b"id\tabstract",
+    b'{"abstract": "',
+    b"We propose a new method for graph learning at scale",
+    b"$x^2$",
+    b"\\cite{",
+    b"http://x.org/",
+    b"nan",
+    b"1e999",
+    b"-0",
+    b"\xf0\x9f\x98\x80",
+    "\u2028".encode(),
+    b'""',
+    b'"a""b"',
+    b" ",
 ]
 
 
@@ -505,7 +573,8 @@ def test_lone_cr_in_quoted_csv_cell_keeps_line_numbers(tmp_path: Path) -> None:
     path.write_bytes(LONE_CR_CSV)
     result = read_table(path)
     assert sorted((p.id, p.source) for p in result.papers) == [
-        ("c1", f"{path}:2"), ("c3", f"{path}:4"),
+        ("c1", f"{path}:2"),
+        ("c3", f"{path}:4"),
     ]
     assert [(p.line, "UTF-8" in p.reason) for p in result.problems] == [(3, True)]
 
