@@ -296,8 +296,10 @@ def related(
             vector = None
             terms: list[str] = []
             seed = None
+            results_seed_label = ""
             if paper:
-                seed = resolve_paper(store, paper).id
+                seed_paper = resolve_paper(store, paper)
+                seed, results_seed_label = seed_paper.id, seed_paper.label
             if text:
                 s = state.settings
                 emb = SentenceTransformerEmbedder(
@@ -331,7 +333,8 @@ def related(
             )
         )
         return
-    table = Table(title="Related papers", show_lines=False)
+    about = f"“{results_seed_label}”" if paper else "your text"
+    table = Table(title=f"Related to {about}", show_lines=False)
     table.add_column("#", justify="right")
     table.add_column("paper")
     table.add_column("score", justify="right")
