@@ -29,7 +29,7 @@ from api.context import Context
 from api.errors import check_range, is_client_error, masking_extension
 from api.fastpath import execution_context_for, flat_plan
 from api.ids import from_global_id, offset_of, raw_id
-from graph import model
+from graph import lookup, model
 from graph.errors import InputError, InvalidArgumentError, NotFoundError
 from graph.model import NodeKind, RelType
 from graph.settings import Settings
@@ -56,7 +56,10 @@ async def find(
     key = decoded[1] if decoded else ref
     node = await info.context.loaders.nodes.load(key)
     if node is None and decoded is None:
-        node = await info.context.call("find_node", ref, list(kinds) if kinds else None)
+        wanted = list(kinds) if kinds else None
+        node = await info.context.call_fn(
+            lambda: lookup.find(info.context.services.store(), ref, wanted)
+        )
     if node is None or (kinds is not None and node.kind not in kinds):
         what = "/".join(k.value.lower() for k in kinds) if kinds else "node"
         raise NotFoundError(f"{argument}: no {what} with id, name or alias {ref!r}")

@@ -19,9 +19,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from graph.build import BuildReport, Pipeline, resolve_paper
+from graph.build import BuildReport, Pipeline
 from graph.errors import CitegraphError, NotFoundError
 from graph.explain import hop_reason
+from graph.lookup import find, resolve_paper
 from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType
 from graph.settings import Settings
 from graph.store import open_store
@@ -269,7 +270,7 @@ def _parse_types(values: Sequence[str] | None) -> list[RelType] | None:
 
 
 def _find(store: GraphStore, ref: str) -> GraphNode:
-    node = store.find_node(ref)
+    node = find(store, ref)
     if node is None:
         raise _fail(NotFoundError(f"no node with id, label or alias {ref!r}"))
     return node

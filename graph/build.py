@@ -456,21 +456,6 @@ def _edge_key(key: tuple[str, str, RelType]) -> tuple[str, str, str]:
     return (key[0], key[1], key[2].value)
 
 
-def resolve_paper(store: GraphStore, ref: str) -> Paper:
-    """A paper by id, label or title (case-insensitive), or by its short name.
-
-    The short name is a label's part before ":" ("LocoVR" for "LocoVR: dataset of …").
-    """
-    node = store.find_node(ref, [NodeKind.PAPER])
-    if isinstance(node, Paper):
-        return node
-    prefix = ref.strip().casefold() + ":"
-    for hit in store.keyword_search(ref, [NodeKind.PAPER], limit=20):
-        if isinstance(hit.node, Paper) and hit.node.label.casefold().startswith(prefix):
-            return hit.node
-    raise NotFoundError(f"no paper with id or label {ref!r}")
-
-
 def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
     """Differences between two graphs (empty when equal up to ``tol`` on weights)."""
     problems: list[str] = []
