@@ -1,0 +1,422 @@
+"""Bounded load test: `citegraph serve` (uvicorn) on 127.0.0.1, N clients for T seconds.
+
+    python bench/load.py --clients 32 --seconds 30 --runs 3
+
+Builds the seed graph into a temporary folder (reusing the test embedding cache), starts
+``python -m citegraph serve`` on a free loopback port, waits for ``/readyz``, then runs
+``--runs`` rounds. In each round ``--clients`` asyncio clients (one httpx connection
+each) send a fixed mix of GraphQL queries back to back for ``--seconds`` seconds:
+keyword search, semantic search, neighborhood, shortest path, k paths, related papers
+and stats. Every request must answer 200 with no ``errors``; anything else counts as
+an error and the first few are printed. Per round it prints requests, errors, req/s,
+p50/p95/p99/max latency, and the server's RSS before and after. It only ever talks to
+127.0.0.1 and stops the server by its PID.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+HOST = "127.0.0.1"  # never anything else
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of a process, from /proc (0 if it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def copy_cache(src: Path, dst: Path) -> None:
+    """Copy SQLite caches with the backup API (safe while someone else writes them)."""
+    dst.mkdir(parents=True, exist_ok=True)
+    for db in sorted(src.glob("*.sqlite")):
+        with sqlite3.connect(db) as a, sqlite3.connect(dst / db.name) as b:
+            a.backup(b)
+
+
+def seed_data_dir(where: Path) -> Path:
+    """``where`` holding the seed graph and a warm embedding cache."""
+    from tests.support.seeds import EMBED_CACHE, build_seed_graph
+
+    where.mkdir(parents=True, exist_ok=True)
+    if not (where / "graph.citegraph").exists():
+        build_seed_graph(where)
+    if EMBED_CACHE.is_dir() and not (where / "cache").exists():
+        copy_cache(EMBED_CACHE, where / "cache")
+    return where
+
+
+@dataclass
+class Server:
+    """A running ``citegraph serve``; stop() ends it by PID."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    data_dir: Path
+    log_path: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log_tail(self, n: int = 3000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_server(
+    data_dir: Path,
+    env: dict[str, str] | None = None,
+    *,
+    ready_timeout: float = 120.0,
+    wait_model: bool = True,
+) -> Server:
+    """Start ``python -m citegraph --data-dir DATA_DIR serve`` on a free loopback port.
+
+    Waits for /readyz (and, with ``wait_model``, for one semantic search, so the model
+    has loaded before anyone measures anything).
+    """
+    port = free_port()
+    full_env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "PYTHONPATH": str(ROOT),
+        "CITEGRAPH_SEEDS_DIR": str(ROOT / "seeds"),
+        **(env or {}),
+    }
+    log_path = Path(tempfile.mkstemp(prefix="citegraph-serve-", suffix=".log")[1])
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "citegraph",
+                "--data-dir",
+                str(data_dir),
+                "serve",
+                "--host",
+                HOST,
+                "--port",
+                str(port),
+            ],
+            cwd=ROOT,
+            env=full_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    server = Server(proc, port, data_dir, log_path)
+    deadline = time.monotonic() + ready_timeout
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as c:
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"server exited ({proc.returncode}): {server.log_tail()}")
+                try:
+                    if c.get("/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"server not ready in {ready_timeout:.0f}s: {server.log_tail()}"
+                    )
+                time.sleep(0.2)
+            if wait_model:
+                body = c.post(
+                    "/graphql",
+                    json={
+                        "query": '{ search(query: "warm up", mode: SEMANTIC, first: 1) { score } }'
+                    },
+                ).json()
+                if body.get("errors"):
+                    raise RuntimeError(f"semantic search failed: {body['errors']}")
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+@contextmanager
+def running_server(data_dir: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
+    server = start_server(data_dir, env)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+# --------------------------------------------------------------------------- the load
+
+
+def query_mix(client: httpx.Client) -> list[tuple[str, str, dict[str, Any]]]:
+    """(name, query, variables) for the mix, with ids taken from the served graph."""
+    data = client.post(
+        "/graphql",
+        json={
+            "query": """{
+        papers(first: 40) { edges { node { key } } }
+        concepts(first: 40) { edges { node { key name } } }
+    }"""
+        },
+    ).json()["data"]
+    papers = [e["node"]["key"] for e in data["papers"]["edges"]]
+    concepts = [e["node"]["name"] for e in data["concepts"]["edges"]]
+    words = [
+        "diffusion",
+        "language model",
+        "graph",
+        "reinforcement learning",
+        "retrieval",
+        "benchmark",
+        "attention",
+        "robustness",
+        "image generation",
+        "LLM",
+    ]
+    rng = random.Random(7)
+    mix: list[tuple[str, str, dict[str, Any]]] = []
+    for i in range(60):
+        a, b = rng.sample(papers, 2)
+        mix += [
+            (
+                "search",
+                "query($q: String!) { search(query: $q, first: 10) { score node { id } } }",
+                {"q": rng.choice(words + concepts)},
+            ),
+            (
+                "semantic",
+                "query($q: String!) { search(query: $q, mode: SEMANTIC, first: 5) { score } }",
+                {"q": f"{rng.choice(words)} {i}"},
+            ),
+            (
+                "neighborhood",
+                "query($id: ID!) { neighborhood(id: $id, depth: 2, limit: 100) "
+                "{ nodes { id label } edges { source target type } } }",
+                {"id": rng.choice(papers + concepts)},
+            ),
+            (
+                "path",
+                "query($a: ID!, $b: ID!) { shortestPath(from: $a, to: $b) "
+                "{ length nodes { id } } }",
+                {"a": a, "b": b},
+            ),
+            (
+                "paths",
+                "query($a: ID!, $b: ID!) { paths(from: $a, to: $b, k: 3, maxHops: 3) { length } }",
+                {"a": a, "b": b},
+            ),
+            (
+                "related",
+                "query($p: ID!) { related(paper: $p, first: 5) "
+                "{ score paper { id } reasons { kind text } } }",
+                {"p": a},
+            ),
+            ("stats", "{ stats { totalNodes totalEdges } }", {}),
+        ]
+    rng.shuffle(mix)
+    return mix
+
+
+@dataclass
+class RoundResult:
+    clients: int
+    seconds: float
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    by_kind: dict[str, int] = field(default_factory=dict)
+    rss_before: int = 0
+    rss_after: int = 0
+    wall: float = 0.0
+
+    @property
+    def requests(self) -> int:
+        return len(self.latencies) + len(self.errors)
+
+    def pct(self, q: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "clients": self.clients,
+            "seconds": self.seconds,
+            "requests": self.requests,
+            "errors": len(self.errors),
+            "rps": round(self.requests / self.wall, 1),
+            "p50_ms": round(self.pct(0.50) * 1000, 1),
+            "p95_ms": round(self.pct(0.95) * 1000, 1),
+            "p99_ms": round(self.pct(0.99) * 1000, 1),
+            "max_ms": round(max(self.latencies, default=float("nan")) * 1000, 1),
+            "mean_ms": round(statistics.fmean(self.latencies) * 1000, 1)
+            if self.latencies
+            else None,
+            "rss_before_mib": round(self.rss_before / 2**20, 1),
+            "rss_after_mib": round(self.rss_after / 2**20, 1),
+            "by_kind": dict(sorted(self.by_kind.items())),
+            "first_errors": self.errors[:5],
+        }
+
+
+async def _client(
+    url: str,
+    mix: Sequence[tuple[str, str, dict[str, Any]]],
+    start: int,
+    stop_at: float,
+    result: RoundResult,
+    timeout: float,
+) -> None:
+    async with httpx.AsyncClient(base_url=url, timeout=timeout) as c:
+        i = start
+        while time.perf_counter() < stop_at:
+            name, query, variables = mix[i % len(mix)]
+            i += 1
+            t0 = time.perf_counter()
+            try:
+                r = await c.post("/graphql", json={"query": query, "variables": variables})
+                body = r.json()
+                ok = r.status_code == 200 and not body.get("errors")
+                detail = f"{name}: HTTP {r.status_code} {str(body)[:200]}"
+            except (httpx.HTTPError, ValueError) as exc:
+                ok, detail = False, f"{name}: {type(exc).__name__}: {exc}"
+            dt = time.perf_counter() - t0
+            if ok:
+                result.latencies.append(dt)
+                result.by_kind[name] = result.by_kind.get(name, 0) + 1
+            else:
+                result.errors.append(detail)
+
+
+def run_round(
+    server: Server,
+    mix: Sequence[tuple[str, str, dict[str, Any]]],
+    clients: int,
+    seconds: float,
+    timeout: float = 30.0,
+) -> RoundResult:
+    """One round: ``clients`` concurrent clients for ``seconds`` seconds."""
+    result = RoundResult(clients, seconds, rss_before=rss_bytes(server.pid))
+
+    async def main() -> None:
+        stop_at = time.perf_counter() + seconds
+        await asyncio.gather(
+            *(_client(server.url, mix, k * 7, stop_at, result, timeout) for k in range(clients))
+        )
+
+    t0 = time.perf_counter()
+    asyncio.run(main())
+    result.wall = time.perf_counter() - t0
+    result.rss_after = rss_bytes(server.pid)
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--clients", type=int, default=32, help="concurrent clients (32)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="seconds per round (30)")
+    parser.add_argument("--runs", type=int, default=3, help="rounds, same server (3)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="a data dir holding a graph (default: seed graph in a temp dir)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON line per round")
+    args = parser.parse_args(argv)
+    if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600 or not 1 <= args.runs <= 10:
+        parser.error("bounded: 1-512 clients, up to 600 s, 1-10 runs")
+    tmp = Path(tempfile.mkdtemp(prefix="citegraph-load-"))
+    try:
+        data_dir = args.data_dir or seed_data_dir(tmp / "data")
+        with running_server(data_dir) as server, httpx.Client(base_url=server.url, timeout=30) as c:
+            mix = query_mix(c)
+            print(
+                f"server pid {server.pid} on {server.url}; RSS after warm-up "
+                f"{rss_bytes(server.pid) / 2**20:.1f} MiB; mix of {len(mix)} queries",
+                flush=True,
+            )
+            total_errors = 0
+            for n in range(1, args.runs + 1):
+                r = run_round(server, mix, args.clients, args.seconds)
+                d = r.as_dict()
+                total_errors += d["errors"]
+                if args.json:
+                    print(json.dumps({"run": n, **d}), flush=True)
+                else:
+                    print(
+                        f"run {n}: {d['clients']} clients x {d['seconds']:g}s: "
+                        f"{d['requests']} requests, {d['errors']} errors, {d['rps']} req/s, "
+                        f"p50 {d['p50_ms']} ms, p95 {d['p95_ms']} ms, p99 {d['p99_ms']} ms, "
+                        f"max {d['max_ms']} ms; RSS {d['rss_before_mib']} -> "
+                        f"{d['rss_after_mib']} MiB",
+                        flush=True,
+                    )
+                    for e in d["first_errors"]:
+                        print(f"  error: {e}")
+            if server.process.poll() is not None:
+                print(f"server died: {server.log_tail()}")
+                return 1
+        return 1 if total_errors else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
