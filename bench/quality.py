@@ -1,0 +1,457 @@
+"""Graph quality on real corpora: Cora citations, ICLR 2021 author keywords, hubness.
+
+Cora (2,277 papers, stop-word-stripped abstracts, 5,214 citation rows): for every
+paper with at least one citation (either direction, never itself), how many of its
+cited/citing papers are in its top-10 list.
+
+* recall@10 = |list ∩ citations| / |citations|, MRR@10 = 1/rank of the first citation in
+  the list (0 if none), P@10 = |list ∩ citations| / 10; macro-averaged over papers.
+* rankers: SIMILAR_TO lists (``graph.link.top_k_similar`` on the pipeline's embeddings,
+  long_text = truncate / chunks / head_tail), ``graph.related.related()`` on a graph built
+  by ``Pipeline.compute`` (embedding + shared terms, TERM_WEIGHT swept by setting the
+  module constant at run time), TF-IDF cosine (scikit-learn, sublinear tf, English stop
+  words) and random (mean of 5 seeds).
+
+ICLR 2021 (2,966 papers with titles and author keywords; no citations), so a proxy:
+the share of a paper's 10 neighbours that share at least one of its author keywords
+(after lower-casing, hyphens to spaces and a plural-s fold), and the same counting only
+"specific" keywords used by at most 1% of papers. 1,168 of the 2,966 title+abstract texts
+exceed the model's 256 word pieces, so ICLR (unlike Cora, 55 long texts) can tell the
+long_text modes apart.
+
+Keyword extraction: an author keyword "occurs in the abstract" when its folded form is a
+whole-word substring of the folded title+abstract; it is "extracted" when it equals the
+folded name or an alias of a concept/dataset the paper MENTIONS/USES/INTRODUCES (strict),
+or one contains the other as whole words (lenient). Precision is a proxy: 50 (paper,
+concept) pairs drawn at random (seed 0) count as good when the concept matches one of
+the paper's keywords (lenient), occurs in the title, or is a multi-word term that at least
+2 papers mention. The sampled concepts that pass none of these are printed for a human.
+
+Hubness: the SIMILAR_TO in-degree distribution at k=10 (out-degree is k by
+construction); the largest in-degree / k and the share of papers no list points to.
+
+``--quick`` uses 600 Cora papers' queries for related() and skips head_tail.
+Embeddings are cached in bench/.cache (they do not change what is measured here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import (
+    CACHE_DIR,
+    Report,
+    embed_texts,
+    load_cora,
+    load_iclr,
+    median,
+    n_long,
+    percentile,
+    table,
+)
+
+from graph import related as related_mod
+from graph.build import Pipeline, diff, embedding_text
+from graph.link import top_k_similar
+from graph.model import Concept, Dataset, GraphData, NodeKind, RelType
+from graph.settings import Settings
+from graph.store.memory import NetworkxStore
+
+MODES = ("truncate", "chunks", "head_tail")
+TERM_WEIGHTS = (0.0, 0.01, 0.02, 0.05, 0.1)
+
+
+class LookupEmbedder:
+    """An Embedder that returns precomputed vectors (so the pipeline embeds nothing)."""
+
+    def __init__(self, texts: Sequence[str], matrix: np.ndarray, key: str) -> None:
+        self._v = {t: matrix[i] for i, t in enumerate(texts)}
+        self._key = key
+        self._dim = int(matrix.shape[1])
+
+    @property
+    def key(self) -> str:
+        return self._key
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def encode(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> Any:
+        return np.vstack([self._v[t] for t in texts]).astype(np.float32)
+
+
+def build_graph(papers: list[Any], matrix: np.ndarray, key: str, **settings: Any) -> GraphData:
+    texts = [embedding_text(p) for p in papers]
+    s = Settings(**settings)
+    with tempfile.TemporaryDirectory() as tmp:
+        pipe = Pipeline(s, LookupEmbedder(texts, matrix, key), cache_dir=Path(tmp))
+        # extraction depends on the text only: share its cache between runs
+        from graph.build import ExtractionCache
+
+        pipe.extraction_cache.close()
+        pipe.extraction_cache = ExtractionCache(CACHE_DIR / "extractions.sqlite")
+        try:
+            return pipe.compute(papers)
+        finally:
+            pipe.close()
+
+
+def store_of(data: GraphData) -> NetworkxStore:
+    store = NetworkxStore()
+    store.apply(diff(GraphData(), data))
+    return store
+
+
+# --------------------------------------------------------------------------- ranking helpers
+def topk_lists(matrix: np.ndarray, k: int, min_score: float = -1.0) -> list[list[tuple[int, float]]]:
+    """Top-k (index, score) per row with graph.link.top_k_similar (the pipeline's own code)."""
+    ids = [f"{i:06d}" for i in range(len(matrix))]
+    nb = top_k_similar(ids, matrix, k, min_score)
+    return [[(int(j), s) for j, s in nb[i]] for i in ids]
+
+
+def topk_dense(scores: np.ndarray, k: int) -> list[list[int]]:
+    s = scores.copy()
+    np.fill_diagonal(s, -np.inf)
+    idx = np.argpartition(-s, k, axis=1)[:, :k]
+    rows = np.arange(len(s))[:, None]
+    order = np.argsort(-s[rows, idx], axis=1, kind="stable")
+    return [list(map(int, r)) for r in idx[rows, order]]
+
+
+def tfidf_scores(texts: Sequence[str]) -> np.ndarray:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    x = TfidfVectorizer(sublinear_tf=True, stop_words="english").fit_transform(texts)
+    return np.asarray((x @ x.T).toarray())
+
+
+def citation_metrics(lists: Sequence[Sequence[int]], truth: Sequence[set[int]], k: int = 10,
+                     rows: Sequence[int] | None = None) -> tuple[float, float, float, int]:
+    """(recall@k, MRR@k, P@k, papers scored), macro over papers with >= 1 citation."""
+    rec, mrr, prec = [], [], []
+    for i in rows if rows is not None else range(len(lists)):
+        rel = truth[i]
+        if not rel:
+            continue
+        lst = list(lists[i])[:k]
+        hits = [j for j in lst if j in rel]
+        rec.append(len(hits) / len(rel))
+        prec.append(len(hits) / k)
+        first = next((r for r, j in enumerate(lst, 1) if j in rel), None)
+        mrr.append(1.0 / first if first else 0.0)
+    return float(np.mean(rec)), float(np.mean(mrr)), float(np.mean(prec)), len(rec)
+
+
+def random_lists(n: int, k: int, seed: int) -> list[list[int]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        c = rng.choice(n - 1, size=k, replace=False)
+        out.append([int(j + (j >= i)) for j in c])
+    return out
+
+
+def hubness(lists: Sequence[Sequence[int]], n: int, k: int) -> list[Any]:
+    indeg = Counter(j for lst in lists for j in lst)
+    deg = np.array([indeg.get(i, 0) for i in range(n)])
+    mean = deg.mean()
+    skew = float(((deg - mean) ** 3).mean() / max(deg.std() ** 3, 1e-12))
+    return [float(np.median(deg)), percentile(list(deg), 99), int(deg.max()),
+            float(deg.max() / k), float((deg == 0).mean()), skew]
+
+
+# --------------------------------------------------------------------------- keywords
+_SPLIT = re.compile(r"[^a-z0-9]+")
+
+
+def fold(text: str) -> str:
+    words = [w for w in _SPLIT.split(text.lower().replace("-", " ")) if w]
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+                    for w in words)
+
+
+def contains(hay: str, needle: str) -> bool:
+    return bool(needle) and f" {needle} " in f" {hay} "
+
+
+def keyword_sets(papers: Sequence[Any]) -> list[set[str]]:
+    return [{fold(k) for k in p.keywords if fold(k)} for p in papers]
+
+
+def keyword_proxy(lists: Sequence[Sequence[int]], kws: Sequence[set[str]], rare: set[str],
+                  rows: Sequence[int]) -> tuple[float, float]:
+    """(share of neighbours sharing any keyword, sharing a specific keyword)."""
+    anyk, rarek = [], []
+    for i in rows:
+        if not kws[i]:
+            continue
+        lst = list(lists[i])[:10]
+        anyk.append(np.mean([bool(kws[i] & kws[j]) for j in lst]) if lst else 0.0)
+        rarek.append(np.mean([bool(kws[i] & kws[j] & rare) for j in lst]) if lst else 0.0)
+    return float(np.mean(anyk)), float(np.mean(rarek))
+
+
+# --------------------------------------------------------------------------- main
+def cora_section(rep: Report, quick: bool) -> dict[str, Any]:
+    papers, cites, _ = load_cora()
+    texts = [p.abstract for p in papers]
+    n = len(papers)
+    n_l, window = n_long(texts)
+    long_rows = [i for i, t in enumerate(texts) if False]  # filled below
+    modes = MODES[:2] if quick else MODES
+    emb = {}
+    for m in modes:
+        t0 = time.perf_counter()
+        emb[m] = embed_texts(texts, m)
+        print(f"  cora embeddings {m}: {time.perf_counter() - t0:.1f}s", flush=True)
+    diff_rows = [i for i in range(n) if not np.allclose(emb["truncate"][i], emb["chunks"][i])]
+    long_rows = diff_rows
+    rows: list[list[Any]] = []
+    results: dict[str, Any] = {}
+    lists_by: dict[str, list[list[int]]] = {}
+    for m in modes:
+        lst = [[j for j, _ in r] for r in topk_lists(emb[m], 10, Settings().similar_min_score)]
+        lists_by[m] = lst
+        r, mrr, p, cnt = citation_metrics(lst, cites)
+        rl, _, _, _ = citation_metrics(lst, cites, rows=long_rows)
+        rows.append([f"SIMILAR_TO, long_text={m} (min_score {Settings().similar_min_score})",
+                     r, mrr, p, rl])
+        results[f"sim_{m}"] = (r, mrr)
+    # the same without a minimum score, to see what min_score costs
+    lst0 = [[j for j, _ in r] for r in topk_lists(emb["truncate"], 10, -1.0)]
+    r, mrr, p, _ = citation_metrics(lst0, cites)
+    rows.append(["SIMILAR_TO, truncate, no min_score", r, mrr, p,
+                 citation_metrics(lst0, cites, rows=long_rows)[0]])
+    tf = tfidf_scores(texts)
+    tf_lists = topk_dense(tf, 10)
+    r, mrr, p, cnt = citation_metrics(tf_lists, cites)
+    rows.append(["TF-IDF cosine (sklearn)", r, mrr, p,
+                 citation_metrics(tf_lists, cites, rows=long_rows)[0]])
+    results["tfidf"] = (r, mrr)
+    rnd = [citation_metrics(random_lists(n, 10, s), cites) for s in range(5)]
+    rows.append(["random (mean of 5 seeds)", float(np.mean([x[0] for x in rnd])),
+                 float(np.mean([x[1] for x in rnd])), float(np.mean([x[2] for x in rnd])),
+                 float("nan")])
+    # simple fusion, to show the headroom the lexical signal leaves
+    e = emb["truncate"].astype(np.float64)
+    fused = e @ e.T + 0.5 * tf
+    fl = topk_dense(fused, 10)
+    r, mrr, p, _ = citation_metrics(fl, cites)
+    rows.append(["(reference) cosine + 0.5 x TF-IDF cosine", r, mrr, p,
+                 citation_metrics(fl, cites, rows=long_rows)[0]])
+
+    # related(): embedding + shared terms, on a graph built by the pipeline
+    t0 = time.perf_counter()
+    data = build_graph(papers, emb["truncate"], "bench-lookup|truncate")
+    store = store_of(data)
+    print(f"  cora graph built in {time.perf_counter() - t0:.1f}s", flush=True)
+    sample = list(range(n))
+    if quick:
+        sample = sorted(random.Random(0).sample(range(n), 600))
+    index = {f"cora-{i}": i for i in range(n)}
+    saved = related_mod.TERM_WEIGHT
+    rel_rows = []
+    try:
+        for w in TERM_WEIGHTS:
+            related_mod.TERM_WEIGHT = w
+            t0 = time.perf_counter()
+            lists = [[] for _ in range(n)]
+            for i in sample:
+                got = related_mod.related(store, paper=f"cora-{i}", first=10)
+                lists[i] = [index[g.paper.id] for g in got]
+            r, mrr, p, cnt = citation_metrics(lists, cites, rows=sample)
+            rel_rows.append([f"related(), TERM_WEIGHT={w}", r, mrr, p,
+                             citation_metrics(lists, cites,
+                                              rows=[i for i in long_rows if i in set(sample)])[0]])
+            results[f"related_{w}"] = (r, mrr)
+            print(f"  related TERM_WEIGHT={w}: {time.perf_counter() - t0:.1f}s", flush=True)
+    finally:
+        related_mod.TERM_WEIGHT = saved
+    n_cited = sum(1 for c in cites if c)
+    rep.add(
+        f"### Cora: real citations among the top 10 ({n} papers, {n_cited} with a citation; "
+        f"{len(long_rows)} texts over the {window}-word-piece window)\n\n"
+        + table(["ranker", "recall@10", "MRR@10", "P@10", f"recall@10 on the {len(long_rows)} long"],
+                rows + rel_rows)
+        + ("\n\nrelated() rows are over a fixed sample of 600 papers (--quick)." if quick else "")
+    )
+
+    # min_score and k sweeps (truncate)
+    sweep = topk_lists(emb["truncate"], 20, -1.0)
+    srows = []
+    for ms in (0.0, 0.2, 0.3, 0.4, 0.5):
+        for k in (5, 10, 20):
+            lst = [[j for j, s in r if s >= ms][:k] for r in sweep]
+            r, mrr, p, _ = citation_metrics(lst, cites, k=k)
+            lens = [len(x) for x in lst]
+            srows.append([ms, k, r, mrr, p, float(np.mean(lens)), float(np.mean([x == 0 for x in lens]))])
+    rep.add("### Cora: SIMILAR_TO k and min_score (truncate)\n\n"
+            + table(["min_score", "k", "recall@k", "MRR@k", "P@k", "mean list length",
+                     "share with empty list"], srows))
+    # citation rate per score band: is an edge below the threshold still worth having?
+    bands = [(-1, 0.2), (0.2, 0.3), (0.3, 0.4), (0.4, 0.5), (0.5, 0.6), (0.6, 1.01)]
+    brows = []
+    for lo, hi in bands:
+        pairs = [(i, j) for i, r in enumerate(sweep) for j, s in r[:10] if lo <= s < hi]
+        if pairs:
+            brows.append([f"[{max(lo, 0):.1f}, {min(hi, 1):.1f})", len(pairs),
+                          float(np.mean([j in cites[i] for i, j in pairs]))])
+    rep.add("### Cora: share of top-10 SIMILAR_TO pairs that are real citations, by score\n\n"
+            + table(["score band", "pairs", "citation rate"], brows))
+    results["hub_cora"] = hubness(lists_by["truncate"], n, 10)
+    results["hub_cora_tfidf"] = hubness(tf_lists, n, 10)
+    return results
+
+
+def iclr_section(rep: Report, quick: bool, results: dict[str, Any]) -> None:
+    papers = load_iclr()
+    texts = [embedding_text(p) for p in papers]
+    n = len(papers)
+    modes = MODES[:2] if quick else MODES
+    emb = {m: embed_texts(texts, m) for m in modes}
+    long_rows = [i for i in range(n) if not np.allclose(emb["truncate"][i], emb["chunks"][i])]
+    kws = keyword_sets(papers)
+    df = Counter(k for s in kws for k in s)
+    rare = {k for k, c in df.items() if c <= 0.01 * n}
+    all_rows = list(range(n))
+    rows = []
+    ms = Settings().similar_min_score
+    lists_by = {}
+    for m in modes:
+        lst = [[j for j, _ in r] for r in topk_lists(emb[m], 10, ms)]
+        lists_by[m] = lst
+        a, r = keyword_proxy(lst, kws, rare, all_rows)
+        al, rl = keyword_proxy(lst, kws, rare, long_rows)
+        rows.append([f"SIMILAR_TO, long_text={m}", a, r, al, rl])
+    tf = tfidf_scores(texts)
+    tl = topk_dense(tf, 10)
+    a, r = keyword_proxy(tl, kws, rare, all_rows)
+    al, rl = keyword_proxy(tl, kws, rare, long_rows)
+    rows.append(["TF-IDF cosine", a, r, al, rl])
+    rnd = random_lists(n, 10, 0)
+    a, r = keyword_proxy(rnd, kws, rare, all_rows)
+    al, rl = keyword_proxy(rnd, kws, rare, long_rows)
+    rows.append(["random", a, r, al, rl])
+
+    data = build_graph(papers, emb["truncate"], "bench-lookup|truncate")
+    store = store_of(data)
+    index = {p.id: i for i, p in enumerate(papers)}
+    sample = sorted(random.Random(0).sample(range(n), 600 if quick else 1000))
+    saved = related_mod.TERM_WEIGHT
+    try:
+        for w in TERM_WEIGHTS:
+            related_mod.TERM_WEIGHT = w
+            lists = [[] for _ in range(n)]
+            for i in sample:
+                lists[i] = [index[g.paper.id] for g in related_mod.related(store, paper=papers[i].id, first=10)]
+            a, r = keyword_proxy(lists, kws, rare, sample)
+            ls = [i for i in long_rows if i in set(sample)]
+            al, rl = keyword_proxy(lists, kws, rare, ls)
+            rows.append([f"related(), TERM_WEIGHT={w} ({len(sample)}-paper sample)", a, r, al, rl])
+    finally:
+        related_mod.TERM_WEIGHT = saved
+    rep.add(
+        f"### ICLR 2021: neighbours sharing an author keyword (proxy; {n} papers, "
+        f"{len(long_rows)} long, {len(rare)} specific keywords = used by <= 1% of papers)\n\n"
+        + table(["ranker", "share sharing any keyword", "sharing a specific keyword",
+                 "any (long texts)", "specific (long texts)"], rows))
+
+    # keyword recall / precision / concepts per paper
+    terms_of: dict[str, list[Any]] = {p.id: [] for p in papers}
+    mention_df: Counter[str] = Counter()
+    for e in data.edges.values():
+        if e.type in (RelType.MENTIONS, RelType.USES, RelType.INTRODUCES):
+            node = data.nodes[e.target]
+            terms_of[e.source].append(node)
+            mention_df[node.id] += 1
+    def names(node: Concept | Dataset) -> set[str]:
+        return {fold(node.name)} | {fold(a) for a in node.aliases}
+    occur = strict = lenient = 0
+    per_paper_c = []
+    for p in papers:
+        hay = fold(f"{p.title or ''} {p.abstract}")
+        cn = [names(t) for t in terms_of[p.id]]
+        per_paper_c.append(sum(1 for t in terms_of[p.id] if t.kind is NodeKind.CONCEPT))
+        for kw in {fold(k) for k in p.keywords}:
+            if not kw or not contains(hay, kw):
+                continue
+            occur += 1
+            if any(kw in s for s in cn):
+                strict += 1
+                lenient += 1
+            elif any(contains(x, kw) or contains(kw, x) for s in cn for x in s if x):
+                lenient += 1
+    total_kw = sum(len({fold(k) for k in p.keywords if fold(k)}) for p in papers)
+    pairs = [(p, t) for p in papers for t in terms_of[p.id]]
+    rng = random.Random(0)
+    sample_pairs = rng.sample(pairs, 50)
+    good = {"keyword": 0, "title": 0, "multi-word, >= 2 papers": 0}
+    n_good = 0
+    failed = []
+    for p, t in sample_pairs:
+        ns = names(t)
+        kwf = {fold(k) for k in p.keywords}
+        r1 = any(contains(x, k) or contains(k, x) for x in ns for k in kwf if x and k)
+        r2 = any(contains(fold(p.title or ""), x) for x in ns if x)
+        r3 = len(fold(t.name).split()) >= 2 and mention_df[t.id] >= 2
+        good["keyword"] += r1
+        good["title"] += r2
+        good["multi-word, >= 2 papers"] += r3
+        if r1 or r2 or r3:
+            n_good += 1
+        else:
+            failed.append(f"{t.name!r} ({p.id})")
+    rep.add(
+        "### ICLR 2021: author keywords vs extracted concepts\n\n"
+        + table(["measure", "value"], [
+            ["author keywords (distinct per paper, folded)", total_kw],
+            ["... occurring in title+abstract", occur],
+            ["recall, strict (= a concept name/alias)", strict / max(occur, 1)],
+            ["recall, lenient (whole-word containment)", lenient / max(occur, 1)],
+            ["precision proxy on 50 sampled (paper, concept) pairs", n_good / 50],
+            ["  of which: matches a keyword", good["keyword"] / 50],
+            ["  of which: occurs in the title", good["title"] / 50],
+            ["  of which: multi-word and in >= 2 papers", good["multi-word, >= 2 papers"] / 50],
+            ["concepts per paper: median", median(per_paper_c)],
+            ["concepts per paper: mean", float(np.mean(per_paper_c))],
+            ["concepts per paper: p90", percentile(per_paper_c, 90)],
+            ["concept nodes", sum(1 for x in data.nodes.values() if x.kind is NodeKind.CONCEPT)],
+            ["dataset nodes", sum(1 for x in data.nodes.values() if x.kind is NodeKind.DATASET)],
+        ])
+        + "\n\nSampled concepts that pass none of the three rules (judge them yourself): "
+        + ", ".join(failed)
+    )
+    hub = [["Cora, SIMILAR_TO truncate", *results["hub_cora"]],
+           ["Cora, TF-IDF top-10", *results["hub_cora_tfidf"]],
+           ["ICLR 2021, SIMILAR_TO truncate", *hubness(lists_by["truncate"], n, 10)],
+           ["ICLR 2021, TF-IDF top-10", *hubness(tl, n, 10)]]
+    rep.add("### Hubness: SIMILAR_TO in-degree at k=10\n\n"
+            + table(["lists", "median in-degree", "p99", "max", "max / k",
+                     "share never a neighbour", "skewness"], hub))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer related() queries, no head_tail")
+    args = ap.parse_args()
+    rep = Report("Quality: Cora citations, ICLR 2021 keywords, hubness" + (" (quick)" if args.quick else ""))
+    t0 = time.perf_counter()
+    results = cora_section(rep, args.quick)
+    iclr_section(rep, args.quick, results)
+    rep.add(f"Run time {time.perf_counter() - t0:.0f}s.")
+    rep.save()
+
+
+if __name__ == "__main__":
+    main()
