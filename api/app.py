@@ -109,6 +109,14 @@ class LimitsMiddleware:
                     "(CITEGRAPH_REQUEST_TIMEOUT_S); narrow it (depth, limit, first, maxHops)",
                     "TIMEOUT",
                 ))
+        except RecursionError:
+            # e.g. a JSON body nested tens of thousands deep (small enough to pass the size
+            # limit): json.loads gives up inside strawberry; that is the client's error
+            log.warning("request to %s nested too deeply to parse", scope.get("path"))
+            if not started:
+                await self._reply(send, 400, _error_body(
+                    "the request body is nested too deeply to parse", "BAD_REQUEST"
+                ))
 
     def _too_large(self) -> bytes:
         return _error_body(

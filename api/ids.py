@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import binascii
 
 from graph.errors import InvalidArgumentError
 from graph.model import NodeKind
@@ -18,11 +17,11 @@ def to_global_id(kind: NodeKind, raw: str) -> str:
 
 def from_global_id(value: str) -> tuple[NodeKind, str] | None:
     """(kind, raw id) when ``value`` is a global id, else None."""
-    if not value or len(value) % 4 or ":" in value:
+    if not value or len(value) % 4 or ":" in value or not value.isascii():
         return None
     try:
         text = base64.b64decode(value, validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
         return None
     kind, sep, raw = text.partition(":")
     if not sep or not raw or kind not in _KINDS:
@@ -51,11 +50,13 @@ def offset_of(after: str | None) -> int:
 
 
 def decode_cursor(cursor: str) -> int | None:
+    if not cursor.isascii():
+        return None
     try:
         text = base64.b64decode(cursor, validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
         return None
     prefix, _, num = text.partition(":")
-    if prefix != "offset" or not num.isdigit():
+    if prefix != "offset" or not (num.isascii() and num.isdigit()):
         return None
     return int(num)

@@ -60,7 +60,6 @@ import csv
 import dataclasses
 import functools
 import hashlib
-import io
 import json
 import logging
 import math
@@ -533,6 +532,9 @@ def placeholder_label(abstract: str) -> str:
     return label.rstrip(" ,;:.–—-") + "…" if cut else label
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
 def paper_from_record(
     record: Mapping[str, Any],
     *,
@@ -553,6 +555,8 @@ def paper_from_record(
         raise InputError(f"abstract is not text (got {_type_name(raw)})")
     if len(raw) > MAX_ABSTRACT_CHARS:
         raise InputError(f"abstract too long: {len(raw)} characters > {MAX_ABSTRACT_CHARS}")
+    if _SURROGATE_RE.search(raw):
+        raise InputError("abstract holds bytes that are not valid UTF-8")
     abstract, found = clean_text(raw)
     if not abstract:
         raise InputError("empty abstract")
@@ -859,6 +863,11 @@ def _csv_limit() -> None:
             limit //= 2
 
 
+def _open_quote(line: str, delimiter: str) -> bool:
+    """Whether ``line`` leaves a CSV quote open (an odd number of quote characters)."""
+    return delimiter != "\t" and line.count('"') % 2 == 1
+
+
 def _read_table_into(path: Path, col: _Collector) -> None:
     decoded = _load(path, col)
     if decoded is None:
@@ -869,49 +878,67 @@ def _read_table_into(path: Path, col: _Collector) -> None:
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     if delimiter not in head:
         delimiter = next((d for d in ("\t", ",", ";", "|") if d in head), delimiter)
-    buffer = io.StringIO("\n".join(decoded.lines), newline="")
-    reader = (
-        csv.reader(buffer, delimiter=delimiter, quoting=csv.QUOTE_NONE)
-        if delimiter == "\t"
-        else csv.reader(buffer, delimiter=delimiter)
-    )
     columns: list[str] | None = None
     count = 0
-    consumed = 0
-    while True:
-        first = consumed + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            col.problem(name, first, f"unreadable row: {exc}")
-            if reader.line_num <= consumed:  # no progress: give up on the rest of the file
-                return
-            consumed = reader.line_num
-            continue
-        consumed = reader.line_num
-        if not any(cell.strip() for cell in row):
-            continue
-        if bad := decoded.bad_in(first, consumed):
-            col.problem(name, first, bad)
+    start = 0  # index into decoded.lines where the current reader began
+    while start < len(decoded.lines):
+        # csv's line_num counts the items it is fed; feeding it our own lines keeps it in
+        # step with the file's real line numbers (a lone CR inside a cell is not a line).
+        lines = (line + "\n" for line in decoded.lines[start:])
+        reader = (
+            csv.reader(lines, delimiter=delimiter, quoting=csv.QUOTE_NONE)
+            if delimiter == "\t"
+            else csv.reader(lines, delimiter=delimiter)
+        )
+        restart: int | None = None
+        consumed = start
+        while True:
+            first = consumed + 1
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                col.problem(name, first, f"unreadable row: {exc}")
+                if start + reader.line_num <= consumed:  # no progress: give up on the rest
+                    return
+                consumed = start + reader.line_num
+                continue
+            consumed = start + reader.line_num
+            if (
+                consumed == len(decoded.lines)
+                and consumed > first
+                and _open_quote(decoded.lines[first - 1], delimiter)
+            ):
+                # a quote opened on this line never closes: csv read the rest of the file
+                # as one cell. Report it and read the following lines as rows again.
+                col.problem(name, first, "a quote opened on this line is never closed")
+                restart = first
+                break
+            if not any(cell.strip() for cell in row):
+                continue
+            if bad := decoded.bad_in(first, consumed):
+                col.problem(name, first, bad)
+                if columns is None:
+                    return
+                continue
             if columns is None:
-                return
-            continue
-        if columns is None:
-            columns = [_canonical_key(c) for c in row]
-            if "abstract" not in columns:
-                col.problem(name, first, f"no abstract column (columns: {', '.join(row)})")
-                return
-            continue
-        count += 1
-        if len(row) != len(columns):
-            col.problem(name, first, f"expected {len(columns)} columns, got {len(row)}")
-            continue
-        record: dict[str, Any] = {}
-        for key, value in zip(columns, row, strict=True):
-            record.setdefault(key, value)
-        col.record(record, name, first)
+                columns = [_canonical_key(c) for c in row]
+                if "abstract" not in columns:
+                    col.problem(name, first, f"no abstract column (columns: {', '.join(row)})")
+                    return
+                continue
+            count += 1
+            if len(row) != len(columns):
+                col.problem(name, first, f"expected {len(columns)} columns, got {len(row)}")
+                continue
+            record: dict[str, Any] = {}
+            for key, value in zip(columns, row, strict=True):
+                record.setdefault(key, value)
+            col.record(record, name, first)
+        if restart is None:
+            break
+        start = restart
     if count == 0:
         col.problem(name, None, "no records")
 

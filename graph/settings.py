@@ -37,6 +37,7 @@ class Settings(BaseSettings):
         "neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "CITEGRAPH_NEO4J_DATABASE")
     )
     neo4j_batch_size: int = 1000
+    neo4j_max_retry_s: float = 3.0  # how long the driver retries a failed transaction
     # ArcadeDB only (its Bolt plugin lacks vector-index DDL, sent over HTTP instead);
     # default: the Bolt host on port 2480.
     arcadedb_http: str | None = None

@@ -128,8 +128,10 @@ class NetworkxStore:
         target.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
             data = self.snapshot()
+        _remove_stale_temp_files(target)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
+            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a graph file is not secret
             with os.fdopen(fd, "wb") as fh:
                 with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
                     zf.writestr("manifest.json", json.dumps(self._manifest(data), indent=2))
@@ -572,6 +574,28 @@ def _edge_line(edge: Edge) -> str:
 
 def _key_str(key: tuple[str, str, RelType]) -> tuple[str, str, str]:
     return (key[0], key[1], key[2].value)
+
+
+STALE_TEMP_S = 600
+
+
+def _remove_stale_temp_files(target: Path) -> None:
+    """Delete temp files a killed save left behind (older than STALE_TEMP_S)."""
+    import time
+
+    for old in target.parent.glob(f".{target.name}.*.tmp"):
+        try:
+            if time.time() - old.stat().st_mtime > STALE_TEMP_S:
+                old.unlink()
+                log.info("removed %s, left by an interrupted save", old)
+        except OSError:
+            pass
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -99,7 +99,9 @@ def open_driver(settings: Settings, *, connection_timeout: float = 5.0) -> neo4j
             uri,
             auth=(settings.neo4j_user, settings.neo4j_password.get_secret_value()),
             connection_timeout=connection_timeout,
-            max_transaction_retry_time=15.0,
+            # below the API's request limit, so a dead server answers "unavailable",
+            # not a timeout; long enough to ride out a cluster leader election
+            max_transaction_retry_time=settings.neo4j_max_retry_s,
         )
     except (ValueError, nex.ConfigurationError) as exc:
         raise StoreUnavailableError(f"bad NEO4J_URI {uri!r}: {_one_line(exc)}") from exc
@@ -305,13 +307,17 @@ class Neo4jStore:
         self._vector_dims = dims
 
     def ping(self) -> None:
-        """Raise :class:`StoreUnavailableError` if the server or database cannot be reached."""
+        """Raise :class:`StoreUnavailableError` if the server or database cannot be reached.
+
+        One auto-commit query, no retries: a health check must answer fast.
+        """
         try:
-            self._read(cypher.PING)
-        except StoreError as exc:
-            if isinstance(exc, StoreUnavailableError):
-                raise
-            raise StoreUnavailableError(str(exc)) from exc
+            with self._driver.session(
+                database=self._database, default_access_mode=neo4j.READ_ACCESS
+            ) as session:
+                session.run(cypher.PING).consume()
+        except (nex.Neo4jError, nex.DriverError, OSError) as exc:
+            raise StoreUnavailableError(f"Neo4j is unreachable: {_one_line(exc)}") from exc
 
     def close(self) -> None:
         """Close the driver if this store owns it (``owns_driver=True``); safe twice."""

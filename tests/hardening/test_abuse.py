@@ -226,12 +226,6 @@ def test_malformed_bodies_are_client_errors(http: httpx.Client, body: bytes, sta
     _normal_query_is_prompt(http)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a deeply nested JSON body makes json.loads raise RecursionError inside "
-    "strawberry's parse_http_body; nothing in api/app.py catches it, so the client gets "
-    "a bare 500 'Internal Server Error' (and the log a traceback) instead of a 400",
-)
 def test_deeply_nested_json_body_is_a_400(http: httpx.Client) -> None:
     body = (
         '{"query": "{ stats { totalNodes } }", "variables": {"a": '
@@ -480,12 +474,6 @@ def test_injection_in_every_string_argument_embedded(
     assert _stats(http) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: api/ids.py from_global_id/decode_cursor catch binascii.Error but "
-    "base64.b64decode(str) raises a plain ValueError for non-ASCII text, so a 4-character "
-    "CJK/accented name or id (or any non-ASCII cursor) is an INTERNAL_SERVER_ERROR",
-)
 @pytest.mark.parametrize(
     "query",
     [

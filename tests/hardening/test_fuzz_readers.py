@@ -287,9 +287,7 @@ def _cell(value: object, tsv: bool) -> str:
     text = json.dumps(value) if isinstance(value, list) else str(value)
     if tsv:  # a TSV cell cannot hold a tab or a line break (the format says so)
         return re.sub(r"[\t\n\r]", " ", text)
-    # A lone CR inside a quoted CSV cell shifts every later line number (and can let an
-    # undecodable record in): a known bug with its own xfail test below, kept out of here.
-    return re.sub(r"\r(?!\n)", " ", text)
+    return text
 
 
 def render_table(
@@ -482,8 +480,7 @@ def _check_invariants(result: ReadResult, path: Path, n_lines: int, *, exact: bo
     )
 )
 def test_garbage_never_crashes(ext: str, raw: bytes) -> None:
-    # A lone CR in a table shifts line numbers (xfail test below): there, only "no crash".
-    exact = not (ext in {".csv", ".tsv"} and re.search(rb"\r(?!\n)", raw))
+    exact = True
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"garbage{ext}"
         path.write_bytes(raw)
@@ -562,12 +559,6 @@ LONE_CR_CSV = (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: graph/corpus.py _read_table_into counts csv.reader line_num, which also "
-    "counts a lone CR inside a quoted cell as a line; later records get the wrong line "
-    "and the invalid-UTF-8 check looks at the wrong lines",
-)
 def test_lone_cr_in_quoted_csv_cell_keeps_line_numbers(tmp_path: Path) -> None:
     path = tmp_path / "cr.csv"
     path.write_bytes(LONE_CR_CSV)
@@ -579,12 +570,6 @@ def test_lone_cr_in_quoted_csv_cell_keeps_line_numbers(tmp_path: Path) -> None:
     assert [(p.line, "UTF-8" in p.reason) for p in result.problems] == [(3, True)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: same line_num drift lets a record with undecodable bytes through; its "
-    "lone surrogates then crash the build (UnicodeEncodeError in ExtractionCache.put_many "
-    "/ NetworkxStore.save) instead of being reported",
-)
 def test_no_paper_ever_carries_undecodable_bytes(tmp_path: Path) -> None:
     path = tmp_path / "cr.csv"
     path.write_bytes(LONE_CR_CSV)
@@ -592,12 +577,6 @@ def test_no_paper_ever_carries_undecodable_bytes(tmp_path: Path) -> None:
         paper.abstract.encode("utf-8")  # raises on a lone surrogate
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: graph/corpus.py _read_table_into reads CSV with csv.reader(strict=False); "
-    "a quote left open runs to the end of the file, swallowing every later record into "
-    "one cell, silently (no InputProblem)",
-)
 def test_unclosed_quote_in_csv_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "quote.csv"
     path.write_text(f'id,abstract\n1,"{GOOD}\n2,{GOOD} again\n3,{GOOD} and more\n')
