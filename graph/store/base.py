@@ -66,6 +66,10 @@ class GraphStore(Protocol):
     def apply(self, change: GraphChange) -> None:
         """Apply a diff atomically: after an error nothing of it is visible.
 
+        The one exception: a server store may split a very large change into batches
+        that commit one by one (Neo4j above ``max_tx_rows``); each batch is idempotent, a
+        failure says how many committed, and applying the same change again completes it.
+
         Order: delete edges, delete nodes (with their edges), upsert nodes, upsert
         edges, set embeddings. Upserts replace the whole property set of a node/edge.
         """
