@@ -13,9 +13,14 @@ For the seeds (76 abstracts) and ICLR 2021 (2,966), in one process:
 * add 10 papers to the ICLR graph (2,956 papers stored; the caches hold everything but
   the 10 new texts, so those are extracted and embedded cold) ÷ the cold full build;
 * float32 vs bfloat16 embeddings on a seeded sample of ICLR texts: paired timings
-  (median ratio of 3 rounds) and agreement: mean cosine between the two vectors of a
-  text, and overlap@10 of the SIMILAR_TO lists computed within the sample.
+  (median ratio of 3 rounds on 60 texts) and agreement: mean cosine between the two vectors of a
+  text, and overlap@10 of the SIMILAR_TO lists computed within a 300-text sample.
 
+``--iclr-n N`` runs the cold/cached/add-10/overhead measurements on the first N ICLR papers
+(the embedding of all 2,966 takes 7-15 minutes on a busy 2-core machine, twice over for
+the overhead ratio); a last row then builds all 2,966 with the embeddings pre-cached
+(bench/.cache, filled by bench/quality.py) and everything else cold, so the non-model
+stages are still timed at full size.
 ``--quick``: seeds plus a 300-paper ICLR subset, 200 texts for bf16.
 """
 
@@ -55,6 +60,17 @@ def raw_abstracts(kind: str, limit: int | None = None) -> list[str]:
     for p in sorted(SEEDS_DIR.glob("*.txt")):
         out += [b for b in p.read_text(encoding="utf-8").split("\n\n") if b.strip()]
     return out
+
+
+def forget(db_path: Path, keys: list[str]) -> None:
+    """Delete ``keys`` from every table of a cache database (whatever its schema version)."""
+    with sqlite3.connect(db_path) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for t in tables:
+            cols = {r[1] for r in db.execute(f"PRAGMA table_info({t})")}
+            col = "key" if "key" in cols else "hash" if "hash" in cols else None
+            if col:
+                db.executemany(f"DELETE FROM {t} WHERE {col} = ?", [(k,) for k in keys])
 
 
 def write_subset_tsv(papers: list[Any], path: Path) -> None:
@@ -107,6 +123,7 @@ def stage_row(name: str, s: dict[str, float]) -> list[Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="seeds + 300 ICLR papers")
+    ap.add_argument("--iclr-n", type=int, default=None, help="ICLR papers for the cold builds")
     args = ap.parse_args()
     rep = Report("Build: stages, overhead, cached and incremental rebuilds, bf16"
                  + (" (quick)" if args.quick else ""))
@@ -144,10 +161,12 @@ def main() -> None:
         # ------------------------------------------------------------- ICLR 2021
         papers = load_iclr()
         inputs = [ICLR_TSV]
-        if args.quick:
-            papers = papers[:300]
-            write_subset_tsv(papers, tmp / "iclr300.tsv")
-            inputs = [tmp / "iclr300.tsv"]
+        all_papers = papers
+        n_sub = 300 if args.quick else args.iclr_n
+        if n_sub and n_sub < len(papers):
+            papers = papers[:n_sub]
+            write_subset_tsv(papers, tmp / "iclr_subset.tsv")
+            inputs = [tmp / "iclr_subset.tsv"]
         texts = [embedding_text(p) for p in papers]
         name = f"ICLR 2021 ({len(papers)})"
         t_bare = bare_encode(model, texts, settings.embed_batch_size)
@@ -179,11 +198,8 @@ def main() -> None:
         inc = tmp / "inc"
         inc.mkdir()
         shutil.copytree(tmp / "iclr" / "cache", inc / "cache")
-        with sqlite3.connect(inc / "cache" / "embeddings.sqlite") as db:
-            db.executemany("DELETE FROM emb WHERE hash = ?",
-                           [(text_key(embedding_text(p)),) for p in added])
-        with sqlite3.connect(inc / "cache" / "extractions.sqlite") as db:
-            db.executemany("DELETE FROM extraction WHERE hash = ?", [(p.text_hash,) for p in added])
+        forget(inc / "cache" / "embeddings.sqlite", [text_key(embedding_text(p)) for p in added])
+        forget(inc / "cache" / "extractions.sqlite", [p.text_hash for p in added])
         store = NetworkxStore(inc / "graph.citegraph")
         pipe = Pipeline(settings, embedder, cache_dir=inc / "cache")
         try:
@@ -199,6 +215,24 @@ def main() -> None:
         ratio_rows.append([f"{name}: add 10 papers ÷ cold full build", t_add / cold["total"],
                            "≤ 0.05", f"add {t_add:.1f}s (embedded {r1.embedded}, "
                            f"{r1.edges_written} edges written)"])
+        if len(papers) < len(all_papers):
+            from common import CACHE_DIR
+
+            from graph.embed import EmbeddingCache
+
+            folder = tmp / "iclr_full"
+            folder.mkdir()
+            store = NetworkxStore(folder / "graph.citegraph")
+            pipe = Pipeline(settings, embedder, cache_dir=folder / "cache")
+            pipe.embedding_cache.close()
+            pipe.embedding_cache = EmbeddingCache(CACHE_DIR / "embeddings.sqlite")
+            try:
+                rf = pipe.run(store, add_paths=[ICLR_TSV], replace=True)
+            finally:
+                pipe.close()
+            stage_rows.append(stage_row(
+                f"ICLR 2021 ({len(all_papers)}), embeddings pre-cached, rest cold "
+                f"(embedded {rf.embedded})", dict(rf.stage_seconds)))
         rep.add("### Stage seconds (read includes cleaning)\n\n"
                 + table(["run", *STAGES], stage_rows)
                 + f"\n\nModel load (excluded above, once per process): {load_s:.1f}s. "
@@ -207,7 +241,7 @@ def main() -> None:
                 + table(["ratio", "value", "goal", "detail"], ratio_rows))
 
         # ------------------------------------------------------------- fp32 vs bf16
-        n_s = 200 if args.quick else 500
+        n_s = 200 if args.quick else 300
         sample = random.Random(1).sample(texts, min(n_s, len(texts)))
         e32 = SentenceTransformerEmbedder(dtype="float32")
         e16 = SentenceTransformerEmbedder(dtype="bfloat16")

@@ -32,7 +32,7 @@ ICLR_TSV = DATA / "iclr2021" / "paperlist.tsv"
 CORA_DIR = DATA / "cora"
 SEEDS_DIR = ROOT / "seeds"
 CACHE_DIR = ROOT / "bench" / ".cache"  # git-ignored; embeddings reused between quality runs
-REPORT = ROOT / "docs" / "benchmarks.md"
+REPORT = Path(os.environ.get("CITEGRAPH_BENCH_REPORT", ROOT / "docs" / "benchmarks.md"))
 
 
 # --------------------------------------------------------------------------- machine / report
@@ -120,7 +120,8 @@ class Report:
         print(text + "\n", flush=True)
         self.parts.append(text)
 
-    def save(self, path: Path = REPORT) -> None:
+    def save(self, path: Path | None = None) -> None:
+        path = path or REPORT
         path.parent.mkdir(parents=True, exist_ok=True)
         body = (
             f"\n## {self.title}\n\n"
@@ -133,7 +134,7 @@ class Report:
                             "the top of each script for what it measures.\n")
         with path.open("a", encoding="utf-8") as f:
             f.write(body)
-        print(f"(appended to {path.relative_to(ROOT)})")
+        print(f"(appended to {path})")
 
 
 # --------------------------------------------------------------------------- stats

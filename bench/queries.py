@@ -26,7 +26,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -114,10 +114,11 @@ async def throughput(url: str, queries: list[tuple[str, dict[str, Any]]], client
 
 
 async def run(args: argparse.Namespace) -> None:
+    from load import start_server  # bench/load.py: loopback server started and stopped by PID
+
     from api.context import Context
     from api.schema import build_schema
     from api.services import Services
-    from load import start_server  # bench/load.py: loopback server started and stopped by PID
 
     rep = Report(f"Queries: store vs GraphQL vs HTTP, {args.store} store, ICLR 2021"
                  + (" (quick)" if args.quick else ""))
