@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import json
 import os
 import random
@@ -359,7 +360,10 @@ def run_round(
         )
 
     t0 = time.perf_counter()
-    asyncio.run(main())
+    # its own thread, so it also works where an event loop already runs (e.g. pytest
+    # after a Playwright session)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, main()).result()
     result.wall = time.perf_counter() - t0
     result.rss_after = rss_bytes(server.pid)
     return result
