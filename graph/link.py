@@ -5,8 +5,10 @@
   computed in float64 and rounded to 6 decimals so an incremental update and a full
   rebuild agree exactly.
 * SHARES_TERM: papers sharing concepts/datasets, weighted by the summed IDF of the
-  shared terms; terms in more than ``max_df`` of the papers link nothing; each paper
-  keeps its ``top_k`` strongest partners (an edge stays if either end keeps it).
+  shared terms; terms in more than ``max_df`` of the papers (or more than
+  ``MAX_TERM_PAPERS``) link nothing; each paper keeps its ``top_k`` strongest partners
+  (an edge stays if either end keeps it). A sparse product in row blocks: at 30,000
+  synthetic papers 26 s and ~0.5 GiB, where pair dictionaries ran out of memory.
 * RELATED_TO: concepts mentioned together by at least two papers, weighted by that
   count, with NPMI on the edge; each concept keeps its 10 strongest.
 * CITES: references that name a paper of the corpus.
@@ -29,6 +31,10 @@ if TYPE_CHECKING:
 
 Neighbours = dict[str, list[tuple[str, float]]]
 BLOCK_ROWS = 1024
+SPARSE_BLOCK_ROWS = 512
+# A term in more papers than this links none of them (its IDF is low, and the pairs it
+# would make grow with the square of its document frequency).
+MAX_TERM_PAPERS = 1000
 SCORE_DECIMALS = 6
 
 
@@ -150,52 +156,76 @@ def shared_term_edges(
     max_df: float = 0.2,
     min_weight: float = 1.0,
     top_k: int = 20,
+    max_term_papers: int = MAX_TERM_PAPERS,
 ) -> list[Edge]:
-    """SHARES_TERM edges between papers (source < target), rarest shared terms first."""
+    """SHARES_TERM edges between papers (source < target), rarest shared terms first.
+
+    Computed as a sparse product (papers x terms) . (terms x papers) in row blocks, so
+    memory stays O(block x N) and time O(sum of df^2) over the terms that may link;
+    a term links papers only when 2 <= df <= min(max_df x N, max_term_papers).
+    """
+    import scipy.sparse as sp
+
     n = len(paper_terms)
     if n < 2:
         return []
-    postings: dict[str, list[str]] = defaultdict(list)
-    for pid in sorted(paper_terms):
+    ids = sorted(paper_terms)
+    df: dict[str, int] = defaultdict(int)
+    for terms in paper_terms.values():
+        for t in terms:
+            df[t] += 1
+    max_papers = max(2, min(int(max_df * n), max_term_papers))
+    linking = sorted(t for t, d in df.items() if 2 <= d <= max_papers)
+    if not linking:
+        return []
+    tindex = {t: i for i, t in enumerate(linking)}
+    idf = {t: math.log(n / df[t]) for t in linking}
+    rows: list[int] = []
+    cols: list[int] = []
+    for i, pid in enumerate(ids):
         for t in paper_terms[pid]:
-            postings[t].append(pid)
-    max_papers = max(2, int(max_df * n))
-    idf = {t: math.log(n / len(p)) for t, p in postings.items()}
-    pair_terms: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for t in sorted(postings):
-        papers = postings[t]
-        if len(papers) < 2 or len(papers) > max_papers:
-            continue
-        for a, b in combinations(papers, 2):
-            pair_terms[(a, b)].append(t)
-    weights = {
-        pair: round(sum(idf[t] for t in terms), SCORE_DECIMALS)
-        for pair, terms in pair_terms.items()
-    }
-    best: dict[str, list[tuple[float, str, tuple[str, str]]]] = defaultdict(list)
-    for pair, w in weights.items():
-        if w < min_weight:
-            continue
-        best[pair[0]].append((-w, pair[1], pair))
-        best[pair[1]].append((-w, pair[0], pair))
+            j = tindex.get(t)
+            if j is not None:
+                rows.append(i)
+                cols.append(j)
+    ones = np.ones(len(rows), dtype=np.float64)
+    x = sp.csr_matrix((ones, (rows, cols)), shape=(n, len(linking)))
+    idf_vec = np.asarray([idf[t] for t in linking], dtype=np.float64)
+    weighted_t = sp.csr_matrix(x.multiply(idf_vec[None, :])).T.tocsr()
+    order_ids = np.asarray(ids, dtype=object)
     keep: set[tuple[str, str]] = set()
-    for lst in best.values():
-        lst.sort()
-        keep.update(p for _, _, p in lst[:top_k])
+    for start in range(0, n, SPARSE_BLOCK_ROWS):
+        block = (x[start : start + SPARSE_BLOCK_ROWS] @ weighted_t).tocsr()
+        for r in range(block.shape[0]):
+            lo, hi = block.indptr[r], block.indptr[r + 1]
+            cols_r = block.indices[lo:hi]
+            w_r = np.round(block.data[lo:hi], SCORE_DECIMALS)
+            mask = (cols_r != start + r) & (w_r >= min_weight)
+            cols_r, w_r = cols_r[mask], w_r[mask]
+            if not len(cols_r):
+                continue
+            others = order_ids[cols_r]
+            best = sorted(zip((-w_r).tolist(), others.tolist(), strict=True))[:top_k]
+            me = ids[start + r]
+            keep.update((me, o) if me < o else (o, me) for _, o in best)
     edges = []
-    for pair in sorted(keep):
-        terms = sorted(pair_terms[pair], key=lambda t: (-idf[t], t))
+    for a, b in sorted(keep):
+        shared = sorted(
+            (t for t in paper_terms[a] if t in tindex and t in paper_terms[b]),
+            key=lambda t: (-idf[t], t),
+        )
+        weight = round(sum(idf[t] for t in shared), SCORE_DECIMALS)
         edges.append(
             Edge(
-                pair[0],
-                pair[1],
+                a,
+                b,
                 RelType.SHARES_TERM,
-                weights[pair],
+                weight,
                 {
-                    "weight": weights[pair],
-                    "terms": [term_names.get(t, t) for t in terms],
-                    "term_ids": terms,
-                    "term_weights": [round(idf[t], 4) for t in terms],
+                    "weight": weight,
+                    "terms": [term_names.get(t, t) for t in shared],
+                    "term_ids": shared,
+                    "term_weights": [round(idf[t], 4) for t in shared],
                 },
             )
         )
