@@ -188,42 +188,60 @@ Adjacency = Callable[[str], Iterable[tuple[str, Edge]]]
 
 
 def best_shortest_path(
-    source: str, target: str, adjacent: Adjacency, max_hops: int
+    source: str,
+    target: str,
+    adjacent: Adjacency,
+    max_hops: int,
+    neighbors: Callable[[str], Iterable[str]] | None = None,
 ) -> list[tuple[str, Edge | None]] | None:
     """The shortest path under :func:`path_sort_key`, exactly, without enumerating paths.
 
-    Breadth-first layers from ``source``; then a forward pass over the shortest-path DAG
-    keeps, for each node, the best (strength, id sequence) prefix. ``adjacent(n)`` yields
-    (neighbour, best edge) pairs with the type filter applied. Returns [(node, edge
-    into it)] or None when ``target`` is farther than ``max_hops``.
+    Breadth-first layers from ``source`` until ``target``'s layer; a backward sweep keeps
+    only the nodes that lie on some shortest path; a forward pass over those keeps, for
+    each node, the best (strength, id sequence) prefix. ``adjacent(n)`` yields
+    (neighbour, best edge) pairs with the type filter applied; ``neighbors(n)``, if
+    given, yields the same neighbours' ids only (cheaper, for the searches). Returns
+    [(node, edge into it)] or None when ``target`` is farther than ``max_hops``.
     """
     if source == target:
         return [(source, None)]
+
+    def ids_of(u: str) -> Iterable[str]:
+        return neighbors(u) if neighbors is not None else (v for v, _ in adjacent(u))
+
     dist = {source: 0}
-    layers = [[source]]
+    frontier = [source]
     found = False
-    while layers[-1] and len(layers) <= max_hops and not found:
+    depth = 0
+    while frontier and depth < max_hops and not found:
+        depth += 1
         nxt: list[str] = []
-        for u in layers[-1]:
-            for v, _ in adjacent(u):
+        for u in frontier:
+            for v in ids_of(u):
                 if v not in dist:
-                    dist[v] = len(layers)
+                    dist[v] = depth
                     nxt.append(v)
                     found = found or v == target
-        layers.append(sorted(nxt))
+        frontier = nxt
     if target not in dist:
         return None
+    # nodes on some shortest path, by distance from the source
+    on_path: list[set[str]] = [set() for _ in range(dist[target] + 1)]
+    on_path[-1].add(target)
+    for d in range(dist[target], 0, -1):
+        for v in on_path[d]:
+            on_path[d - 1].update(u for u in ids_of(v) if dist.get(u) == d - 1)
     # best[v] = (-strength, id sequence, path)
     best: dict[str, tuple[float, tuple[str, ...], list[tuple[str, Edge | None]]]] = {
         source: (0.0, (source,), [(source, None)])
     }
-    for depth in range(1, dist[target] + 1):
-        for u in layers[depth - 1]:
+    for d in range(1, dist[target] + 1):
+        for u in sorted(on_path[d - 1]):
             if u not in best:
                 continue
             neg, seq, path = best[u]
             for v, edge in adjacent(u):
-                if dist.get(v) != depth:
+                if v not in on_path[d]:
                     continue
                 cand = (round(neg - edge.weight, 9), (*seq, v), [*path, (v, edge)])
                 if v not in best or cand[:2] < best[v][:2]:

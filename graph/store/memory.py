@@ -389,6 +389,20 @@ class NetworkxStore:
                 truncated=truncated,
             )
 
+    def _neighbor_ids(self, allowed: frozenset[RelType] | None) -> Any:
+        """Neighbour ids through allowed edge types, straight from networkx's adjacency."""
+        succ, pred = self.g._succ, self.g._pred
+
+        def neighbors(u: str) -> list[str]:
+            out = []
+            for adj in (succ[u], pred[u]):
+                for v, keys in adj.items():
+                    if allowed is None or not allowed.isdisjoint(keys):
+                        out.append(v)
+            return out
+
+        return neighbors
+
     def _adjacent(self, allowed: frozenset[RelType] | None) -> Any:
         def adjacent(u: str) -> list[tuple[str, Edge]]:
             by_nb: dict[str, list[Edge]] = defaultdict(list)
@@ -408,8 +422,9 @@ class NetworkxStore:
         if source not in self.g or target not in self.g:
             return None
         with self._lock:
+            allowed = types_filter(rel_types)
             steps = best_shortest_path(
-                source, target, self._adjacent(types_filter(rel_types)), max_hops
+                source, target, self._adjacent(allowed), max_hops, self._neighbor_ids(allowed)
             )
             if steps is None:
                 return None
