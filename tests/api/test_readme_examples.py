@@ -1,8 +1,7 @@
 """The README's GraphQL examples give the output the README shows (on the seed graph).
 
-To refresh the README after a deliberate change, run
-``python -m pytest tests/api/test_readme_examples.py --update-readme`` is not offered on
-purpose: run this test, read the actual output it prints, and edit the README by hand.
+After a deliberate change (extraction, scoring), run this test, read the actual output
+it prints on failure, and update the README by hand.
 """
 
 from __future__ import annotations
@@ -17,7 +16,9 @@ import pytest
 from tests.api.conftest import GQL
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-EXAMPLE = re.compile(r"```graphql\n(?P<query>.*?)```\s*\n(?:[^`\n]*\n)*?```json\n(?P<out>.*?)```", re.S)
+EXAMPLE = re.compile(
+    r"```graphql\n(?P<query>.*?)```\s*\n(?:[^`\n]*\n)*?```json\n(?P<out>.*?)```", re.S
+)
 
 
 def examples() -> list[tuple[str, str]]:
