@@ -106,8 +106,13 @@ def main() -> None:
     with ArcadeDBServer.start(heap="1g") as server:
         driver = neo4j.GraphDatabase.driver(server.bolt_uri, auth=server.auth)
         try:
+            from graph.store.dialect import detect_dialect
+
+            dialect = detect_dialect(driver, user=server.user, password=server.password,
+                                     arcadedb_http=server.http_url)
+
             def fresh(**kw: Any) -> Any:
-                s = Neo4jStore(driver, server.database, **kw)
+                s = Neo4jStore(driver, server.database, dialect=dialect, **kw)
                 s.clear()
                 return s
 
