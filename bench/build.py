@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - long table rows
 """Build benchmarks: stage times, pipeline overhead, cached and incremental rebuilds, bf16.
 
 For the seeds (76 abstracts) and ICLR 2021 (2,966), in one process:

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - long table rows
 """Shared helpers for the benchmarks: machine line, report appending, stats, corpora.
 
 Every script in ``bench/`` prints a table and appends it, with :func:`machine_line` and

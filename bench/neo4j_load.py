@@ -1,3 +1,4 @@
+# ruff: noqa: E501, B023 - long table rows; the per-sample lambdas run inside their own iteration
 """The Neo4j store against an ArcadeDB Bolt server: load ICLR 2021, batched vs one row per tx.
 
 Starts a throwaway ArcadeDB (tests/support/arcadedb.py, loopback only), builds the

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - long table rows
 """Graph quality on real corpora: Cora citations, ICLR 2021 author keywords, hubness.
 
 Cora (2,277 papers, stop-word-stripped abstracts, 5,214 citation rows): for every
@@ -245,7 +246,7 @@ def cora_section(rep: Report, quick: bool) -> dict[str, Any]:
     for m in modes:
         lst = [[j for j, _ in r] for r in topk_lists(emb[m], 10, Settings().similar_min_score)]
         lists_by[m] = lst
-        r, mrr, p, cnt = citation_metrics(lst, cites)
+        r, mrr, p, _ = citation_metrics(lst, cites)
         rl, _, _, _ = citation_metrics(lst, cites, rows=long_rows)
         rows.append([f"SIMILAR_TO, long_text={m} (min_score {Settings().similar_min_score})",
                      r, mrr, p, rl])
@@ -257,7 +258,7 @@ def cora_section(rep: Report, quick: bool) -> dict[str, Any]:
                  citation_metrics(lst0, cites, rows=long_rows)[0]])
     tf = tfidf_scores(texts)
     tf_lists = topk_dense(tf, 10)
-    r, mrr, p, cnt = citation_metrics(tf_lists, cites)
+    r, mrr, p, _ = citation_metrics(tf_lists, cites)
     rows.append(["TF-IDF cosine (sklearn)", r, mrr, p,
                  citation_metrics(tf_lists, cites, rows=long_rows)[0]])
     results["tfidf"] = (r, mrr)
@@ -291,7 +292,7 @@ def cora_section(rep: Report, quick: bool) -> dict[str, Any]:
             for i in sample:
                 got = related_mod.related(store, paper=f"cora-{i}", first=10)
                 lists[i] = [index[g.paper.id] for g in got]
-            r, mrr, p, cnt = citation_metrics(lists, cites, rows=sample)
+            r, mrr, p, _ = citation_metrics(lists, cites, rows=sample)
             rel_rows.append([f"related(), TERM_WEIGHT={w}", r, mrr, p,
                              citation_metrics(lists, cites,
                                               rows=[i for i in long_rows if i in set(sample)])[0]])

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - long table rows
 """Query latency and throughput on the ICLR 2021 graph: store vs GraphQL vs HTTP.
 
 Builds the ICLR 2021 graph (embeddings from bench/.cache when present, else the model)
