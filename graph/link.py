@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 Neighbours = dict[str, list[tuple[str, float]]]
 BLOCK_ROWS = 1024
+BLOCK_CELLS = 8_000_000
 SPARSE_BLOCK_ROWS = 512
 # A term in more papers than this links none of them (its IDF is low, and the pairs it
 # would make grow with the square of its document frequency).
@@ -55,8 +56,11 @@ def top_k_similar(
     full = np.asarray(matrix, dtype=np.float64)
     order_ids = np.asarray(ids, dtype=object)
     kk = min(k + 1, n)
-    for start in range(0, len(row_list), BLOCK_ROWS):
-        block = row_list[start : start + BLOCK_ROWS]
+    # rows per block: each block's temporaries are ~rows x N x 8 bytes, several times over;
+    # keep one near 64 MB however large N grows
+    rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // n))
+    for start in range(0, len(row_list), rows_per_block):
+        block = row_list[start : start + rows_per_block]
         scores = np.round(full[block] @ full.T, SCORE_DECIMALS)
         scores[np.arange(len(block)), block] = -np.inf  # never your own neighbour
         # take a generous candidate set, then order exactly by (-score, id)
