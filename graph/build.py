@@ -404,8 +404,10 @@ class Pipeline:
         with self._timed(report, "write"):
             if not change.empty:
                 store.apply(change)
+            path = getattr(store, "path", None)
             save = getattr(store, "save", None)
-            if callable(save) and getattr(store, "path", None) is not None:
+            # an unchanged graph whose file exists is not written again
+            if callable(save) and path is not None and (not change.empty or not path.exists()):
                 save()
         report.stats = store.stats()
         report.stage_seconds["total"] = time.perf_counter() - t0

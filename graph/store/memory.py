@@ -133,7 +133,9 @@ class NetworkxStore:
         try:
             os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a graph file is not secret
             with os.fdopen(fd, "wb") as fh:
-                with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+                with zipfile.ZipFile(
+                    fh, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1
+                ) as zf:
                     zf.writestr("manifest.json", json.dumps(self._manifest(data), indent=2))
                     zf.writestr("nodes.jsonl", "".join(_node_line(n) for n in _sorted_nodes(data)))
                     zf.writestr(
@@ -472,9 +474,11 @@ class NetworkxStore:
                             continue
                         if v == target:
                             if left == 0:
-                                candidates.append(GraphPath(
-                                    tuple(self._node(n) for n in [*nodes, v]), (*edges, e)
-                                ))
+                                candidates.append(
+                                    GraphPath(
+                                        tuple(self._node(n) for n in [*nodes, v]), (*edges, e)
+                                    )
+                                )
                         elif left > 0:
                             stack.append((v, [*nodes, v], [*edges, e]))
                 if len(candidates) >= k or len(candidates) >= MAX_PATH_CANDIDATES:
