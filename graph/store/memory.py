@@ -448,23 +448,28 @@ class NetworkxStore:
         allowed = types_filter(rel_types)
         with self._lock:
             adjacent = _memo(self._adjacent(allowed))
+            neighbor_ids = self._neighbor_ids(allowed)
             # hops from every node to the target (bounded BFS), to prune the search
             to_target = {target: 0}
             frontier = [target]
-            for hop in range(1, max_hops + 1):
+            for hop in range(1, max_hops):
                 nxt = []
                 for u in frontier:
-                    for v, _ in adjacent(u):
+                    for v in neighbor_ids(u):
                         if v not in to_target:
                             to_target[v] = hop
                             nxt.append(v)
                 frontier = nxt
-            if source not in to_target:
+            if source in to_target:
+                shortest = to_target[source]
+            elif any(to_target.get(v) == max_hops - 1 for v in neighbor_ids(source)):
+                shortest = max_hops
+            else:
                 return []
             candidates: list[GraphPath] = []
             # Every path of h hops ranks before any of h+1, so lengths go in order and
             # the search stops once k are in hand (or at the candidate cap).
-            for length in range(to_target[source], max_hops + 1):
+            for length in range(shortest, max_hops + 1):
                 stack: list[tuple[str, list[str], list[Edge]]] = [(source, [source], [])]
                 while stack and len(candidates) < MAX_PATH_CANDIDATES:
                     u, nodes, edges = stack.pop()
