@@ -193,6 +193,7 @@ def best_shortest_path(
     adjacent: Adjacency,
     max_hops: int,
     neighbors: Callable[[str], Iterable[str]] | None = None,
+    prefetch: Callable[[list[str]], None] | None = None,
 ) -> list[tuple[str, Edge | None]] | None:
     """The shortest path under :func:`path_sort_key`, exactly, without enumerating paths.
 
@@ -200,7 +201,9 @@ def best_shortest_path(
     only the nodes that lie on some shortest path; a forward pass over those keeps, for
     each node, the best (strength, id sequence) prefix. ``adjacent(n)`` yields
     (neighbour, best edge) pairs with the type filter applied; ``neighbors(n)``, if
-    given, yields the same neighbours' ids only (cheaper, for the searches). Returns
+    given, yields the same neighbours' ids only (cheaper, for the searches);
+    ``prefetch(nodes)``, if given, is told every node ``adjacent`` will be asked about,
+    before it is (a server store loads them in one query). Returns
     [(node, edge into it)] or None when ``target`` is farther than ``max_hops``.
     """
     if source == target:
@@ -231,6 +234,8 @@ def best_shortest_path(
     for d in range(dist[target], 0, -1):
         for v in on_path[d]:
             on_path[d - 1].update(u for u in ids_of(v) if dist.get(u) == d - 1)
+    if prefetch is not None:
+        prefetch(sorted(set().union(*on_path[:-1])))
     # best[v] = (-strength, id sequence, path)
     best: dict[str, tuple[float, tuple[str, ...], list[tuple[str, Edge | None]]]] = {
         source: (0.0, (source,), [(source, None)])

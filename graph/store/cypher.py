@@ -267,6 +267,14 @@ ADJACENT = _union_over_kinds(
 )
 
 
+#: Neighbour ids only (no edge properties): the cheap query path searches walk with.
+NEIGHBOR_IDS = _union_over_kinds(
+    "MATCH (a:{label})-[r]-(b)\n"
+    "WHERE a.id IN $ids AND type(r) IN $types\n"
+    "RETURN a.id AS near, collect(DISTINCT b.id) AS ids"
+)
+
+
 def simple_paths(
     types: Iterable[RelType] | None, length: int, source: NodeKind, target: NodeKind
 ) -> str:

@@ -633,21 +633,39 @@ class Neo4jStore:
         if self._ends(source, target) is None:
             return None
         cache, load = self._adjacency(rel_types)
-        # Prefetch the layers best_shortest_path will walk, one query per layer.
+        wanted = self._types(rel_types)
+        ids_cache: dict[str, list[str]] = {}
+
+        def load_ids(nodes: Sequence[str]) -> None:
+            todo = [n for n in dict.fromkeys(nodes) if n not in ids_cache]
+            if not todo:
+                return
+            found: dict[str, set[str]] = {n: set() for n in todo}
+            for r in self._read(cypher.NEIGHBOR_IDS, ids=todo, types=wanted):
+                found[r["near"]].update(r["ids"])
+            for n, nbs in found.items():
+                ids_cache[n] = sorted(nbs)
+
+        # Prefetch the breadth-first layers as ids only, one query per layer; full edges
+        # are loaded later for the few nodes that lie on a shortest path.
         seen, layer = {source}, [source]
         for _ in range(max_hops):
-            load(layer)
-            nxt = sorted({v for u in layer for v, _ in cache[u] if v not in seen})
+            load_ids(layer)
+            nxt = sorted({v for u in layer for v in ids_cache[u] if v not in seen})
             seen.update(nxt)
             if not nxt or target in seen:
                 break
             layer = nxt
 
+        def neighbors(u: str) -> list[str]:
+            load_ids([u])
+            return ids_cache[u]
+
         def adjacent(u: str) -> list[tuple[str, Edge]]:
             load([u])
             return cache[u]
 
-        steps = best_shortest_path(source, target, adjacent, max_hops)
+        steps = best_shortest_path(source, target, adjacent, max_hops, neighbors, load)
         return None if steps is None else self._path(steps)
 
     def k_paths(
