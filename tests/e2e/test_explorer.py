@@ -92,8 +92,11 @@ def test_search_lists_results_and_draws_a_neighbourhood(
     similar_edges = f"{DRAWN}.edges('[type = \"SIMILAR_TO\"]')"
     similar = pg.evaluate(f"{similar_edges}.length")
     pg.uncheck("#toggle-SIMILAR_TO")
-    hidden = pg.evaluate(f"{similar_edges}.filter(e => !e.visible()).length")
-    assert hidden == similar
+    # the canvas restyles asynchronously: wait (bounded) for the edges to go
+    pg.wait_for_function(
+        f"() => {similar_edges}.filter(e => !e.visible()).length === {similar}", timeout=10_000
+    )
+    assert pg.evaluate(f"{similar_edges}.filter(e => e.visible()).length") == 0
     pg.check("#toggle-SIMILAR_TO")
 
     # Clicking a node expands it.
