@@ -21,7 +21,7 @@ def find(
     if node is not None or (kinds is not None and NodeKind.PAPER not in kinds):
         return node
     prefix = " ".join(ref.split()).casefold() + ":"
-    if prefix == ":":
+    if prefix == ":" or len(prefix) > 200:  # no label is that long
         return None
     for hit in store.keyword_search(ref, [NodeKind.PAPER], limit=20):
         if hit.node.label.casefold().startswith(prefix):

@@ -257,9 +257,14 @@ def best_shortest_path(
 _WORD = re.compile(r"[\w][\w\-]*", re.UNICODE)
 
 
+#: A keyword query is read up to this many characters: longer text is not a keyword query,
+#: and scoring every node against 90 KB of it would take seconds.
+MAX_QUERY_CHARS = 500
+
+
 def query_terms(query: str) -> list[str]:
-    """Lower-cased words of a keyword query."""
-    return [w.casefold() for w in _WORD.findall(query)]
+    """Lower-cased words of a keyword query (its first MAX_QUERY_CHARS characters)."""
+    return [w.casefold() for w in _WORD.findall(query[:MAX_QUERY_CHARS])]
 
 
 def keyword_score(query: str, node: GraphNode) -> float:
@@ -268,7 +273,7 @@ def keyword_score(query: str, node: GraphNode) -> float:
     The whole query in the label/name/alias scores 3 (exact equality 5); each query
     word in the label/aliases scores 1, in title/abstract 0.25. Zero means no hit.
     """
-    q = query.strip().casefold()
+    q = query[:MAX_QUERY_CHARS].strip().casefold()
     if not q:
         return 0.0
     names = [node.label.casefold()]

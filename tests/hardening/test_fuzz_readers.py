@@ -21,7 +21,6 @@ import io
 import json
 import re
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -540,10 +539,8 @@ def test_huge_line_rejected_fast_and_the_next_record_kept(tmp_path: Path, ext: s
         sep = "\t" if ext == ".tsv" else ","
         path.write_text(f"id{sep}abstract\n1{sep}{big}\n2{sep}{GOOD}\n")
         huge_line, good_line = 2, 3
-    t0 = time.perf_counter()
+    # no timing claim here (benchmarks measure speed); pytest-timeout catches a hang
     result = READERS[ext](path)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 10, f"{elapsed:.1f}s for one huge line"
     assert [p.source for p in result.papers] == [f"{path}:{good_line}"]
     [problem] = result.problems
     assert problem.line == huge_line and "too long" in problem.reason

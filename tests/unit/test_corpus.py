@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -325,16 +324,13 @@ def test_large_csv_field(tmp_path: Path) -> None:
 def test_iclr2021_tsv_reads_fully() -> None:
     if not ICLR2021.exists():
         pytest.skip("shared ICLR 2021 data not present")
-    start = time.perf_counter()
     result = read_corpus([ICLR2021])
-    elapsed = time.perf_counter() - start
     assert result.problems == []
     assert len(result.papers) == 2966
     assert result.duplicates == 0
     assert all(p.title and p.urls and p.id for p in result.papers)
     assert all(p.urls[0].startswith("https://openreview.net/") for p in result.papers)
     assert sum(bool(p.keywords) for p in result.papers) > 2000
-    assert elapsed < 5
 
 
 # --------------------------------------------------------------------------- duplicates
