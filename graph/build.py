@@ -24,7 +24,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -55,7 +55,6 @@ from graph.link import (
 from graph.model import (
     GraphChange,
     GraphData,
-    GraphNode,
     GraphStats,
     NodeKind,
     Paper,
@@ -484,8 +483,3 @@ class _Timer:
 
     def __exit__(self, *exc: object) -> None:
         self.sink[self.stage] = self.sink.get(self.stage, 0.0) + time.perf_counter() - self.t0
-
-
-def iter_nodes(data: GraphData, kind: NodeKind) -> Iterable[GraphNode]:
-    """Nodes of one kind, by id."""
-    return (data.nodes[k] for k in sorted(data.nodes) if data.nodes[k].kind is kind)

@@ -83,11 +83,11 @@ def related(
     skip = set(seeds) | set(exclude) | set(negative)
 
     # candidates: nearest by vector, and papers joined to a seed by shared terms/citations
-    candidates: dict[str, float] = {}
+    candidates: set[str] = set()
     if query is not None:
         hits = store.vector_search(query.tolist(), limit=first * CANDIDATE_FACTOR, exclude=skip)
         for h in hits:
-            candidates[h.node.id] = h.score
+            candidates.add(h.node.id)
     seed_edges = store.edges_of(seeds, [RelType.SHARES_TERM, RelType.CITES, *TERM_TYPES])
     shared: dict[str, Edge] = {}
     cites: dict[str, list[Edge]] = defaultdict(list)
@@ -105,7 +105,7 @@ def related(
                 shared[other] = e
         else:
             cites[other].append(e)
-        candidates.setdefault(other, float("nan"))
+        candidates.add(other)
     if not candidates:
         return []
 
