@@ -42,8 +42,8 @@ class Services:
         self.write_lock = threading.Lock()
         self._embedder: SentenceTransformerEmbedder | None = None
         self._pipeline: Pipeline | None = None
-        self.generation = 0  # bumped on every write; keys derived caches (stats, PageRank)
-        self.cache: dict[str, Any] = {}
+        self._cache: dict[str, Any] = {}
+        self._cache_version: str | None = None
 
     # ------------------------------------------------------------------ store
     def open(self) -> None:
@@ -134,5 +134,17 @@ class Services:
 
     def wrote(self) -> None:
         """Forget caches derived from the graph after a write."""
-        self.generation += 1
-        self.cache.clear()
+        self._cache.clear()
+
+    def derived_cache(self) -> dict[str, Any]:
+        """Results derived from the whole graph (PageRank), kept until the graph changes.
+
+        A change by another process (``citegraph add`` beside the server) counts too,
+        for stores that can tell (:meth:`GraphStore.version`).
+        """
+        version = self.store().version()
+        if version is None or version != self._cache_version:
+            if version is not None:
+                self._cache.clear()
+            self._cache_version = version
+        return self._cache

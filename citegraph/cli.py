@@ -120,6 +120,9 @@ class RichProgress:
             self._bar.stop()
             self._bar = None
 
+    def message(self, text: str) -> None:
+        err.print(f"[yellow]{text}[/yellow]")
+
 
 def _fail(exc: Exception) -> typer.Exit:
     err.print(f"[red]error:[/red] {exc}")
@@ -162,7 +165,7 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
         stages = ", ".join(f"{k} {v:.1f}s" for k, v in report.stage_seconds.items())
         console.print(f"[dim]Time: {stages}[/dim]")
         if state.settings.store == "embedded":
-            console.print(f"[dim]Graph file: {state.settings.graph_file}[/dim]")
+            console.print(f"[dim]Graph database: {state.settings.graph_db}[/dim]")
 
 
 def _print_stats(nodes: dict[str, int] | Any, edges: dict[str, int] | Any) -> None:
@@ -479,10 +482,10 @@ def serve(
     from api.app import create_app
 
     s = state.settings
-    if s.store == "embedded" and not s.graph_file.exists():
+    if s.store == "embedded" and not (s.graph_db.exists() or s.legacy_graph_file.exists()):
         if not s.seeds_dir.exists():
             raise _fail(
-                NotFoundError(f"no graph at {s.graph_file} and no seeds folder {s.seeds_dir}")
+                NotFoundError(f"no graph at {s.graph_db} and no seeds folder {s.seeds_dir}")
             )
         console.print(f"No graph yet: building one from {s.seeds_dir}/ first.")
         report = _run_pipeline(add_paths=[s.seeds_dir], replace=True)

@@ -22,6 +22,8 @@ class Settings(BaseSettings):
     store: Literal["embedded", "neo4j"] = "embedded"
     data_dir: Path = Path(".citegraph")
     seeds_dir: Path = Path("seeds")
+    # how long a writer waits for another process's write to finish before giving up
+    write_lock_timeout_s: float = 600.0
 
     neo4j_uri: str = Field(
         "bolt://localhost:7687", validation_alias=AliasChoices("NEO4J_URI", "CITEGRAPH_NEO4J_URI")
@@ -73,7 +75,13 @@ class Settings(BaseSettings):
     request_timeout_s: float = 10.0
 
     @property
-    def graph_file(self) -> Path:
+    def graph_db(self) -> Path:
+        """The embedded store's database (SQLite, WAL; docs/format.md)."""
+        return self.data_dir / "graph.db"
+
+    @property
+    def legacy_graph_file(self) -> Path:
+        """The old single-file graph (a ZIP), migrated into ``graph_db`` on first open."""
         return self.data_dir / "graph.citegraph"
 
     @property

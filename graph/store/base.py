@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from graph.model import (
@@ -50,9 +51,10 @@ from graph.model import (
 class GraphStore(Protocol):
     """Storage and traversal of the citegraph graph.
 
-    Implementations: :class:`graph.store.memory.NetworkxStore` (embedded, the default)
-    and :class:`graph.store.neo4j.Neo4jStore` (Bolt). One contract suite in
-    ``tests/contract`` runs against both.
+    Implementations: :class:`graph.store.embedded.EmbeddedStore` (a SQLite database,
+    the default), :class:`graph.store.memory.NetworkxStore` (memory only, the engine
+    the embedded store reads through) and :class:`graph.store.neo4j.Neo4jStore`
+    (Bolt). One contract suite in ``tests/contract`` runs against all of them.
     """
 
     # ---- lifecycle
@@ -62,7 +64,26 @@ class GraphStore(Protocol):
     def close(self) -> None:
         """Release connections / flush. Safe to call twice."""
 
+    def version(self) -> str | None:
+        """A token that changes whenever the graph changes, from any process.
+
+        Keys caches of derived results (PageRank); None when the store cannot tell
+        cheaply (then only this process's own writes invalidate them).
+        """
+
     # ---- writes
+    def writer(
+        self, on_wait: Callable[[str], None] | None = None
+    ) -> AbstractContextManager[None]:
+        """Hold the store's write lock, then bring reads up to date with the store.
+
+        Writers serialise on it from reading the graph to applying the change they
+        computed from it, so no two writers compute from the same old graph (a lost
+        update). The embedded store locks its data folder across processes; a server
+        store serialises its transactions itself. ``on_wait`` is told, once, when the
+        lock is held by someone else.
+        """
+
     def apply(self, change: GraphChange) -> None:
         """Apply a diff atomically: after an error nothing of it is visible.
 

@@ -1,6 +1,11 @@
-"""The embedded store: a networkx MultiDiGraph plus an embedding matrix, in one file.
+"""The in-memory graph: a networkx MultiDiGraph plus an embedding matrix.
 
-File format (docs/format.md): a ZIP archive holding ``manifest.json`` (format
+It answers every read of the embedded store (:mod:`graph.store.embedded`, whose SQLite
+database is the truth and which keeps this mirror current), and serves alone where
+no file is wanted (tests, benchmarks). ``path`` reads and :meth:`NetworkxStore.save`
+writes the legacy single-file format, which the embedded store migrates on first open.
+
+Legacy file format (docs/format.md): a ZIP archive holding ``manifest.json`` (format
 version, counts, embedding model), ``nodes.jsonl`` (one ``{"kind", "props"}`` per
 line), ``edges.jsonl`` (``{"source", "target", "type", "weight", "attrs"}``),
 ``embedding_ids.json`` and ``embeddings.npy`` (float32, loaded with
@@ -11,6 +16,7 @@ mid-write leaves the previous graph loadable.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
@@ -19,7 +25,7 @@ import tempfile
 import threading
 import zipfile
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +75,8 @@ class NetworkxStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self._lock = threading.RLock()
+        self._write_lock = threading.RLock()
+        self._changes = 0  # bumped by every applied change (version())
         self.g: nx.MultiDiGraph = nx.MultiDiGraph()
         self._emb_ids: list[str] = []
         self._emb: np.ndarray = np.zeros((0, 0), dtype=np.float32)
@@ -81,6 +89,15 @@ class NetworkxStore:
     # ------------------------------------------------------------------ lifecycle
     def ping(self) -> None:
         return None
+
+    def version(self) -> str:
+        return f"memory:{id(self)}:{self._changes}"
+
+    @contextlib.contextmanager
+    def writer(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        """One writer at a time within this process (the graph lives in it alone)."""
+        with self._write_lock:
+            yield
 
     def close(self) -> None:
         return None
@@ -213,6 +230,20 @@ class NetworkxStore:
                 raise
             finally:
                 self._alias_index = None
+                self._changes += 1
+
+    def apply_trusted(self, change: GraphChange) -> None:
+        """Apply a diff already checked (and committed) by the caller, without a backup.
+
+        The embedded database store feeds its mirror through this: copying the whole
+        graph to undo a change that cannot fail would make every write cost O(N).
+        """
+        with self._lock:
+            try:
+                self._apply(change)
+            finally:
+                self._alias_index = None
+                self._changes += 1
 
     def _apply(self, change: GraphChange) -> None:
         for s, t, typ in change.delete_edges:

@@ -18,12 +18,14 @@ batch either fully written or not at all, and re-running the same change converg
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import math
 import re
+import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import neo4j
@@ -234,6 +236,7 @@ class Neo4jStore:
         self._dialect = dialect
         self._vector_dims: int | None = None
         self._owns_driver = owns_driver
+        self._write_lock = threading.RLock()
         if setup_schema:
             self.ensure_schema()
 
@@ -318,6 +321,20 @@ class Neo4jStore:
                 session.run(cypher.PING).consume()
         except (nex.Neo4jError, nex.DriverError, OSError) as exc:
             raise StoreUnavailableError(f"Neo4j is unreachable: {_one_line(exc)}") from exc
+
+    def version(self) -> str | None:
+        """Unknown: other processes may write the server at any time."""
+        return None
+
+    @contextlib.contextmanager
+    def writer(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        """Writers of this process one at a time; the server isolates transactions.
+
+        Two processes writing one Neo4j database are not serialised here (each
+        change is one transaction, but computed from what that process read).
+        """
+        with self._write_lock:
+            yield
 
     def close(self) -> None:
         """Close the driver if this store owns it (``owns_driver=True``); safe twice."""

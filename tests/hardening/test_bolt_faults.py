@@ -30,7 +30,7 @@ from graph.errors import StoreError, StoreUnavailableError
 from graph.model import Concept, Edge, GraphChange, GraphData, RelType
 from graph.settings import Settings
 from graph.store import open_store
-from graph.store.memory import NetworkxStore
+from graph.store.embedded import EmbeddedStore
 from graph.store.neo4j import Neo4jStore, open_driver, store_from_settings
 from tests.hardening.conftest import assert_no_leak
 from tests.support import arcadedb
@@ -92,7 +92,7 @@ def arcade(tmp_path_factory: pytest.TempPathFactory, hard_seed_dir: Path) -> Ite
         settings = server.settings(hard_seed_dir)
         store = open_store(settings)
         try:
-            seed = NetworkxStore(hard_seed_dir / "graph.citegraph").snapshot()
+            seed = EmbeddedStore(hard_seed_dir / "graph.db").snapshot()
             store.clear()
             store.apply(diff(GraphData(), seed))
         finally:
