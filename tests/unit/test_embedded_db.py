@@ -81,7 +81,7 @@ def test_closed_store_reopens_on_use(tmp_path: Path) -> None:
 def test_refused_change_writes_nothing(tmp_path: Path, change: GraphChange) -> None:
     store = _loaded(tmp_path / "graph.db")
     before = store.snapshot()
-    with pytest.raises(StoreError, match="nothing was written|cannot be stored"):
+    with pytest.raises(StoreError, match=r"nothing was written|cannot be stored"):
         store.apply(change)
     assert graphs_equal(store.snapshot(), before) == []
     with sqlite3.connect(tmp_path / "graph.db") as db:
