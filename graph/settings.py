@@ -61,6 +61,8 @@ class Settings(BaseSettings):
     # ---- API
     host: str = "127.0.0.1"
     port: int = 8000
+    # server processes (`citegraph serve --workers`); each holds the model and the graph
+    workers: int = Field(1, ge=1, le=32)
     api_key: SecretStr | None = None
     cors_origins: list[str] = []
     max_depth: int = 3

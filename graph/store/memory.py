@@ -553,11 +553,19 @@ class NetworkxStore:
             if norm == 0:
                 return []
             scores = np.round(self._unit @ (v / norm), 6)
-            skip = set(exclude)
-            order = sorted(
-                (i for i in range(len(self._emb_ids)) if self._emb_ids[i] not in skip),
-                key=lambda i: (-scores[i], self._emb_ids[i]),
-            )[:limit]
+            skip = [self._emb_index[i] for i in set(exclude) if i in self._emb_index]
+            if skip:
+                scores[skip] = -np.inf
+            n = len(self._emb_ids) - len(skip)
+            if limit <= 0 or n <= 0:
+                return []
+            take = min(limit, n)
+            # argpartition finds the top `take`; every row tied with the last one joins
+            # the candidates so the (score, id) order below is exact
+            part = np.argpartition(-scores, take - 1)[:take]
+            kth = scores[part].min()
+            cand = np.nonzero(scores >= kth)[0]
+            order = sorted(cand.tolist(), key=lambda i: (-scores[i], self._emb_ids[i]))[:take]
             return [SearchHit(self._node(self._emb_ids[i]), float(scores[i])) for i in order]
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
