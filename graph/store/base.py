@@ -33,6 +33,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
+from graph.errors import InvalidArgumentError
 from graph.model import (
     Edge,
     GraphChange,
@@ -328,12 +329,51 @@ def name_variants(name: str) -> list[str]:
     return out
 
 
+#: the most hops a path query walks, on every store (a bound on the work one query does)
+MAX_HOPS = 20
+
+
+def check_count(argument: str, value: int) -> int:
+    """``value`` as a count (an int >= 0); InvalidArgumentError naming ``argument``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError(argument, "must be an integer")
+    if value < 0:
+        raise InvalidArgumentError(argument, "must be >= 0")
+    return value
+
+
+def check_hops(value: int) -> int:
+    """``max_hops`` between 1 and :data:`MAX_HOPS`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError("max_hops", "must be an integer")
+    if not 1 <= value <= MAX_HOPS:
+        raise InvalidArgumentError("max_hops", f"must be between 1 and {MAX_HOPS}")
+    return value
+
+
 def kinds_filter(kinds: Iterable[NodeKind | str] | None) -> frozenset[NodeKind] | None:
-    return None if kinds is None else frozenset(NodeKind(k) for k in kinds)
+    """Node kinds as a set (None: every kind); InvalidArgumentError for an unknown one."""
+    if kinds is None:
+        return None
+    try:
+        return frozenset(NodeKind(k) for k in kinds)
+    except ValueError:
+        raise InvalidArgumentError(
+            "kinds", f"unknown node kind; choose from {', '.join(k.value for k in NodeKind)}"
+        ) from None
 
 
 def types_filter(types: Iterable[RelType | str] | None) -> frozenset[RelType] | None:
-    return None if types is None else frozenset(RelType(t) for t in types)
+    """Relationship types as a set (None: every type); InvalidArgumentError if unknown."""
+    if types is None:
+        return None
+    try:
+        return frozenset(RelType(t) for t in types)
+    except ValueError:
+        raise InvalidArgumentError(
+            "rel_types",
+            f"unknown relationship type; choose from {', '.join(t.value for t in RelType)}",
+        ) from None
 
 
 def edge_sort_key(edge: Edge) -> tuple[str, str, str]:

@@ -52,6 +52,8 @@ from graph.model import (
 from graph.store.base import (
     best_edge,
     best_shortest_path,
+    check_count,
+    check_hops,
     edge_sort_key,
     hit_sort_key,
     jsonable_attrs,
@@ -332,6 +334,9 @@ class NetworkxStore:
         year: int | None = None,
         neighbor: str | None = None,
     ) -> tuple[list[GraphNode], int]:
+        kind = NodeKind(kind)
+        check_count("offset", offset)
+        check_count("limit", limit)
         if neighbor is not None:
             if neighbor not in self.g:
                 return [], 0
@@ -384,6 +389,8 @@ class NetworkxStore:
         node_kinds: Collection[NodeKind] | None = None,
         limit: int = 200,
     ) -> Subgraph:
+        check_count("depth", depth)
+        check_count("limit", limit)
         allowed = types_filter(rel_types)
         kinds = kinds_filter(node_kinds)
         with self._lock:
@@ -452,6 +459,8 @@ class NetworkxStore:
         rel_types: Collection[RelType] | None = None,
         max_hops: int = 6,
     ) -> GraphPath | None:
+        check_hops(max_hops)
+        types_filter(rel_types)
         if source not in self.g or target not in self.g:
             return None
         with self._lock:
@@ -474,7 +483,9 @@ class NetworkxStore:
         rel_types: Collection[RelType] | None = None,
         max_hops: int = 4,
     ) -> list[GraphPath]:
-        if source not in self.g or target not in self.g or source == target:
+        check_hops(max_hops)
+        check_count("k", k)
+        if source not in self.g or target not in self.g or source == target or k == 0:
             return []
         allowed = types_filter(rel_types)
         with self._lock:
@@ -529,6 +540,7 @@ class NetworkxStore:
     def keyword_search(
         self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
     ) -> list[SearchHit]:
+        check_count("limit", limit)
         allowed = kinds_filter(kinds)
         hits = []
         with self._lock:
@@ -545,6 +557,7 @@ class NetworkxStore:
     def vector_search(
         self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
     ) -> list[SearchHit]:
+        check_count("limit", limit)
         with self._lock:
             if not self._emb.size:
                 return []
