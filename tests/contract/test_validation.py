@@ -24,8 +24,8 @@ VEC = np.ones(fx.DIM, dtype=np.float32).tolist()
 BAD: list[tuple[str, Call, str]] = [
     ("neighborhood depth -1", lambda s: s.neighborhood(["p1"], depth=-1), "depth"),
     ("neighborhood limit -1", lambda s: s.neighborhood(["p1"], limit=-1), "limit"),
-    ("neighborhood unknown type", lambda s: s.neighborhood(["p1"], rel_types=["NOPE"]), "rel_types"),
-    ("neighborhood unknown kind", lambda s: s.neighborhood(["p1"], node_kinds=["Author"]), "kinds"),
+    ("neighborhood bad type", lambda s: s.neighborhood(["p1"], rel_types=["NOPE"]), "rel_types"),
+    ("neighborhood bad kind", lambda s: s.neighborhood(["p1"], node_kinds=["Author"]), "kinds"),
     ("list offset -1", lambda s: s.list_nodes(NodeKind.PAPER, offset=-1), "offset"),
     ("list limit -1", lambda s: s.list_nodes(NodeKind.PAPER, limit=-1), "limit"),
     ("k_paths k -1", lambda s: s.k_paths("p1", "p6", k=-1), "k"),
