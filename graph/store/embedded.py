@@ -86,8 +86,8 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS embeddings (id TEXT PRIMARY KEY, dim INTEGER NOT NULL,"
     " vector BLOB NOT NULL, seq INTEGER NOT NULL)",
     "CREATE INDEX IF NOT EXISTS embeddings_seq ON embeddings (seq)",
-    # what: 'node' | 'edge'; key: the id, or source US target US type for an edge (a deleted
-    # node takes its edges and embedding with it)
+    # what: 'node' | 'edge'; key: the id, or [source, target, type] as JSON for an edge (a
+    # deleted node takes its edges and embedding with it)
     "CREATE TABLE IF NOT EXISTS tombstones (seq INTEGER NOT NULL, what TEXT NOT NULL,"
     " key TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS tombstones_seq ON tombstones (seq)",
@@ -96,11 +96,9 @@ SCHEMA = (
     " pid INTEGER NOT NULL, summary TEXT NOT NULL)",
 )
 
-_EDGE_SEP = "\x1f"  # unit separator: cannot occur in ids (control characters are refused)
-
-
 def _edge_key(source: str, target: str, type_: str) -> str:
-    return f"{source}{_EDGE_SEP}{target}{_EDGE_SEP}{type_}"
+    """A deleted edge's key in ``tombstones``: a JSON list, whatever the ids contain."""
+    return json.dumps([source, target, type_], ensure_ascii=False)
 
 
 def _utf8(text: str, what: str) -> str:
@@ -368,7 +366,7 @@ class EmbeddedStore:
             if what == "node":
                 tomb_nodes.append(key)
             else:
-                s, t, typ = key.split(_EDGE_SEP)
+                s, t, typ = json.loads(key)
                 tomb_edges.append((s, t, RelType(typ)))
         nodes = [
             node_from_props(kind, json.loads(props))

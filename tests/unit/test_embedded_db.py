@@ -93,3 +93,22 @@ def test_not_a_database_is_one_clear_error(tmp_path: Path) -> None:
     junk.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="cannot open the graph database"):
         EmbeddedStore(junk)
+
+
+def test_other_process_sees_edge_deletions_whatever_the_ids(tmp_path: Path) -> None:
+    """Deletions reach another reader, also for ids with separators, quotes and spaces."""
+    from graph.model import Paper
+
+    odd = [Paper(id=i, label=i, abstract="a", text_hash=i) for i in ("a\x1fb", 'q"x', "s p")]
+    writer = _loaded(tmp_path / "graph.db")
+    writer.apply(GraphChange(
+        upsert_nodes=tuple(odd),
+        upsert_edges=(Edge(odd[0].id, odd[1].id, RelType.CITES), Edge(odd[1].id, odd[2].id,
+                                                                       RelType.CITES)),
+    ))
+    reader = EmbeddedStore(tmp_path / "graph.db")
+    assert len(reader.edges_of([odd[1].id])) == 2
+    writer.apply(GraphChange(delete_edges=((odd[0].id, odd[1].id, RelType.CITES),)))
+    reader.refresh()
+    assert [(e.source, e.target) for e in reader.edges_of([odd[1].id])] == [(odd[1].id, odd[2].id)]
+    assert graphs_equal(reader.snapshot(), writer.snapshot()) == []
