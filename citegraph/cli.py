@@ -22,9 +22,9 @@ from rich.table import Table
 
 from graph.build import BuildReport, Pipeline
 from graph.errors import CitegraphError, NotFoundError
-from graph.explain import hop_reason
 from graph.lookup import find, resolve_paper
 from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType
+from graph.schema import hop_reason
 from graph.settings import Settings
 from graph.store import open_store
 from graph.store.base import GraphStore

@@ -11,32 +11,13 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from graph.schema import UNDIRECTED, NodeKind, RelType
 
-class NodeKind(StrEnum):
-    """Node labels. The values are the Neo4j labels, so they come from here only."""
-
-    PAPER = "Paper"
-    CONCEPT = "Concept"
-    DATASET = "Dataset"
-
-
-class RelType(StrEnum):
-    """Relationship types. The values are the Neo4j relationship types."""
-
-    SIMILAR_TO = "SIMILAR_TO"  # Paper -> Paper, {score, rank}
-    SHARES_TERM = "SHARES_TERM"  # Paper -- Paper, {terms, weight}; stored source < target
-    MENTIONS = "MENTIONS"  # Paper -> Concept, {weight, evidence}
-    USES = "USES"  # Paper -> Dataset, {weight, evidence}
-    INTRODUCES = "INTRODUCES"  # Paper -> Dataset, {weight, evidence}
-    RELATED_TO = "RELATED_TO"  # Concept -- Concept, {weight, count}; stored source < target
-    CITES = "CITES"  # Paper -> Paper
-
-
-#: Relationship types whose direction carries no meaning; stored with source < target.
-UNDIRECTED: frozenset[RelType] = frozenset({RelType.SHARES_TERM, RelType.RELATED_TO})
+# The kinds and types live in the registry (graph.schema); re-exported here because
+# every domain type refers to them.
+__all__ = ["UNDIRECTED", "NodeKind", "RelType"]
 
 
 @dataclass(frozen=True, slots=True)
