@@ -140,6 +140,16 @@ def _paper_count(client: httpx.Client) -> int:
     return int(counts[NodeKind.PAPER.value])
 
 
+def _seen_within(client: httpx.Client, count: int, limit_s: float) -> float | None:
+    """Seconds until the server reports ``count`` papers (bounded poll), or None."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit_s:  # the store checks for news every 0.2 s
+        if _paper_count(client) == count:
+            return time.monotonic() - start
+        time.sleep(0.05)
+    return None
+
+
 @pytest.fixture
 def served(batches: Batches, tmp_path: Path) -> Iterator[Server]:
     data = batches.fresh(tmp_path / "served")
@@ -155,13 +165,7 @@ def test_cli_add_beside_a_server_is_seen_and_kept(batches: Batches, served: Serv
         start = _paper_count(client)
         rc, out = finish(cli(served.data_dir, "add", str(batches.a)))
         assert rc == 0, out[-2000:]
-        done = time.monotonic()
-        seen_after = None
-        while time.monotonic() - done < 10:  # bounded wait; the store checks every 0.2 s
-            if _paper_count(client) == start + len(batches.a_ids):
-                seen_after = time.monotonic() - done
-                break
-            time.sleep(0.05)
+        seen_after = _seen_within(client, start + len(batches.a_ids), 10.0)
         assert seen_after is not None, "the server never saw the CLI's papers"
         print(f"server saw the CLI add {seen_after * 1000:.0f} ms after the CLI exited")
         # a write through the server now must keep what the CLI wrote
@@ -174,8 +178,21 @@ def test_cli_add_beside_a_server_is_seen_and_kept(batches: Batches, served: Serv
             headers={"X-API-Key": API_KEY},
         )
         assert r.status_code == 200 and r.json()["data"]["addPapers"]["added"] == ["api-paper-1"]
+        # and both at once: a CLI add while the server writes
+        proc = cli(served.data_dir, "add", str(batches.b))
+        row2 = {**row, "id": "api-paper-2", "abstract": row["abstract"] + " Second run."}
+        r = client.post(
+            "/graphql",
+            json={"query": "mutation($p: [PaperInput!]!) { addPapers(input: $p) { added } }",
+                  "variables": {"p": [row2]}},
+            headers={"X-API-Key": API_KEY},
+        )
+        rc, out = finish(proc)
+        assert rc == 0, out[-2000:]
+        assert r.status_code == 200 and r.json()["data"]["addPapers"]["added"] == ["api-paper-2"]
+        assert _seen_within(client, start + 12, 10.0) is not None
     on_disk = papers(load(served.data_dir))
-    assert batches.a_ids <= on_disk and "api-paper-1" in on_disk
+    assert batches.a_ids | batches.b_ids | {"api-paper-1", "api-paper-2"} <= on_disk
 
 
 def test_failed_write_changes_nothing_and_later_writes_land(
