@@ -312,6 +312,8 @@ class EmbeddedStore:
                 self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the graph database {self.path}: {exc}") from exc
+        except (ValueError, TypeError, KeyError) as exc:  # a row not written by citegraph
+            raise StoreError(f"the graph database {self.path} has a damaged row: {exc}") from exc
         data.embedding_ids = ids
         data.embeddings = rows
         mirror = NetworkxStore()
@@ -348,6 +350,8 @@ class EmbeddedStore:
                 self._db.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the graph database {self.path}: {exc}") from exc
+        except (ValueError, TypeError, KeyError) as exc:
+            raise StoreError(f"the graph database {self.path} has a damaged row: {exc}") from exc
         try:
             self._mirror.apply_trusted(change)
             self._seq = seq

@@ -112,3 +112,11 @@ def test_other_process_sees_edge_deletions_whatever_the_ids(tmp_path: Path) -> N
     reader.refresh()
     assert [(e.source, e.target) for e in reader.edges_of([odd[1].id])] == [(odd[1].id, odd[2].id)]
     assert graphs_equal(reader.snapshot(), writer.snapshot()) == []
+
+
+def test_a_damaged_row_is_one_clear_error(tmp_path: Path) -> None:
+    _loaded(tmp_path / "graph.db").close()
+    with sqlite3.connect(tmp_path / "graph.db") as db:
+        db.execute("UPDATE nodes SET props = '{not json' WHERE id = 'p1'")
+    with pytest.raises(StoreError, match="damaged row"):
+        EmbeddedStore(tmp_path / "graph.db").snapshot()
