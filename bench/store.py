@@ -123,7 +123,7 @@ def main() -> int:
         t_stats, out = cli(d, "stats", "--json")
         assert out.returncode == 0, out.stderr
         some = next(iter(json.loads(cli(d, "search", "graph", "--json", "--kind", "paper")[1].stdout)))["id"]
-        t_nb, out = cli(d, "neighbors", some, "--json")
+        t_nb, out = cli(d, "neighbors", "--json", "--", some)
         assert out.returncode == 0, out.stderr
         t_py, _ = cli(d, "--help")
 
