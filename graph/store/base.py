@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from graph.errors import InvalidArgumentError
@@ -289,32 +290,46 @@ def query_terms(query: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(query[:MAX_QUERY_CHARS])]
 
 
-def keyword_score(query: str, node: GraphNode) -> float:
+@dataclass(frozen=True, slots=True)
+class SearchText:
+    """A node's text as keyword scoring reads it (case-folded once, reusable)."""
+
+    names: tuple[str, ...]  # label/name, then aliases
+    title: str
+    body: str
+    name_text: str  # names and title joined, for word tests
+
+    @classmethod
+    def of(cls, node: GraphNode) -> SearchText:
+        names = (node.label.casefold(), *(a.casefold() for a in getattr(node, "aliases", ())))
+        title = (getattr(node, "title", None) or "").casefold()
+        body = (getattr(node, "abstract", None) or "").casefold()
+        return cls(names, title, body, " ".join(names) + " " + title)
+
+
+def keyword_score(query: str, node: GraphNode | SearchText) -> float:
     """Score a node for a keyword query, the same way in every store.
 
     The whole query in the label/name/alias scores 3 (exact equality 5); each query
     word in the label/aliases scores 1, in title/abstract 0.25. Zero means no hit.
+    A store that scores many nodes passes their :class:`SearchText`, made once.
     """
     q = query[:MAX_QUERY_CHARS].strip().casefold()
     if not q:
         return 0.0
-    names = [node.label.casefold()]
-    names += [a.casefold() for a in getattr(node, "aliases", ())]
-    title = (getattr(node, "title", None) or "").casefold()
-    body = (getattr(node, "abstract", None) or "").casefold()
+    text = node if isinstance(node, SearchText) else SearchText.of(node)
     score = 0.0
-    if any(n == q for n in names):
+    if any(n == q for n in text.names):
         score += 5.0
-    elif any(q in n for n in names) or q in title:
+    elif any(q in n for n in text.names) or q in text.title:
         score += 3.0
     terms = query_terms(q)
-    name_text = " ".join(names) + " " + title
     for t in terms:
-        if t in name_text:
+        if t in text.name_text:
             score += 1.0
-        elif t in body:
+        elif t in text.body:
             score += 0.25
-    if score and terms and not all(t in name_text or t in body for t in terms):
+    if score and terms and not all(t in text.name_text or t in text.body for t in terms):
         # every word must occur somewhere; partial matches rank but only above zero
         score *= 0.5
     return score

@@ -50,6 +50,7 @@ from graph.model import (
     node_to_props,
 )
 from graph.store.base import (
+    SearchText,
     best_edge,
     best_shortest_path,
     check_count,
@@ -85,6 +86,7 @@ class NetworkxStore:
         self._emb_index: dict[str, int] = {}
         self._model: str | None = None
         self._alias_index: dict[str, list[str]] | None = None
+        self._search_text: list[tuple[GraphNode, SearchText]] | None = None
         if path is not None and path.exists():
             self._load(path)
 
@@ -209,6 +211,7 @@ class NetworkxStore:
             self._set_embeddings(list(data.embedding_ids), np.asarray(emb, dtype=np.float32))
             self._model = data.embedding_model
             self._alias_index = None
+            self._search_text = None
 
     def _add_edge(self, edge: Edge) -> None:
         if edge.source not in self.g or edge.target not in self.g:
@@ -240,6 +243,7 @@ class NetworkxStore:
                 raise
             finally:
                 self._alias_index = None
+                self._search_text = None
                 self._changes += 1
 
     def apply_trusted(self, change: GraphChange) -> None:
@@ -253,6 +257,7 @@ class NetworkxStore:
                 self._apply(change)
             finally:
                 self._alias_index = None
+                self._search_text = None
                 self._changes += 1
 
     def _apply(self, change: GraphChange) -> None:
@@ -366,19 +371,19 @@ class NetworkxStore:
         matches.sort(key=lambda n: n.id)
         return matches[offset : offset + limit], len(matches)
 
-    def _edges_between(self, u: str, v: str, allowed: frozenset[RelType] | None) -> Iterator[Edge]:
-        for a, b in ((u, v), (v, u)):
-            for key, attrs in (self.g.get_edge_data(a, b) or {}).items():
-                if allowed is None or key in allowed:
-                    yield attrs["edge"]
+    def _incident(self, nid: str, allowed: frozenset[RelType] | None) -> list[Edge]:
+        """Every edge touching ``nid`` (out, then in), read straight off the adjacency.
 
-    def _incident(self, nid: str, allowed: frozenset[RelType] | None) -> Iterator[Edge]:
-        for _, _, key, attrs in self.g.out_edges(nid, keys=True, data=True):
-            if allowed is None or key in allowed:
-                yield attrs["edge"]
-        for _, _, key, attrs in self.g.in_edges(nid, keys=True, data=True):
-            if allowed is None or key in allowed:
-                yield attrs["edge"]
+        networkx's edge views build a tuple per edge; on a 3k-paper graph a depth-2
+        neighborhood visits ~20,000 edges, so the plain dict walk matters.
+        """
+        out: list[Edge] = []
+        for adj in (self.g._succ[nid], self.g._pred[nid]):
+            for keys in adj.values():
+                for key, attrs in keys.items():
+                    if allowed is None or key in allowed:
+                        out.append(attrs["edge"])
+        return out
 
     def edges_of(self, ids: Sequence[str], types: Collection[RelType] | None = None) -> list[Edge]:
         allowed = types_filter(types)
@@ -410,14 +415,17 @@ class NetworkxStore:
                 if truncated or not ring:
                     break
                 reach: dict[str, float] = defaultdict(float)
+                node_attrs = self.g._node
                 for u in ring:
-                    for e in self._incident(u, allowed):
-                        v = e.target if e.source == u else e.source
-                        if v in seen:
-                            continue
-                        if kinds is not None and self._node(v).kind not in kinds:
-                            continue
-                        reach[v] += e.weight
+                    for adj in (self.g._succ[u], self.g._pred[u]):
+                        for v, keys in adj.items():
+                            if v in seen:
+                                continue
+                            if kinds is not None and node_attrs[v]["node"].kind not in kinds:
+                                continue
+                            for key, attrs in keys.items():
+                                if allowed is None or key in allowed:
+                                    reach[v] += attrs["edge"].weight
                 ranked = sorted(reach, key=lambda v: (-round(reach[v], 9), v))
                 room = limit - len(kept)
                 if len(ranked) > room:
@@ -426,14 +434,17 @@ class NetworkxStore:
                 kept.extend(ranked)
                 seen.update(ranked)
                 ring = ranked
-            edges: dict[tuple[str, str, RelType], Edge] = {}
+            # every edge among the kept nodes is an out-edge of exactly one kept node
+            edges: list[Edge] = []
             for u in kept:
-                for e in self._incident(u, allowed):
-                    if e.source in seen and e.target in seen:
-                        edges[e.key] = e
+                for v, keys in self.g._succ[u].items():
+                    if v in seen:
+                        for key, attrs in keys.items():
+                            if allowed is None or key in allowed:
+                                edges.append(attrs["edge"])
             return Subgraph(
                 nodes=tuple(self._node(n) for n in kept),
-                edges=tuple(sorted(edges.values(), key=edge_sort_key)),
+                edges=tuple(sorted(edges, key=edge_sort_key)),
                 truncated=truncated,
             )
 
@@ -552,11 +563,15 @@ class NetworkxStore:
         allowed = kinds_filter(kinds)
         hits = []
         with self._lock:
-            for _, attrs in self.g.nodes(data=True):
-                node = attrs["node"]
+            if self._search_text is None:
+                self._search_text = [
+                    (attrs["node"], SearchText.of(attrs["node"]))
+                    for _, attrs in self.g.nodes(data=True)
+                ]
+            for node, text in self._search_text:
                 if allowed is not None and node.kind not in allowed:
                     continue
-                score = keyword_score(query, node)
+                score = keyword_score(query, text)
                 if score > 0:
                     hits.append(SearchHit(node, score))
         hits.sort(key=hit_sort_key)
