@@ -277,6 +277,39 @@ def best_shortest_path(
     return best[target][2]
 
 
+def hop_distance(
+    source: str, target: str, neighbors: Callable[[str], Iterable[str]], max_hops: int
+) -> int | None:
+    """Fewest hops from ``source`` to ``target`` (at most ``max_hops``), or None.
+
+    Breadth-first from both ends at once, always growing the smaller frontier, so the
+    search touches about the square root of what a one-sided search would.
+    """
+    if source == target:
+        return 0
+    dist = ({source: 0}, {target: 0})
+    frontier = ([source], [target])
+    depth = [0, 0]
+    while frontier[0] and frontier[1] and depth[0] + depth[1] < max_hops:
+        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
+        mine, other = dist[side], dist[1 - side]
+        depth[side] += 1
+        nxt: list[str] = []
+        best: int | None = None
+        for u in frontier[side]:
+            for v in neighbors(u):
+                if v in other:
+                    total = depth[side] + other[v]
+                    best = total if best is None else min(best, total)
+                if v not in mine:
+                    mine[v] = depth[side]
+                    nxt.append(v)
+        if best is not None:
+            return best if best <= max_hops else None
+        frontier = (nxt, frontier[1]) if side == 0 else (frontier[0], nxt)
+    return None
+
+
 _WORD = re.compile(r"[\w][\w\-]*", re.UNICODE)
 
 

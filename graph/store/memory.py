@@ -53,6 +53,7 @@ from graph.store.base import (
     SearchText,
     best_edge,
     best_shortest_path,
+    hop_distance,
     check_count,
     check_hops,
     edge_sort_key,
@@ -510,27 +511,32 @@ class NetworkxStore:
         with self._lock:
             adjacent = _memo(self._adjacent(allowed))
             neighbor_ids = self._neighbor_ids(allowed)
-            # hops from every node to the target (bounded BFS), to prune the search
+            shortest = hop_distance(source, target, neighbor_ids, max_hops)
+            if shortest is None:
+                return []
+            # hops to the target, to prune the search: a path of `length` hops only ever
+            # asks about nodes within length - 1 of it, so the BFS goes no deeper than that
             to_target = {target: 0}
             frontier = [target]
-            for hop in range(1, max_hops):
-                nxt = []
-                for u in frontier:
-                    for v in neighbor_ids(u):
-                        if v not in to_target:
-                            to_target[v] = hop
-                            nxt.append(v)
-                frontier = nxt
-            if source in to_target:
-                shortest = to_target[source]
-            elif any(to_target.get(v) == max_hops - 1 for v in neighbor_ids(source)):
-                shortest = max_hops
-            else:
-                return []
+            reached = 0
+
+            def extend(depth: int) -> None:
+                nonlocal frontier, reached
+                while reached < depth and frontier:
+                    reached += 1
+                    nxt = []
+                    for u in frontier:
+                        for v in neighbor_ids(u):
+                            if v not in to_target:
+                                to_target[v] = reached
+                                nxt.append(v)
+                    frontier = nxt
+
             candidates: list[GraphPath] = []
             # Every path of h hops ranks before any of h+1, so lengths go in order and
             # the search stops once k are in hand (or at the candidate cap).
             for length in range(shortest, max_hops + 1):
+                extend(length - 1)
                 stack: list[tuple[str, list[str], list[Edge]]] = [(source, [source], [])]
                 while stack and len(candidates) < MAX_PATH_CANDIDATES:
                     u, nodes, edges = stack.pop()
