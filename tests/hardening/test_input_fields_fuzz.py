@@ -39,7 +39,6 @@ from hypothesis import strategies as st
 from api.export import gexf, graphml, to_networkx
 from graph.corpus import (
     MAX_ID_CHARS,
-    Paper,
     ReadResult,
     paper_from_record,
     read_jsonl,
@@ -47,7 +46,7 @@ from graph.corpus import (
     read_text,
 )
 from graph.errors import InputError
-from graph.model import NodeKind, reserved_paper_id
+from graph.model import NodeKind, Paper, reserved_paper_id
 from tests.hardening._hyp import fuzz_settings
 
 XML_BAD_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -255,9 +254,9 @@ def as_cell(value: Any, tsv: bool) -> str:
     return re.sub(r"[\t\n\r]", " ", text) if tsv else text
 
 
-def canonical_record(draw: st.DrawFn, marker: str) -> dict[str, Any]:
+def canonical_record(data: st.DataObject, marker: str) -> dict[str, Any]:
     """A record with each field under one canonical name (a CSV header names each once)."""
-    rec = draw(records(marker))
+    rec = data.draw(records(marker), label=marker)
     out: dict[str, Any] = {}
     for key, value in rec.items():
         field = next(f for f, names in NAMES.items() if key in names)
@@ -310,7 +309,7 @@ def test_table_readers_agree_with_paper_from_record(ext: str, data: st.DataObjec
     n = data.draw(st.integers(1, 5), label="n")
     rows = [
         [as_cell(r.get(f), tsv) for f in FIELDS]
-        for r in (canonical_record(data.draw, f"m{i}") for i in range(n))
+        for r in (canonical_record(data, f"m{i}") for i in range(n))
     ]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"f{ext}"
