@@ -29,7 +29,7 @@ class Settings(BaseSettings):
     write_lock_timeout_s: float = 600.0
 
     # ---- input
-    max_input_file_bytes: int = Field(DEFAULT_MAX_INPUT_FILE_BYTES, gt=0)
+    max_input_file_bytes: int = Field(default=DEFAULT_MAX_INPUT_FILE_BYTES, gt=0)
 
     neo4j_uri: str = Field(
         "bolt://localhost:7687", validation_alias=AliasChoices("NEO4J_URI", "CITEGRAPH_NEO4J_URI")

@@ -48,7 +48,7 @@ def post(client: TestClient, query: str, variables: dict[str, Any]) -> dict[str,
 def test_add_papers_refuses_reserved_ids_and_surrogates_and_strips_controls(
     tmp_path: Path,
 ) -> None:
-    settings = Settings(data_dir=tmp_path / "data", api_key=KEY,  # type: ignore[arg-type]
+    settings = Settings(data_dir=tmp_path / "data", api_key=KEY,  # type: ignore[arg-type,call-arg]
                         request_timeout_s=120.0)
     store = NetworkxStore(settings.graph_file)
     bad = [
