@@ -14,6 +14,7 @@ Formats
                the extension (``.csv`` falls back to tab/``;``/``|`` when the header has no
                comma). TSV is read without quote processing (fields cannot hold tabs or
                newlines), so a field that starts with ``"`` keeps its quote.
+    ``.bib``   BibTeX; one record per entry, the entry key as id (see graph/bibtex.py).
 
 Fields (names case-insensitive; ``paper_id``→id, ``summary``/``text``→abstract,
 ``link``/``url``→urls): ``id, title, abstract, authors, year, venue, keywords,
@@ -85,7 +86,7 @@ MAX_FIELD_CHARS = 10_000  # a title, a venue, or one author, keyword, url or ref
 MAX_ID_CHARS = 512
 MIN_ABSTRACT_WORDS = 5
 LABEL_WORDS = 8
-EXTENSIONS: tuple[str, ...] = (".txt", ".jsonl", ".json", ".csv", ".tsv")
+EXTENSIONS: tuple[str, ...] = (".txt", ".jsonl", ".json", ".csv", ".tsv", ".bib")
 
 
 # --------------------------------------------------------------------------- results
@@ -726,9 +727,10 @@ class _Collector:
 
     def record(
         self, record: Mapping[str, Any], path: str, line: int | None,
-        *, default_venue: str | None = None, where: str = "",
+        *, default_venue: str | None = None, where: str = "", notes: Sequence[str] = (),
     ) -> None:
-        notes: list[str] = []
+        """Add one record's paper, or report why not (once, however many flaws it has)."""
+        notes = list(notes)  # fields a reader already dropped, reported if the record stays
         source = f"{path}:{line}" if line is not None else f"{path}{where}"
         try:
             paper = paper_from_record(
@@ -1083,12 +1085,34 @@ def _read_table_into(path: Path, col: _Collector) -> None:
         col.problem(name, None, "no records")
 
 
+def _read_bibtex_into(path: Path, col: _Collector) -> None:
+    from graph.bibtex import entries  # bibtexparser is loaded only when a .bib is read
+
+    decoded = _load(path, col)
+    if decoded is None:
+        return
+    name = str(path)
+    count = 0
+    for entry in entries("\n".join(decoded.lines), len(decoded.lines)):
+        count += 1
+        where = f": entry {_show(entry.key)}" if entry.key else ""
+        if bad := decoded.bad_in(entry.line, entry.last_line):
+            col.problem(name, entry.line, f"{where.lstrip(': ')}{': ' if where else ''}{bad}")
+        elif entry.record is None:
+            col.problem(name, entry.line, entry.error or "unreadable entry")
+        else:
+            col.record(entry.record, name, entry.line, where=where, notes=entry.notes)
+    if count == 0:
+        col.problem(name, None, "no records")
+
+
 _READERS: dict[str, Callable[[Path, _Collector], None]] = {
     ".txt": _read_text_into,
     ".jsonl": _read_jsonl_into,
     ".json": _read_jsonl_into,
     ".csv": _read_table_into,
     ".tsv": _read_table_into,
+    ".bib": _read_bibtex_into,
 }
 
 
@@ -1119,6 +1143,13 @@ def read_table(
 ) -> ReadResult:
     """Read a CSV/TSV file with a header row of paper fields."""
     return _read_one(path, _read_table_into, max_file_bytes)
+
+
+def read_bibtex(
+    path: Path | str, *, max_file_bytes: int = DEFAULT_MAX_INPUT_FILE_BYTES
+) -> ReadResult:
+    """Read a BibTeX file: one record per entry; entries without an abstract are problems."""
+    return _read_one(path, _read_bibtex_into, max_file_bytes)
 
 
 def _walk(root: Path, col: _Collector) -> list[Path]:

@@ -10,7 +10,9 @@ the real embedding model) and then opens the graph file it wrote:
 * a FIFO, a symlink to /dev/zero, a socket, a dangling symlink and a directory loop in an
   input folder are each named as a problem, within a bounded time, and the good file in
   the same folder still goes in;
-* a data dir that cannot be written (even by root) gives one line, not a traceback.
+* a data dir that cannot be written (even by root) gives one line, not a traceback;
+* a BibTeX file goes in with ``citegraph add refs.bib``; its entries without an
+  abstract are problems naming the entry key and line.
 """
 
 from __future__ import annotations
@@ -252,3 +254,19 @@ def test_file_size_limit_hit_while_saving_is_one_line(tmp_path: Path) -> None:
     run = citegraph(data, "add", str(good), preexec=small_files)
     _one_line_error(run, data)
     assert not (data / "graph.citegraph").exists()
+
+
+# ---------------------------------------------------------------- BibTeX through the CLI
+
+
+def test_add_a_bibtex_file(tmp_path: Path) -> None:
+    refs = ROOT / "tests" / "unit" / "data" / "refs.bib"
+    data = tmp_path / "data"
+    run = citegraph(data, "add", "--json", str(refs))
+    report = report_of(run)
+    assert run.returncode == 3, run.stderr[-2000:]
+    papers = papers_in(data)
+    assert sorted(papers) == ["hu2022lora", "mueller2023graphs", "smith2021"]
+    assert papers["mueller2023graphs"].authors[0] == "Jörg Müller"
+    assert f"{refs}:36: entry 'noabstract2024': no abstract" in report["problems"]
+    assert len(report["problems"]) == 5
