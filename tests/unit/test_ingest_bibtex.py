@@ -47,7 +47,8 @@ def test_refs_bib_papers() -> None:
     assert graphs.keywords == ("graph neural networks", "sparsity")
     assert "sampling k neighbours per node keeps accuracy within 1% of" in graphs.abstract
     smith = papers["smith2021"]
-    assert smith.authors == ("Alice Smith",) and smith.venue == "Journal of Machine Learning Research"
+    assert smith.authors == ("Alice Smith",)
+    assert smith.venue == "Journal of Machine Learning Research"
 
 
 def test_refs_bib_problems_name_the_entry_and_line() -> None:
