@@ -22,7 +22,7 @@ from api.app import create_app
 from api.ids import to_global_id
 from graph.model import NodeKind, Paper
 from graph.settings import Settings
-from graph.store.memory import NetworkxStore
+from graph.store.embedded import EmbeddedStore
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +50,7 @@ def test_add_papers_refuses_reserved_ids_and_surrogates_and_strips_controls(
 ) -> None:
     settings = Settings(data_dir=tmp_path / "data", api_key=KEY,  # type: ignore[arg-type,call-arg]
                         request_timeout_s=120.0)
-    store = NetworkxStore(settings.graph_file)
+    store = EmbeddedStore(settings.graph_db)
     bad = [
         {"id": "concept:large-language-model", "abstract": ABSTRACT + " One."},
         {"id": "Dataset:locovr", "abstract": ABSTRACT + " Two."},
@@ -91,6 +91,10 @@ def test_add_papers_refuses_reserved_ids_and_surrogates_and_strips_controls(
         # a later write still saves (issue 15: one bad id once stopped all saving)
         again = post(c, ADD, {"in": [{"id": "good-2", "abstract": ABSTRACT + " Later."}]})
         assert again["data"]["addPapers"]["added"] == ["good-2"]
-    reloaded = NetworkxStore(settings.graph_file).snapshot().nodes
+    again_store = EmbeddedStore(settings.graph_db)  # a fresh open reads what was saved
+    try:
+        reloaded = again_store.snapshot().nodes
+    finally:
+        again_store.close()
     papers = sorted(k for k, n in reloaded.items() if isinstance(n, Paper))
     assert papers == ["ctl-1", "good-1", "good-2"]

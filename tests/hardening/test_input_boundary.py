@@ -32,7 +32,7 @@ import pytest
 
 from api.export import gexf, graphml, to_networkx
 from graph.model import Paper
-from graph.store.memory import NetworkxStore
+from graph.store.embedded import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI_TIMEOUT_S = 180  # the model loads in ~8 s here; a hang is what this bounds
@@ -70,7 +70,7 @@ def citegraph(
 
 
 def papers_in(data_dir: Path) -> dict[str, Paper]:
-    store = NetworkxStore(data_dir / "graph.citegraph")
+    store = EmbeddedStore(data_dir / "graph.db")
     try:
         return {k: n for k, n in store.snapshot().nodes.items() if isinstance(n, Paper)}
     finally:
@@ -153,7 +153,11 @@ def test_control_characters_never_reach_the_exports(tmp_path: Path) -> None:
     assert papers["ctl-json"].title == "Controls in a title"
     assert papers["ctl-json"].authors == ("Ada Lovelace",)
     assert papers["ctl-csv"].title == "CSV title"
-    snapshot = NetworkxStore(data / "graph.citegraph").snapshot()
+    store = EmbeddedStore(data / "graph.db")
+    try:
+        snapshot = store.snapshot()
+    finally:
+        store.close()
     g = to_networkx(snapshot.nodes.values(), snapshot.edges.values())
     for write in (graphml, gexf):
         doc = ET.fromstring(write(g))  # raises on a character XML 1.0 cannot hold
@@ -216,7 +220,8 @@ def _one_line_error(run: subprocess.CompletedProcess[str], data: Path) -> str:
     assert run.returncode == 1, (run.returncode, run.stdout[-500:], run.stderr[-2000:])
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, run.stderr[-3000:]
-    assert lines[0].startswith(f"error: cannot write to {data}: "), lines
+    # the store says "cannot create the data folder D: …", the CLI "cannot write to D: …"
+    assert lines[0].startswith("error: cannot ") and str(data) in lines[0], lines
     return lines[0]
 
 
@@ -226,7 +231,17 @@ def test_data_dir_under_a_regular_file_is_one_line(tmp_path: Path) -> None:
     good = tmp_path / "in.jsonl"
     good.write_text(json.dumps(GOOD[0]) + "\n")
     line = _one_line_error(citegraph(data, "add", str(good)), data)
-    assert "not a directory" in line
+    assert "not a directory" in line.lower()
+
+
+def test_cache_folder_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "cache").write_text("a file where the cache folder goes")
+    good = tmp_path / "in.jsonl"
+    good.write_text(json.dumps(GOOD[0]) + "\n")
+    line = _one_line_error(citegraph(data, "add", str(good)), data)
+    assert line == f"error: cannot write to {data}: file exists ({data / 'cache'})"
 
 
 def test_read_only_file_system_is_one_line(tmp_path: Path) -> None:
@@ -253,7 +268,8 @@ def test_file_size_limit_hit_while_saving_is_one_line(tmp_path: Path) -> None:
 
     run = citegraph(data, "add", str(good), preexec=small_files)
     _one_line_error(run, data)
-    assert not (data / "graph.citegraph").exists()
+    if (data / "graph.db").exists():  # made before the failed write: nothing half-written
+        assert papers_in(data) == {}
 
 
 # ---------------------------------------------------------------- BibTeX through the CLI
