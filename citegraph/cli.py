@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -87,6 +89,8 @@ def _service() -> Iterator[GraphService]:
     except CitegraphError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_ERROR) from None
+    except (OSError, sqlite3.Error) as exc:
+        raise _fail_os(exc) from None
     try:
         yield GraphService(state.settings, store, Embedding(state.settings))
     finally:
@@ -131,12 +135,34 @@ def _fail(exc: Exception) -> typer.Exit:
     return typer.Exit(EXIT_ERROR)
 
 
+def _fail_os(exc: OSError | sqlite3.Error) -> typer.Exit:
+    """One line for a file-system error (an unwritable data dir), not a traceback."""
+    data_dir = state.settings.data_dir
+    filename = getattr(exc, "filename", None)
+    reason = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+    reason = reason[:1].lower() + reason[1:]
+    try:
+        inside = filename is None or Path(filename).is_relative_to(data_dir)
+    except (TypeError, ValueError):
+        inside = False
+    if inside:  # the caches and the graph file live in the data dir; sqlite names no file
+        message = f"cannot write to {data_dir}: {reason}"
+        if filename is not None and Path(filename) != data_dir:
+            message += f" ({filename})"
+    else:
+        message = f"{filename}: {reason}"
+    err.print(f"[red]error:[/red] {escape(message)}")
+    return typer.Exit(EXIT_ERROR)
+
+
 def _run_pipeline(**kwargs: Any) -> BuildReport:
     try:
         with _service() as service:
             return service.write(progress=RichProgress(), **kwargs)
     except CitegraphError as exc:
         raise _fail(exc) from None
+    except (OSError, sqlite3.Error) as exc:  # the data dir or its caches cannot be written
+        raise _fail_os(exc) from None
 
 
 def _print_report(report: BuildReport, as_json: bool) -> None:

@@ -12,6 +12,9 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+#: Bigger input files are refused unread (a symlink to a huge or endless file included).
+DEFAULT_MAX_INPUT_FILE_BYTES = 256 * 1024 * 1024
+
 
 class Settings(BaseSettings):
     """Every knob citegraph has. Environment variables win over defaults."""
@@ -24,6 +27,9 @@ class Settings(BaseSettings):
     seeds_dir: Path = Path("seeds")
     # how long a writer waits for another process's write to finish before giving up
     write_lock_timeout_s: float = 600.0
+
+    # ---- input
+    max_input_file_bytes: int = Field(default=DEFAULT_MAX_INPUT_FILE_BYTES, gt=0)
 
     neo4j_uri: str = Field(
         "bolt://localhost:7687", validation_alias=AliasChoices("NEO4J_URI", "CITEGRAPH_NEO4J_URI")
