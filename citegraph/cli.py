@@ -73,6 +73,8 @@ def _main(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    # a broken BibTeX entry is reported as one problem line of ours; not twice
+    logging.getLogger("bibtexparser").setLevel(logging.INFO if verbose else logging.ERROR)
     overrides: dict[str, Any] = {}
     if store:
         overrides["store"] = store
@@ -216,7 +218,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")
 @app.command()
 def build(
     paths: Annotated[
-        list[Path], typer.Argument(help="Files or folders of abstracts (.txt, .jsonl, .csv, .tsv).")
+        list[Path],
+        typer.Argument(help="Files or folders of abstracts (.txt, .jsonl, .csv, .tsv, .bib)."),
     ],
     as_json: JsonOpt = False,
 ) -> None:

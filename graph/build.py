@@ -370,7 +370,7 @@ class Pipeline:
         new_papers = list(add_papers)
         if add_paths:
             with self._timed(report, "read"):
-                result = read_corpus(add_paths)
+                result = read_corpus(add_paths, max_file_bytes=self.settings.max_input_file_bytes)
             report.problems.extend(result.problems)
             report.duplicates += result.duplicates
             new_papers.extend(result.papers)
