@@ -270,25 +270,54 @@ def fts5_search(con: sqlite3.Connection, terms: Sequence[str], limit: int,
     return [(int(r) - 1, float(s)) for r, s in rows]
 
 
-def bm25_channel(texts: Sequence[str], n_terms: int, limit: int = 100) -> np.ndarray:
-    """Dense N x N: BM25 of each paper's top-``n_terms`` TF-IDF words (OR query) against the others, / the best."""
+def bm25_channel(texts: Sequence[str], n_terms: int, cache: Path, limit: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """(N x N raw BM25 of each paper's top-``n_terms`` TF-IDF words as an OR query, 0 past the
+    ``limit`` best and on the diagonal; each paper's self-score, its own query against itself).
+
+    Cached under ``cache`` (the FTS5 queries are the slow part of a rerun).
+    """
+    h = hashlib.sha1(("\x00".join([str(n_terms), str(limit), *texts])).encode("utf-8")).hexdigest()[:16]
+    path = cache / f"bm25-{n_terms}-{h}.npz"
+    if path.exists():
+        got = np.load(path)
+        return got["raw"], got["own"]
     vec, x = tfidf(texts)
     vocab = np.asarray(vec.get_feature_names_out(), dtype=object)
     con = fts5_table({"body": texts})
     n = len(texts)
-    out = np.zeros((n, n), dtype=np.float32)
+    raw = np.zeros((n, n), dtype=np.float32)
+    own = np.zeros(n, dtype=np.float32)
     x = x.tocsr()
     for i in range(n):
         lo, hi = x.indptr[i], x.indptr[i + 1]
         order = np.argsort(-x.data[lo:hi], kind="stable")[:n_terms]
         terms = [str(vocab[x.indices[lo + o]]) for o in order]
-        hits = [(j, s) for j, s in fts5_search(con, terms, limit + 1) if j != i][:limit]
-        if hits:
-            best = hits[0][1]
-            for j, s in hits:
-                out[i, j] = s / best
+        if not terms:
+            continue
+        for j, sc in fts5_search(con, terms, limit + 1):
+            if j == i:
+                own[i] = sc
+            else:
+                raw[i, j] = sc
+        if not own[i]:
+            got = con.execute("SELECT -bm25(docs) FROM docs WHERE docs MATCH ? AND rowid = ?",
+                              (or_query(terms), i + 1)).fetchone()
+            own[i] = float(got[0]) if got else 0.0
     con.close()
-    return out
+    raw[np.arange(n)[:, None], np.argsort(-raw, axis=1)[:, limit:]] = 0.0
+    cache.mkdir(parents=True, exist_ok=True)
+    np.savez(path, raw=raw, own=own)
+    return raw, own
+
+
+def bm25_norms(raw: np.ndarray, own: np.ndarray) -> dict[str, np.ndarray]:
+    """Three ways to put BM25 on the cosine's scale: / the query's best hit, / the seed's self-score,
+    and / sqrt(self-score of seed x self-score of candidate) (symmetric, like a cosine)."""
+    best = raw.max(axis=1, keepdims=True)
+    o = np.maximum(own, 1e-9)
+    return {"max": (raw / np.maximum(best, 1e-9)).astype(np.float32),
+            "self": (raw / o[:, None]).astype(np.float32),
+            "sym": (raw / np.sqrt(o[:, None] * o[None, :])).astype(np.float32)}
 
 
 # --------------------------------------------------------------------------- graph-like channels
@@ -372,7 +401,10 @@ class Channels:
         self.m["tfidf12"] = np.asarray((x12 @ x12.T).toarray(), dtype=np.float32)
         for nt in bm25_terms:
             t1 = time.perf_counter()
-            self.m[f"bm25_{nt}"] = bm25_channel(lex_texts, nt, limit=100)
+            raw, own = bm25_channel(lex_texts, nt, cache, limit=100)
+            for norm, mat in bm25_norms(raw, own).items():
+                self.m[f"bm25{'' if norm == 'max' else '_' + norm}_{nt}"] = mat
+            del raw
             print(f"  {name}: FTS5 BM25 top-{nt} terms, {n} queries in {time.perf_counter() - t1:.0f}s", flush=True)
         terms, self.labels = load_extractions(name, abstracts, cache)
         w, own = shared_terms(terms, n)
@@ -502,21 +534,24 @@ def part_ranking(rep: Report, data: Path, cache: Path, iclr: list[Any]) -> dict[
     cora = Channels("cora", cora_texts, cora_texts, cora_emb, cache, BM25_TERMS)
     ev = Evaluator(cora, cites, None, kws, rare)
 
-    # the number of BM25 query terms, chosen on the tune half (fused with the cosine)
-    nt_rows, best_nt, best_v = [], BM25_TERMS[0], -1.0
+    # the number of BM25 query terms and BM25's normalisation, chosen on the tune half
+    nt_rows, best_nt, best_v, bm = [], BM25_TERMS[0], -1.0, ""
     for nt in BM25_TERMS:
-        ch = f"bm25_{nt}"
-        w, v = tune_weights(ev, [ch], cora.candidates(ch, False), passes=1)
-        alone = ev.cora_tune(np.where(cora.m[ch] > 0, cora.m[ch], NEG))
-        nt_rows.append([nt, alone, fmt_w(w), v])
-        if v > best_v:
-            best_nt, best_v = nt, v
-    bm = f"bm25_{best_nt}"
+        for norm in ("", "_self", "_sym"):
+            ch = f"bm25{norm}_{nt}"
+            w, v = tune_weights(ev, [ch], cora.candidates(ch, False), passes=1)
+            alone = ev.cora_tune(np.where(cora.m[ch] > 0, cora.m[ch], NEG))
+            nt_rows.append([nt, {"": "/ best hit", "_self": "/ seed's self-score",
+                                 "_sym": "/ sqrt(self(seed) x self(candidate))"}[norm], alone, fmt_w(w), v])
+            if v > best_v + 1e-9:
+                best_nt, best_v, bm = nt, v, ch
     iclr_ch = Channels("iclr", iclr_lex, [p.abstract for p in iclr], iclr_emb, cache, (best_nt,))
     ev.iclr = iclr_ch
-    rep.add("### BM25 query length (Cora tune half; objective = recall@10 + MRR@10)\n\n"
-            + table(["top-N TF-IDF terms as the OR query", "BM25 alone", "best cos + w x BM25 (tune)", "objective"], nt_rows)
-            + f"\n\nChosen: N = {best_nt}.")
+    rep.add("### BM25 query length and normalisation (Cora tune half; objective = recall@10 + MRR@10)\n\n"
+            "The seed's N highest-TF-IDF words, quoted and OR-joined, as an FTS5 MATCH; bm25() negated. "
+            "Self-score: the seed's own query against its own row (a build can store it per paper).\n\n"
+            + table(["N terms", "BM25 normalised", "BM25 alone", "best cos + w x BM25 (tune)", "objective"], nt_rows)
+            + f"\n\nChosen: {bm}.")
 
     def both(fn: Callable[[Channels], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         return fn(cora), fn(iclr_ch)
@@ -525,7 +560,7 @@ def part_ranking(rep: Report, data: Path, cache: Path, iclr: list[Any]) -> dict[
     lex_only = lambda c, k: np.where(c.m[k] > 0, c.m[k], NEG)  # noqa: E731 - BM25 ranks only what matched
     rows.append(ev.row("TF-IDF cosine, unigrams (bench/quality.py)", *both(lambda c: c.m["tfidf1"])))
     rows.append(ev.row("TF-IDF cosine, 1-2-grams (min_df 2)", *both(lambda c: c.m["tfidf12"])))
-    rows.append(ev.row(f"FTS5 BM25, top-{best_nt} terms OR query", *both(lambda c: lex_only(c, bm))))
+    rows.append(ev.row(f"FTS5 BM25 ({bm})", *both(lambda c: lex_only(c, bm))))
     rows.append(ev.row("embedding cosine (= SIMILAR_TO, no min_score)", *both(lambda c: c.cos)))
     rows.append(ev.row("related() today, reproduced (cos + 0.01 x min(SHARES_TERM, 10))", *both(lambda c: c.related_today())))
     rows.append(ev.row("issue's experiment: 0.3 x cos + 0.7 x TF-IDF 1-2-gram", *both(lambda c: 0.3 * c.cos + 0.7 * c.m["tfidf12"])))
@@ -537,41 +572,42 @@ def part_ranking(rep: Report, data: Path, cache: Path, iclr: list[Any]) -> dict[
 
     tuned: dict[str, tuple[dict[str, float], str, bool]] = {}
     variants = [
-        ("A: cos + BM25", [bm], bm, False),
-        ("B: cos + BM25 + concepts", [bm, "conc"], bm, False),
-        ("B': cos + BM25 + capped concepts", [bm, "conc_cap"], bm, False),
-        ("C: cos + BM25 + concepts - hub", [bm, "conc", "hub"], bm, False),
-        ("D: cos + BM25 + concepts + two-hop - hub", [bm, "conc", "hop", "hub"], bm, True),
-        ("E (comparison): cos + TF-IDF 1-2 + concepts - hub", ["tfidf12", "conc", "hub"], "tfidf12", False),
+        ("A: cos + BM25", [bm], False),
+        ("B: cos + BM25 + concepts", [bm, "conc"], False),
+        ("B': cos + BM25 + capped concepts", [bm, "conc_cap"], False),
+        ("C: cos + BM25 + concepts - hub", [bm, "conc", "hub"], False),
+        ("D: cos + BM25 + concepts + two-hop - hub", [bm, "conc", "hop", "hub"], True),
+        ("E: cos + TF-IDF 1-2-gram + concepts - hub", ["tfidf12", "conc", "hub"], False),
     ]
-    best_name, best_obj = "", -1.0
-    for name, chans, lex, hop in variants:
+    tuned: dict[str, tuple[dict[str, float], float, bool]] = {}
+    for name, chans, hop in variants:
         t0 = time.perf_counter()
-        w, obj = tune_weights(ev, chans, cora.candidates(lex, hop))
-        tuned[name] = (w, lex, hop)
-        label = f"{name}: {fmt_w(w)} (tuned on Cora tune half)"
-        rows.append(ev.row(label, cora.fused(w, cora.candidates(lex, hop)), iclr_ch.fused(w, iclr_ch.candidates(lex, hop))))
+        cand_c, cand_i = cora.candidates(bm, hop), iclr_ch.candidates(bm, hop)
+        w, obj = tune_weights(ev, chans, cand_c)
+        tuned[name] = (w, obj, hop)
+        rows.append(ev.row(f"{name}: {fmt_w(w)}", cora.fused(w, cand_c), iclr_ch.fused(w, cand_i)))
         print(f"  tuned {name}: {fmt_w(w)} obj {obj:.4f} in {time.perf_counter() - t0:.0f}s", flush=True)
-        if not name.startswith("E") and obj > best_obj + 1e-9:
-            best_name, best_obj = name, obj
+    best_name = max(tuned, key=lambda k: tuned[k][1])
+    best_bm25 = max((k for k in tuned if not k.startswith("E")), key=lambda k: tuned[k][1])
     rep.add(
         "### Related papers: Cora citations (held-out halves) and ICLR 2021 keyword sharing\n\n"
         f"Cora queries: {len(ev.all)} papers with >= 1 citation, shuffled with seed 13 and cut in two: "
         f"tune = {len(ev.tune)} papers (every weight below was chosen on these only), test = {len(ev.test)}. "
         f"ICLR 2021: {len(ev.iclr_rows)} papers with author keywords, same weights, nothing tuned there. "
         f"Candidates: vector top-{CAND_VECTOR} + SHARES_TERM partners (top 20 per paper, weight >= 1) "
-        f"+ the FTS5 top-{CAND_LEXICAL} (+ two-hop SIMILAR_TO neighbours where the formula uses them). "
+        f"+ the FTS5 BM25 top-{CAND_LEXICAL} (+ two-hop SIMILAR_TO neighbours where the formula uses them), "
+        "for every tuned row (E scores with TF-IDF but takes its candidates from FTS5 too). Weights: "
+        f"coordinate ascent over {GRID} per channel, cosine fixed at 1, on the tune half. "
         "Max in-degree / k: of the ranker's top-10 lists over every paper.\n\n"
         + table(RANK_HEAD, rows))
-    rep.add(f"Chosen (best implementable objective on the tune half): **{best_name}**, score = {fmt_w(tuned[best_name][0])}.")
-    return {"ev": ev, "cora": cora, "iclr": iclr_ch, "tuned": tuned, "best": best_name, "bm": bm}
+    rep.add(f"Best objective on the tune half: **{best_name}**, score = {fmt_w(tuned[best_name][0])}; "
+            f"best with BM25 as the only lexical channel: **{best_bm25}**, score = {fmt_w(tuned[best_bm25][0])}.")
+    return {"ev": ev, "cora": cora, "iclr": iclr_ch, "tuned": tuned, "best": best_name, "best_bm25": best_bm25, "bm": bm}
 
 
 def part_hubness(rep: Report, st: dict[str, Any]) -> None:
     ev: Evaluator = st["ev"]
     cora, iclr_ch = st["cora"], st["iclr"]
-    w, _lex, _hop = st["tuned"][st["best"]]
-    w_nohub = {k: v for k, v in w.items() if k != "hub"}
     rows: list[list[Any]] = []
 
     def add(name: str, fn: Callable[[Channels], np.ndarray]) -> None:
@@ -589,10 +625,12 @@ def part_hubness(rep: Report, st: dict[str, Any]) -> None:
     add("mutual proximity (Gaussian) on cosine", lambda c: mutual_proximity(c.cos))
     for a in (0.25, 0.5, 1.0):
         add(f"cos - {a:g} x r_j (r = mean top-10 cosine)", lambda c, a=a: c.cos - a * c.hub[None, :])
-    add(f"fused, no hub term: {fmt_w(w_nohub)} (dense, no candidate cut)", lambda c: c.fused(w_nohub, None))
-    add(f"fused with hub term: {fmt_w(w)}", lambda c: c.fused(w, None))
-    add("CSLS (k=10) on the fused score without hub term", lambda c: csls(c.fused(w_nohub, None), 10))
-    add("mutual proximity on the fused score without hub term", lambda c: mutual_proximity(c.fused(w_nohub, None)))
+    for key in dict.fromkeys([st["best"], st["best_bm25"]]):
+        w = st["tuned"][key][0]
+        w_nohub = {k: v for k, v in w.items() if k != "hub"}
+        add(f"{key[0]} without hub term: {fmt_w(w_nohub)} (dense)", lambda c, w=w_nohub: c.fused(w, None))
+        add(f"{key[0]}: {fmt_w(w)} (dense)", lambda c, w=w: c.fused(w, None))
+        add(f"CSLS (k=10) on {key[0]} without hub term", lambda c, w=w_nohub: csls(c.fused(w, None), 10))
     rep.add("### Hubness: SIMILAR_TO at k = 10\n\n"
             "CSLS(i, j) = 2 cos(i, j) - r_i - r_j, r_x = mean cosine of x to its kc nearest papers; for one "
             "paper's list this orders candidates by cos(i, j) - r_j / 2. Mutual proximity: "
