@@ -545,7 +545,8 @@ def part_ranking(rep: Report, data: Path, cache: Path, iclr: list[Any]) -> dict[
                                  "_sym": "/ sqrt(self(seed) x self(candidate))"}[norm], alone, fmt_w(w), v])
             if v > best_v + 1e-9:
                 best_nt, best_v, bm = nt, v, ch
-    iclr_ch = Channels("iclr", iclr_lex, [p.abstract for p in iclr], iclr_emb, cache, (best_nt,))
+    iclr_ch = Channels("iclr", iclr_lex, [p.abstract for p in iclr], iclr_emb, cache,
+                       tuple(dict.fromkeys([best_nt, BM25_TERMS[0]])))
     ev.iclr = iclr_ch
     rep.add("### BM25 query length and normalisation (Cora tune half; objective = recall@10 + MRR@10)\n\n"
             "The seed's N highest-TF-IDF words, quoted and OR-joined, as an FTS5 MATCH; bm25() negated. "
@@ -588,6 +589,13 @@ def part_ranking(rep: Report, data: Path, cache: Path, iclr: list[Any]) -> dict[
         rows.append(ev.row(f"{name}: {fmt_w(w)}", cora.fused(w, cand_c), iclr_ch.fused(w, cand_i)))
         print(f"  tuned {name}: {fmt_w(w)} obj {obj:.4f} in {time.perf_counter() - t0:.0f}s", flush=True)
     best_name = max(tuned, key=lambda k: tuned[k][1])
+    # the same weights with cheaper candidate sets: a shorter FTS5 query, or none
+    w_best = tuned[best_name][0]
+    short = f"bm25_{BM25_TERMS[0]}"
+    rows.append(ev.row(f"{best_name[0]} with candidates from a {BM25_TERMS[0]}-word FTS5 query",
+                       cora.fused(w_best, cora.candidates(short, False)), iclr_ch.fused(w_best, iclr_ch.candidates(short, False))))
+    rows.append(ev.row(f"{best_name[0]} with no lexical candidates (vector top-{CAND_VECTOR} + SHARES_TERM)",
+                       cora.fused(w_best, cora.candidates(None, False)), iclr_ch.fused(w_best, iclr_ch.candidates(None, False))))
     best_bm25 = max((k for k in tuned if not k.startswith("E")), key=lambda k: tuned[k][1])
     rep.add(
         "### Related papers: Cora citations (held-out halves) and ICLR 2021 keyword sharing\n\n"
