@@ -19,8 +19,8 @@ const Q = {
     search(query: $q, mode: $mode, kinds: $kinds, first: $first) { score node { ${ANY_NODE} } }
   }`,
   node: `query Node($id: ID!) { node(id: $id) { ${ANY_NODE} } }`,
-  neighborhood: `query Neighborhood($id: ID!, $depth: Int!, $limit: Int!) {
-    neighborhood(id: $id, depth: $depth, limit: $limit) {
+  neighborhood: `query Neighborhood($id: ID!, $depth: Int!, $limit: Int!, $relTypes: [RelType!], $nodeKinds: [NodeKind!]) {
+    neighborhood(id: $id, depth: $depth, limit: $limit, relTypes: $relTypes, nodeKinds: $nodeKinds) {
       truncated nodes { ${NODE_FIELDS} } edges { ${EDGE_FIELDS} }
     }
   }`,
@@ -115,8 +115,9 @@ const api = {
       throw err;
     }
   },
-  async neighborhood(id, depth, limit) {
-    const d = await gql(Q.neighborhood, { id, depth, limit });
+  /** Nodes within `depth` hops, walking only `relTypes` (null: every type), strongest first. */
+  async neighborhood(id, depth, limit, relTypes = null, nodeKinds = null) {
+    const d = await gql(Q.neighborhood, { id, depth, limit, relTypes, nodeKinds });
     const s = d.neighborhood;
     if (!s) return { nodes: [], edges: [], truncated: false };
     return { nodes: s.nodes.map(toNode), edges: s.edges.map((e) => toEdge(e)), truncated: !!s.truncated };
@@ -153,6 +154,7 @@ const api = {
 
 const INITIAL_LIMIT = 30; // nodes drawn for a chosen result; more becomes a hairball
 const EXPAND_LIMIT = 15; // nodes added per click
+const ABOUT_LIMIT = 25; // papers listed in a concept's or dataset's side panel
 
 const $ = (sel) => document.querySelector(sel);
 const el = (tag, attrs = {}, ...kids) => {
@@ -248,6 +250,7 @@ const cy = cytoscape({
     { selector: "edge.hover", style: { opacity: 1, label: "data(wlabel)", "z-index": 20 } },
     { selector: "edge:selected", style: { opacity: 1, label: "data(wlabel)", "overlay-opacity": 0.08 } },
     { selector: "edge.hidden-type", style: { display: "none" } },
+    { selector: "node.hidden-type", style: { display: "none" } },
     { selector: ".dim", style: { opacity: 0.12 } },
     { selector: "edge.dim", style: { opacity: 0.06 } },
     {
@@ -264,6 +267,20 @@ const cy = cytoscape({
 function edgeHidden(type) {
   const t = typeStyle[type];
   return t ? !t.on : false;
+}
+
+/** The edge types the user has on: what a neighbourhood walks, so every node drawn has a visible edge. */
+function typesShown() {
+  return EDGE_TYPES.filter((t) => t.on).map((t) => t.type);
+}
+
+/** Hide the nodes whose every drawn edge is of a hidden type (the root and a path's nodes stay). */
+function hideStranded() {
+  cy.nodes().forEach((n) => {
+    const keep = n.hasClass("root") || n.hasClass("path") || n.connectedEdges().length === 0
+      || n.connectedEdges().some((e) => !e.hasClass("hidden-type"));
+    n.toggleClass("hidden-type", !keep);
+  });
 }
 
 /** Add nodes and edges not yet drawn; returns the added collection. */
@@ -406,7 +423,7 @@ async function choose(id) {
   overlay("Loading…");
   try {
     const depth = Number($("#depth").value);
-    const sub = await api.neighborhood(id, depth, INITIAL_LIMIT);
+    const sub = await api.neighborhood(id, depth, INITIAL_LIMIT, typesShown());
     setConn(true, "Connected");
     cy.elements().remove();
     clearPath();
@@ -428,7 +445,7 @@ async function choose(id) {
 
 async function expand(node) {
   try {
-    const sub = await api.neighborhood(node.id(), 1, EXPAND_LIMIT);
+    const sub = await api.neighborhood(node.id(), 1, EXPAND_LIMIT, typesShown());
     const before = cy.nodes().length;
     merge(sub.nodes, sub.edges, node.id());
     if (cy.nodes().length > before) runLayout(false);
@@ -481,10 +498,18 @@ async function showDetail(d) {
     endButtons(d),
   ];
   if (d.kind !== "PAPER") {
-    const papers = cy.getElementById(d.id).neighborhood("node").filter((n) => n.data("kind") === "PAPER");
-    fill(box, ...head,
-      el("h4", {}, `Papers on screen joined to it (${papers.length})`),
-      papers.length ? el("ul", { class: "chips" }, papers.map((n) => chip(n.data()))) : el("p", { class: "msg" }, "None drawn yet: click it to expand."));
+    fill(box, ...head, el("p", { class: "msg" }, "Loading the papers about it…"));
+    try {
+      const sub = await api.neighborhood(d.id, 1, ABOUT_LIMIT, ["MENTIONS", "USES", "INTRODUCES"], ["PAPER"]);
+      if (seq !== state.detailSeq) return;
+      const papers = sub.nodes.filter((n) => n.id !== d.id);
+      const more = sub.truncated ? ` (the ${papers.length} strongest)` : "";
+      fill(box, ...head,
+        el("h4", {}, `Papers about it${more}, strongest first`),
+        papers.length ? el("ul", { class: "chips" }, papers.map(chip)) : el("p", { class: "msg" }, "No paper mentions it."));
+    } catch (err) {
+      if (seq === state.detailSeq) fill(box, ...head, el("p", { class: "msg error" }, err.message));
+    }
     return;
   }
   fill(box, ...head, el("p", { class: "msg" }, "Loading the paper…"));
@@ -582,6 +607,7 @@ function buildLegend() {
     box.addEventListener("change", () => {
       t.on = box.checked;
       cy.edges(`[type = "${t.type}"]`).not(".path").toggleClass("hidden-type", !t.on);
+      hideStranded();
     });
     return el("li", {}, box,
       el("label", { for: id }, el("span", { class: "line", style: `background:${t.color}`, "aria-hidden": "true" }), t.name));

@@ -11,7 +11,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from graph.model import NodeKind
+from graph.model import NodeKind, RelType
 from tests.e2e.conftest import SCREENSHOT, Page, Server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -99,9 +99,20 @@ def test_search_lists_results_and_draws_a_neighbourhood(
     assert pg.evaluate(f"{similar_edges}.filter(e => e.visible()).length") == 0
     pg.check("#toggle-SIMILAR_TO")
 
-    # Clicking a node expands it.
+    # Clicking a node expands it along the edge types on screen (RELATED_TO is off, so no
+    # concept appears whose only edge would be hidden): the node drawn with most unseen
+    # neighbours over those types is clicked, and only such neighbours are added.
     before = pg.evaluate(f"{DRAWN}.nodes().length")
-    concept = pg.evaluate(f"{DRAWN}.nodes('[kind = \"CONCEPT\"]')[0].id()")
+    drawn = set(pg.evaluate(f"{DRAWN}.nodes().map(n => n.id())"))
+    store = seed_server.store
+    shown = [t for t in RelType if t is not RelType.RELATED_TO]
+
+    def unseen_of(nid: str) -> set[str]:
+        return {n.id for n in store.neighborhood([nid], 1, shown, limit=500).nodes} - drawn
+
+    concept = max(sorted(drawn), key=lambda n: len(unseen_of(n)))
+    unseen = unseen_of(concept)
+    assert unseen, "every drawn node's neighbours are already on screen"
     pos = pg.evaluate(
         f"(() => {{ const p = {DRAWN}.getElementById({json.dumps(concept)}).renderedPosition();"
         " const r = document.querySelector('#cy').getBoundingClientRect();"
@@ -109,6 +120,8 @@ def test_search_lists_results_and_draws_a_neighbourhood(
     )
     pg.mouse.click(*pos)
     pg.wait_for_function(f"{DRAWN}.nodes().length > {before}")
+    added = set(pg.evaluate(f"{DRAWN}.nodes().map(n => n.id())")) - drawn
+    assert added and added <= unseen  # only neighbours over the types shown were added
     pg.click("#fit")
     pg.wait_for_timeout(300)
 
