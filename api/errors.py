@@ -10,6 +10,7 @@ from graphql import GraphQLError
 from strawberry.extensions import MaskErrors
 
 from api.context import ForbiddenError
+from api.limits import QueryTooCostlyError
 from graph.errors import (
     CitegraphError,
     InvalidArgumentError,
@@ -31,6 +32,7 @@ def error_code(exc: BaseException | None) -> str | None:
         (ForbiddenError, "FORBIDDEN"),
         (StoreUnavailableError, "STORE_UNAVAILABLE"),
         (ModelUnavailableError, "MODEL_UNAVAILABLE"),
+        (QueryTooCostlyError, "QUERY_TOO_COSTLY"),
         (CitegraphError, "BAD_REQUEST"),
     ]
     for cls, code in codes:

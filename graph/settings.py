@@ -67,6 +67,10 @@ class Settings(BaseSettings):
     max_hops: int = 6
     max_paths: int = 10
     max_query_depth: int = 12
+    # estimated fan-out x depth of one query (api/limits.py). The tests', README's and
+    # explorer's queries cost at most ~3,300, GraphiQL's introspection ~52,000;
+    # similar(first: 100) three hops deep costs 2 million.
+    max_query_cost: int = 100_000
     max_aliases: int = 30
     max_tokens: int = 2000
     max_body_bytes: int = 100_000
