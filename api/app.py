@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from cross_web import HTTPException  # strawberry's HTTP error (cross-web is its dependency)
 from fastapi import FastAPI, Query, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
@@ -44,7 +45,46 @@ STATIC_DIR = Path(__file__).parent / "static"
 
 
 class CitegraphRouter(GraphQLRouter[Context, None]):
-    """Strawberry's router, adding ``extensions.code`` to each error."""
+    """Strawberry's router: ``extensions.code`` on each error, and JSON (not plain-text)
+    answers to requests it cannot read."""
+
+    async def run(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().run(*args, **kwargs)
+        except HTTPException as exc:  # strawberry answers these in plain text
+            code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(
+                exc.status_code, "BAD_REQUEST"
+            )
+            return Response(
+                _error_body(exc.reason, code), status_code=exc.status_code,
+                media_type="application/json",
+            )
+
+    def decode_json(self, data: str | bytes) -> object:
+        try:
+            value = json.loads(data)
+        except json.JSONDecodeError:
+            raise  # strawberry's own 400
+        except UnicodeDecodeError as exc:
+            bad = exc.object[exc.start : exc.start + 1]
+            raise HTTPException(
+                400, f"the request body is not UTF-8 (byte {exc.start} is {bad!r})"
+            ) from exc
+        except ValueError as exc:  # Python refuses integers of more than 4,300 digits
+            raise HTTPException(
+                400, "the request body's JSON holds a number with too many digits to read"
+            ) from exc
+        except RecursionError as exc:
+            raise HTTPException(400, "the request body is nested too deeply to parse") from exc
+        if not isinstance(value, dict | list):
+            kind = {str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(
+                type(value), "null"
+            )
+            raise HTTPException(
+                400, 'the request must be a JSON object like {"query": "...", "variables": '
+                f"{{...}}}}, not {kind}",
+            )
+        return value
 
     async def process_result(
         self, request: Request, result: ExecutionResult
@@ -199,11 +239,17 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
         except CitegraphError as exc:
             return _client_error(exc)
         writer, media, filename = export.FORMATS[fmt]
-        body = await run_in_threadpool(writer, export.to_networkx(nodes, edges))
-        return Response(
-            body, media_type=media,
-            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-        )
+        headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+        # text stored before it was checked (a lone surrogate) cannot be written as UTF-8 or
+        # XML: export it with U+FFFD in its place rather than fail, and say so
+        g, changed = await run_in_threadpool(_valid_unicode, export.to_networkx(nodes, edges))
+        body = await run_in_threadpool(writer, g)
+        if changed:
+            headers["X-Citegraph-Warning"] = (
+                f"{changed} value(s) held invalid Unicode (lone surrogates), exported with "
+                "U+FFFD in their place"
+            )
+        return Response(body, media_type=media, headers=headers)
 
     if STATIC_DIR.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
@@ -229,6 +275,35 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
         timeout_s=settings.request_timeout_s,
     )
     return app
+
+
+def _valid_unicode(g: Any) -> tuple[Any, int]:
+    """``g``, or a copy with lone surrogates replaced by U+FFFD; how many values changed."""
+    import networkx as nx
+
+    from api.arguments import bad_text
+
+    def bad(value: Any) -> bool:
+        return isinstance(value, str) and bad_text(value) is not None
+
+    if not any(bad(n) or any(bad(v) for v in a.values()) for n, a in g.nodes(data=True)) and \
+            not any(any(bad(v) for v in a.values()) for *_, a in g.edges(keys=True, data=True)):
+        return g, 0
+    changed = 0
+
+    def fix(value: Any) -> Any:
+        nonlocal changed
+        if not bad(value):
+            return value
+        changed += 1
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+    out = nx.MultiDiGraph()
+    for n, attrs in g.nodes(data=True):
+        out.add_node(fix(n), **{k: fix(v) for k, v in attrs.items()})
+    for a, b, key, attrs in g.edges(keys=True, data=True):
+        out.add_edge(fix(a), fix(b), key=key, **{k: fix(v) for k, v in attrs.items()})
+    return out, changed
 
 
 def _client_error(exc: CitegraphError) -> JSONResponse:

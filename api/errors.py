@@ -62,7 +62,8 @@ def annotate(formatted: dict[str, Any], error: GraphQLError) -> dict[str, Any]:
     if code is None:
         if error.message == MASKED_MESSAGE:
             code = "INTERNAL_SERVER_ERROR"
-        elif error.original_error is None:
+        elif error.original_error is None or not error.path:
+            # not from a resolver: a document or variable the schema refuses
             code = "GRAPHQL_VALIDATION_FAILED"
         else:
             return formatted

@@ -19,6 +19,7 @@ from strawberry.extensions import MaxTokensLimiter, ParserCache, ValidationCache
 from strawberry.types import ExecutionContext, Info
 
 from api import types as t
+from api.arguments import ValidUnicodeArguments
 from api.context import Context
 from api.errors import check_range, is_client_error, masking_extension
 from api.fastpath import execution_context_for, flat_plan
@@ -454,6 +455,7 @@ def build_schema(settings: Settings | None = None) -> strawberry.Schema:
                 "limit": s.max_neighborhood_nodes, "k": s.max_paths,
             }),
             lambda: MaxTokensLimiter(max_token_count=s.max_tokens),
+            ValidUnicodeArguments,
             masking_extension,
             lambda: ParserCache(maxsize=256),
             lambda: ValidationCache(maxsize=256),
