@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -47,6 +48,13 @@ STATIC_DIR = Path(__file__).parent / "static"
 class CitegraphRouter(GraphQLRouter[Context, None]):
     """Strawberry's router: ``extensions.code`` on each error, and JSON (not plain-text)
     answers to requests it cannot read."""
+
+    def __init__(self, *args: Any, ide_html: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ide_html = ide_html
+
+    async def render_graphql_ide(self, request: Request) -> HTMLResponse:
+        return HTMLResponse(self._ide_html)
 
     async def run(self, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -95,6 +103,36 @@ class CitegraphRouter(GraphQLRouter[Context, None]):
         if result.extensions:
             data["extensions"] = result.extensions
         return data
+
+
+CDN = re.compile(r"https://unpkg\.com/([^\"'\s]+)")
+GRAPHIQL_DIR = STATIC_DIR / "graphiql"
+
+
+def local_graphiql_html() -> tuple[str, list[str]]:
+    """Strawberry's GraphiQL page with its CDN assets served from /static/graphiql/.
+
+    Also returns the assets the page names that are not bundled (empty when all are:
+    see api/static/graphiql/SOURCES.md).
+    """
+    from strawberry.http.ides import get_graphql_ide_html
+
+    page = get_graphql_ide_html("graphiql")
+    missing = [m for m in CDN.findall(page) if not (GRAPHIQL_DIR / m).is_file()]
+    return CDN.sub(r"/static/graphiql/\1", page), missing
+
+
+def _ide_page() -> str:
+    page, missing = local_graphiql_html()
+    if missing:
+        # never fall back to the CDN: third-party code the operator did not choose
+        log.error("GraphiQL assets not bundled in %s: %s", GRAPHIQL_DIR, ", ".join(missing))
+        return (
+            "<!doctype html><title>GraphiQL unavailable</title><p>This server's GraphiQL "
+            "assets do not match its strawberry version (see the server log and "
+            "api/static/graphiql/SOURCES.md). POST GraphQL queries to /graphql.</p>"
+        )
+    return page
 
 
 def _error_body(message: str, code: str) -> bytes:
@@ -204,7 +242,9 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
     async def get_context(request: Request) -> Context:
         return Context(services, api_key=request.headers.get(API_KEY_HEADER))
 
-    router = CitegraphRouter(schema, context_getter=get_context, graphql_ide="graphiql")
+    router = CitegraphRouter(
+        schema, context_getter=get_context, graphql_ide="graphiql", ide_html=_ide_page()
+    )
     app.include_router(router, prefix="/graphql")
 
     @app.get("/healthz", include_in_schema=False)

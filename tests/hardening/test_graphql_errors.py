@@ -36,7 +36,7 @@ from graphql import (
 from api.app import create_app
 from api.schema import build_schema
 from bench.load import Server
-from graph.model import GraphChange, NodeKind, Paper
+from graph.model import GraphChange, Paper
 from graph.settings import Settings
 from graph.store.memory import NetworkxStore
 from tests.hardening.conftest import API_KEY, assert_no_leak, gql
@@ -240,15 +240,16 @@ def test_lone_surrogate_in_every_text_argument(
 
 @pytest.mark.parametrize("mode", ["KEYWORD", "SEMANTIC", "HYBRID"])
 def test_lone_surrogate_in_search_names_query(http: httpx.Client, mode: str) -> None:
-    raw = ('{"query": "query($q: String!) { search(query: $q, mode: %s) { score } }", '
-           '"variables": {"q": "diffusion \\udfff model"}}' % mode).encode()
+    query = f"query($q: String!) {{ search(query: $q, mode: {mode}) {{ score }} }}"
+    raw = json.dumps({"query": query, "variables": {"q": "diffusion \udfff model"}}).encode()
     body = _post_raw(http, raw).json()
     assert body["errors"][0]["extensions"] == {"code": "INVALID_ARGUMENT", "argument": "query"}
 
 
 def test_lone_surrogate_literal_in_the_document(http: httpx.Client) -> None:
     """The surrogate inside the GraphQL text itself (a raw character, not a \\u escape)."""
-    raw = b'{"query": "{ search(query: \\"a \\udfff b\\") { score } related(text: \\"x\\") { score } }"}'
+    query = '{ search(query: "a \udfff b") { score } related(text: "x") { score } }'
+    raw = json.dumps({"query": query}).encode()  # the surrogate as a JSON \udfff escape
     r = _post_raw(http, raw)
     assert r.status_code in (200, 400), r.text[:300]
     body = r.json()
