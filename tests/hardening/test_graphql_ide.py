@@ -12,7 +12,7 @@ import base64
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,48 +51,52 @@ def test_every_asset_of_the_template_is_bundled_byte_for_byte() -> None:
     assert external == [], external
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} not found: the browser tests need Debian's chromium")
+def _open_graphiql(url: str) -> tuple[list[str], list[str], list[tuple[int, str]]]:
+    """Load GraphiQL in headless Chromium: (requests, page errors, introspection answers).
+
+    Runs in its own thread: the explorer tests may hold a sync Playwright session (and
+    its event loop) open on the main thread, and Playwright allows one per thread.
+    """
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-def test_graphiql_renders_offline(browser: Any, hard_server: Server) -> None:
-    context = browser.new_context()
-    page = context.new_page()
-    page.set_default_timeout(60_000)
     requests: list[str] = []
     errors: list[str] = []
     introspection: list[tuple[int, str]] = []
-    page.on("request", lambda r: requests.append(r.url))
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
 
     def on_response(r: Any) -> None:
         if r.request.method == "POST" and "IntrospectionQuery" in (r.request.post_data or ""):
             introspection.append((r.status, r.text()))
 
-    page.on("response", on_response)
-    try:
-        page.goto(f"{hard_server.url}/graphql")
-        page.locator(".graphiql-container .graphiql-query-editor").wait_for()
-        for _ in range(240):  # bounded: 60 s
-            if introspection:
-                break
-            page.wait_for_timeout(250)
-        # the documentation explorer opens on the schema GraphiQL introspected
-        page.locator("button[aria-label='Show Documentation Explorer']").click()
-        page.locator(".graphiql-doc-explorer", has_text="Query").wait_for()
-    finally:
-        context.close()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context().new_page()
+            page.set_default_timeout(60_000)
+            page.on("request", lambda r: requests.append(r.url))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("response", on_response)
+            page.goto(url)
+            page.locator(".graphiql-container .graphiql-query-editor").wait_for()
+            for _ in range(240):  # bounded: 60 s
+                if introspection:
+                    break
+                page.wait_for_timeout(250)
+            # the documentation explorer opens on the schema GraphiQL introspected
+            page.locator("button[aria-label='Show Documentation Explorer']").click()
+            page.locator(".graphiql-doc-explorer", has_text="Query").wait_for()
+        finally:
+            browser.close()
+    return requests, errors, introspection
+
+
+def test_graphiql_renders_offline(hard_server: Server) -> None:
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} not found: the browser tests need Debian's chromium")
+    with ThreadPoolExecutor(1) as pool:
+        requests, errors, introspection = pool.submit(
+            _open_graphiql, f"{hard_server.url}/graphql"
+        ).result(timeout=300)
     assert introspection, "GraphiQL never sent its introspection query"
     status, text = introspection[0]
     assert status == 200 and '"errors"' not in text, text[:300]
