@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from cross_web import HTTPException  # strawberry's HTTP error (cross-web is its dependency)
 from fastapi import FastAPI, Query, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
@@ -44,7 +46,53 @@ STATIC_DIR = Path(__file__).parent / "static"
 
 
 class CitegraphRouter(GraphQLRouter[Context, None]):
-    """Strawberry's router, adding ``extensions.code`` to each error."""
+    """Strawberry's router: ``extensions.code`` on each error, and JSON (not plain-text)
+    answers to requests it cannot read."""
+
+    def __init__(self, *args: Any, ide_html: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._ide_html = ide_html
+
+    async def render_graphql_ide(self, request: Request) -> HTMLResponse:
+        return HTMLResponse(self._ide_html)
+
+    async def run(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().run(*args, **kwargs)
+        except HTTPException as exc:  # strawberry answers these in plain text
+            code = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(
+                exc.status_code, "BAD_REQUEST"
+            )
+            return Response(
+                _error_body(exc.reason, code), status_code=exc.status_code,
+                media_type="application/json",
+            )
+
+    def decode_json(self, data: str | bytes) -> object:
+        try:
+            value = json.loads(data)
+        except json.JSONDecodeError:
+            raise  # strawberry's own 400
+        except UnicodeDecodeError as exc:
+            bad = exc.object[exc.start : exc.start + 1]
+            raise HTTPException(
+                400, f"the request body is not UTF-8 (byte {exc.start} is {bad!r})"
+            ) from exc
+        except ValueError as exc:  # Python refuses integers of more than 4,300 digits
+            raise HTTPException(
+                400, "the request body's JSON holds a number with too many digits to read"
+            ) from exc
+        except RecursionError as exc:
+            raise HTTPException(400, "the request body is nested too deeply to parse") from exc
+        if not isinstance(value, dict | list):
+            kind = {str: "a string", int: "a number", float: "a number", bool: "a boolean"}.get(
+                type(value), "null"
+            )
+            raise HTTPException(
+                400, 'the request must be a JSON object like {"query": "...", "variables": '
+                f"{{...}}}}, not {kind}",
+            )
+        return value
 
     async def process_result(
         self, request: Request, result: ExecutionResult
@@ -55,6 +103,36 @@ class CitegraphRouter(GraphQLRouter[Context, None]):
         if result.extensions:
             data["extensions"] = result.extensions
         return data
+
+
+CDN = re.compile(r"https://unpkg\.com/([^\"'\s]+)")
+GRAPHIQL_DIR = STATIC_DIR / "graphiql"
+
+
+def local_graphiql_html() -> tuple[str, list[str]]:
+    """Strawberry's GraphiQL page with its CDN assets served from /static/graphiql/.
+
+    Also returns the assets the page names that are not bundled (empty when all are:
+    see api/static/graphiql/SOURCES.md).
+    """
+    from strawberry.http.ides import get_graphql_ide_html
+
+    page = get_graphql_ide_html("graphiql")
+    missing = [m for m in CDN.findall(page) if not (GRAPHIQL_DIR / m).is_file()]
+    return CDN.sub(r"/static/graphiql/\1", page), missing
+
+
+def _ide_page() -> str:
+    page, missing = local_graphiql_html()
+    if missing:
+        # never fall back to the CDN: third-party code the operator did not choose
+        log.error("GraphiQL assets not bundled in %s: %s", GRAPHIQL_DIR, ", ".join(missing))
+        return (
+            "<!doctype html><title>GraphiQL unavailable</title><p>This server's GraphiQL "
+            "assets do not match its strawberry version (see the server log and "
+            "api/static/graphiql/SOURCES.md). POST GraphQL queries to /graphql.</p>"
+        )
+    return page
 
 
 def _error_body(message: str, code: str) -> bytes:
@@ -164,7 +242,9 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
     async def get_context(request: Request) -> Context:
         return Context(services, api_key=request.headers.get(API_KEY_HEADER))
 
-    router = CitegraphRouter(schema, context_getter=get_context, graphql_ide="graphiql")
+    router = CitegraphRouter(
+        schema, context_getter=get_context, graphql_ide="graphiql", ide_html=_ide_page()
+    )
     app.include_router(router, prefix="/graphql")
 
     @app.get("/healthz", include_in_schema=False)
@@ -199,11 +279,17 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
         except CitegraphError as exc:
             return _client_error(exc)
         writer, media, filename = export.FORMATS[fmt]
-        body = await run_in_threadpool(writer, export.to_networkx(nodes, edges))
-        return Response(
-            body, media_type=media,
-            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
-        )
+        headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+        # text stored before it was checked (a lone surrogate) cannot be written as UTF-8 or
+        # XML: export it with U+FFFD in its place rather than fail, and say so
+        g, changed = await run_in_threadpool(_valid_unicode, export.to_networkx(nodes, edges))
+        body = await run_in_threadpool(writer, g)
+        if changed:
+            headers["X-Citegraph-Warning"] = (
+                f"{changed} value(s) held invalid Unicode (lone surrogates), exported with "
+                "U+FFFD in their place"
+            )
+        return Response(body, media_type=media, headers=headers)
 
     if STATIC_DIR.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
@@ -229,6 +315,35 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
         timeout_s=settings.request_timeout_s,
     )
     return app
+
+
+def _valid_unicode(g: Any) -> tuple[Any, int]:
+    """``g``, or a copy with lone surrogates replaced by U+FFFD; how many values changed."""
+    import networkx as nx
+
+    from api.arguments import bad_text
+
+    def bad(value: Any) -> bool:
+        return isinstance(value, str) and bad_text(value) is not None
+
+    if not any(bad(n) or any(bad(v) for v in a.values()) for n, a in g.nodes(data=True)) and \
+            not any(any(bad(v) for v in a.values()) for *_, a in g.edges(keys=True, data=True)):
+        return g, 0
+    changed = 0
+
+    def fix(value: Any) -> Any:
+        nonlocal changed
+        if not bad(value):
+            return value
+        changed += 1
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+    out = nx.MultiDiGraph()
+    for n, attrs in g.nodes(data=True):
+        out.add_node(fix(n), **{k: fix(v) for k, v in attrs.items()})
+    for a, b, key, attrs in g.edges(keys=True, data=True):
+        out.add_edge(fix(a), fix(b), key=key, **{k: fix(v) for k, v in attrs.items()})
+    return out, changed
 
 
 def _client_error(exc: CitegraphError) -> JSONResponse:

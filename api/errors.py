@@ -10,6 +10,7 @@ from graphql import GraphQLError
 from strawberry.extensions import MaskErrors
 
 from api.context import ForbiddenError
+from api.limits import QueryTooCostlyError
 from graph.errors import (
     CitegraphError,
     InvalidArgumentError,
@@ -31,6 +32,7 @@ def error_code(exc: BaseException | None) -> str | None:
         (ForbiddenError, "FORBIDDEN"),
         (StoreUnavailableError, "STORE_UNAVAILABLE"),
         (ModelUnavailableError, "MODEL_UNAVAILABLE"),
+        (QueryTooCostlyError, "QUERY_TOO_COSTLY"),
         (CitegraphError, "BAD_REQUEST"),
     ]
     for cls, code in codes:
@@ -60,7 +62,8 @@ def annotate(formatted: dict[str, Any], error: GraphQLError) -> dict[str, Any]:
     if code is None:
         if error.message == MASKED_MESSAGE:
             code = "INTERNAL_SERVER_ERROR"
-        elif error.original_error is None:
+        elif error.original_error is None or not error.path:
+            # not from a resolver: a document or variable the schema refuses
             code = "GRAPHQL_VALIDATION_FAILED"
         else:
             return formatted

@@ -8,11 +8,13 @@ from graph.errors import InvalidArgumentError
 from graph.model import NodeKind
 
 _KINDS = {k.value: k for k in NodeKind}
+MAX_CURSOR_DIGITS = 12  # offsets up to a trillion: far past any graph
 
 
 def to_global_id(kind: NodeKind, raw: str) -> str:
     """The opaque id a ``Node`` shows, e.g. ``UGFwZXI6cC0xMjM=`` for paper ``p-123``."""
-    return base64.b64encode(f"{kind.value}:{raw}".encode()).decode("ascii")
+    # surrogatepass: an id stored before text was checked still shows (and exports)
+    return base64.b64encode(f"{kind.value}:{raw}".encode("utf-8", "surrogatepass")).decode("ascii")
 
 
 def from_global_id(value: str) -> tuple[NodeKind, str] | None:
@@ -45,7 +47,8 @@ def offset_of(after: str | None) -> int:
         return 0
     offset = decode_cursor(after)
     if offset is None:
-        raise InvalidArgumentError("after", f"not a cursor from this API: {after!r}")
+        shown = repr(after) if len(after) <= 100 else f"a {len(after)}-character string"
+        raise InvalidArgumentError("after", f"not a cursor from this API: {shown}")
     return offset
 
 
@@ -57,6 +60,7 @@ def decode_cursor(cursor: str) -> int | None:
     except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
         return None
     prefix, _, num = text.partition(":")
-    if prefix != "offset" or not (num.isascii() and num.isdigit()):
+    # the length cap keeps int() from refusing (over 4,300 digits) and offsets sane
+    if prefix != "offset" or not (num.isascii() and num.isdigit()) or len(num) > MAX_CURSOR_DIGITS:
         return None
     return int(num)

@@ -15,20 +15,16 @@ from typing import Annotated, Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import (
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    ParserCache,
-    QueryDepthLimiter,
-    ValidationCache,
-)
+from strawberry.extensions import MaxTokensLimiter, ParserCache, ValidationCache
 from strawberry.types import ExecutionContext, Info
 
 from api import types as t
+from api.arguments import ValidUnicodeArguments
 from api.context import Context
 from api.errors import check_range, is_client_error, masking_extension
 from api.fastpath import execution_context_for, flat_plan
 from api.ids import from_global_id, offset_of, raw_id
+from api.limits import limit_extensions
 from graph import lookup, model
 from graph.errors import InputError, InvalidArgumentError, NotFoundError
 from graph.model import NodeKind, RelType
@@ -454,9 +450,13 @@ def build_schema(settings: Settings | None = None) -> strawberry.Schema:
         mutation=Mutation,
         types=[t.Paper, t.Concept, t.Dataset],
         extensions=[
-            lambda: QueryDepthLimiter(max_depth=s.max_query_depth),
-            lambda: MaxAliasesLimiter(max_alias_count=s.max_aliases),
+            # linear-time depth, alias and cost limits (strawberry's walk every path)
+            *limit_extensions(s.max_query_depth, s.max_aliases, s.max_query_cost, {
+                "first": s.max_page_size, "ids": s.max_page_size,
+                "limit": s.max_neighborhood_nodes, "k": s.max_paths,
+            }),
             lambda: MaxTokensLimiter(max_token_count=s.max_tokens),
+            ValidUnicodeArguments,
             masking_extension,
             lambda: ParserCache(maxsize=256),
             lambda: ValidationCache(maxsize=256),

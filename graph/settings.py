@@ -77,6 +77,10 @@ class Settings(BaseSettings):
     max_hops: int = 6
     max_paths: int = 10
     max_query_depth: int = 12
+    # estimated fan-out x depth of one query (api/limits.py). The tests', README's and
+    # explorer's queries cost at most ~3,300, GraphiQL's introspection ~52,000 (it depends
+    # on the query's shape, not on the schema's size); 3 hops of similar(first: 100): 2 million.
+    max_query_cost: int = 60_000
     max_aliases: int = 30
     max_tokens: int = 2000
     max_body_bytes: int = 100_000

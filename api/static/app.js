@@ -692,7 +692,12 @@ async function start() {
 async function fromHash() {
   const m = location.hash.match(/node=([^&]+)/);
   if (!m) return;
-  const id = decodeURIComponent(m[1]);
+  let id;
+  try {
+    id = decodeURIComponent(m[1]);
+  } catch {
+    return; // a malformed link (e.g. #node=%E0%A4%A): nothing to draw, and nothing to break
+  }
   if (id === state.root) return; // the page itself wrote this hash
   try {
     const n = await api.node(id);

@@ -217,3 +217,17 @@ def test_unreachable_server_is_said_in_words(tab: Page, seed_server: Server) -> 
     assert "unreachable" in pg.inner_text("#conn").lower()
     # The blank canvas says it too.
     assert "cannot be reached" in pg.inner_text("#overlay")
+
+
+@pytest.mark.parametrize("bad", ["%E0%A4%A", "%", "%ZZ", "%ED%BF%BF", "p-1%E0"])
+def test_malformed_node_hash_is_ignored(tab: Page, seed_server: Server, bad: str) -> None:
+    """Issue 15, defect 10: a malformed ``#node=`` link threw "URI malformed" over and over."""
+    pg = open_page(tab, seed_server, f"#node={bad}")
+    # the page still works: a later hashchange to another bad link, then a good one
+    pg.evaluate(f"location.hash = 'node={bad}x'")
+    pg.wait_for_timeout(300)
+    assert tab.errors == [], tab.errors
+    paper = first_paper(seed_server, "diffusion")
+    pg.evaluate(f"location.hash = 'node=' + encodeURIComponent({json.dumps(paper)})")
+    pg.wait_for_function(f"{DRAWN}.getElementById({json.dumps(paper)}).nonempty()")
+    assert tab.errors == [], tab.errors

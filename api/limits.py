@@ -1,0 +1,399 @@
+"""Query depth and cost limits whose own cost is linear in the document's size.
+
+strawberry's ``QueryDepthLimiter`` walks every path through the fragments, so a
+chain of fragments that each spread the next one twice (1.8 kB, 2**40 paths)
+kept the event loop busy for good. Here every fragment is measured once and
+memoised; a spread adds the fragment's measure, so the walk visits each
+selection of the document a bounded number of times (twice at most: see
+``sized`` below). Arithmetic saturates at ``limit + 1``, so the numbers stay
+small however the fragments multiply.
+
+* depth: a :class:`graphql.ValidationRule` (independent of variables, so
+  strawberry's ``ValidationCache`` may keep its result);
+* cost: a strawberry extension that runs after validation and before execution,
+  because the ``first:`` a query asks for is often a variable.
+
+The cost estimate is fan-out times depth: each field costs 1 plus its
+sub-selection's cost times the field's multiplier; ``first:``, ``limit:`` and
+``k:`` (or their defaults) are the multiplier of the field that takes them, the
+length of ``ids:`` that of ``nodes``, and a list without such an argument counts
+``DEFAULT_LIST_SIZE`` items, unless it sits right inside a sized field (the
+``edges`` of a connection, the ``nodes`` of a neighborhood: already counted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from graphql import (
+    ASTValidationRule,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLField,
+    GraphQLInterfaceType,
+    GraphQLList,
+    GraphQLNamedType,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    IntValueNode,
+    ListValueNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    ValidationContext,
+    VariableNode,
+    get_named_type,
+)
+from graphql.execution import ExecutionResult as GraphQLExecutionResult
+from strawberry.extensions import AddValidationRules, SchemaExtension
+
+from graph.errors import CitegraphError
+
+#: items a list field without a size argument is counted as (concepts, cites, reasons…)
+DEFAULT_LIST_SIZE = 10
+#: arguments that say how many items a field returns
+SIZE_ARGUMENTS = ("first", "limit", "k")
+
+
+class QueryTooCostlyError(CitegraphError):
+    """A query whose estimated cost is over ``max_query_cost``; rejected unexecuted."""
+
+    def __init__(self, cost: int, limit: int, operation: str) -> None:
+        shown = f"more than {limit}" if cost > limit else str(cost)
+        super().__init__(
+            f"query {operation!r} is too costly: estimated cost {shown}, limit {limit} "
+            "(CITEGRAPH_MAX_QUERY_COST). The estimate multiplies each list by its "
+            f"first/limit/k (unsized lists count {DEFAULT_LIST_SIZE}) down the nesting; "
+            "ask for fewer items per level or fewer levels"
+        )
+        self.cost = cost
+        self.limit = limit
+
+
+def _fragments(definitions: Any) -> dict[str, FragmentDefinitionNode]:
+    return {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}
+
+
+def _operations(definitions: Any) -> Iterator[OperationDefinitionNode]:
+    return (d for d in definitions if isinstance(d, OperationDefinitionNode))
+
+
+def _name(op: OperationDefinitionNode) -> str:
+    return op.name.value if op.name else "anonymous"
+
+
+# --------------------------------------------------------------------------- depth
+
+
+class _Depth:
+    """Depth as strawberry's QueryDepthLimiter counts it, each fragment measured once.
+
+    A field with a sub-selection is 1 + its deepest child; a leaf is 0; introspection
+    fields (``__schema``, ``__type``, ``__typename``) are 0, as there (the cost
+    limit covers them). A fragment on a cycle counts 0: graphql-core's
+    NoFragmentCycles reports the cycle itself.
+    """
+
+    def __init__(self, fragments: Mapping[str, FragmentDefinitionNode]) -> None:
+        self.fragments = fragments
+        self.memo: dict[str, int] = {}
+        self.active: set[str] = set()
+
+    def selections(self, node: SelectionSetNode | None) -> int:
+        if node is None:
+            return 0
+        deepest = 0
+        for sel in node.selections:
+            if isinstance(sel, FieldNode):
+                if sel.selection_set is None or sel.name.value.startswith("__"):
+                    d = 0
+                else:
+                    d = 1 + self.selections(sel.selection_set)
+            elif isinstance(sel, InlineFragmentNode):
+                d = self.selections(sel.selection_set)
+            elif isinstance(sel, FragmentSpreadNode):
+                d = self.fragment(sel.name.value)
+            else:  # pragma: no cover (no other selection kinds exist)
+                d = 0
+            deepest = max(deepest, d)
+        return deepest
+
+    def fragment(self, name: str) -> int:
+        if name in self.memo:
+            return self.memo[name]
+        frag = self.fragments.get(name)
+        if frag is None or name in self.active:
+            return 0
+        self.active.add(name)
+        try:
+            self.memo[name] = self.selections(frag.selection_set)
+        finally:
+            self.active.discard(name)
+        return self.memo[name]
+
+
+def operation_depths(definitions: Any) -> dict[str, int]:
+    """Each operation's depth, in time linear in the document's size."""
+    walker = _Depth(_fragments(definitions))
+    return {_name(op): walker.selections(op.selection_set) for op in _operations(definitions)}
+
+
+def depth_rule(max_depth: int) -> type[ASTValidationRule]:
+    """A validation rule rejecting operations deeper than ``max_depth``."""
+
+    class QueryDepthRule(ASTValidationRule):
+        def __init__(self, context: ValidationContext) -> None:
+            super().__init__(context)
+            definitions = context.document.definitions
+            walker = _Depth(_fragments(definitions))  # shared: fragments measured once
+            for op in _operations(definitions):
+                depth = walker.selections(op.selection_set)
+                if depth > max_depth:
+                    context.report_error(GraphQLError(
+                        f"'{_name(op)}' exceeds maximum operation depth of {max_depth} "
+                        f"(it is {depth} deep; CITEGRAPH_MAX_QUERY_DEPTH)",
+                        op,
+                    ))
+
+    return QueryDepthRule
+
+
+# --------------------------------------------------------------------------- aliases
+
+
+class _Aliases:
+    """Aliased fields, counted through every spread (as strawberry's MaxAliasesLimiter
+    counts them) but with each fragment counted once, saturating at ``saturate``."""
+
+    def __init__(self, fragments: Mapping[str, FragmentDefinitionNode], saturate: int) -> None:
+        self.fragments = fragments
+        self.saturate = saturate
+        self.memo: dict[str, int] = {}
+        self.active: set[str] = set()
+
+    def selections(self, node: SelectionSetNode | None) -> int:
+        if node is None:
+            return 0
+        total = 0
+        for sel in node.selections:
+            if isinstance(sel, FieldNode):
+                total += (sel.alias is not None) + self.selections(sel.selection_set)
+            elif isinstance(sel, InlineFragmentNode):
+                total += self.selections(sel.selection_set)
+            elif isinstance(sel, FragmentSpreadNode):
+                total += self.fragment(sel.name.value)
+            if total >= self.saturate:
+                return self.saturate
+        return total
+
+    def fragment(self, name: str) -> int:
+        if name in self.memo:
+            return self.memo[name]
+        frag = self.fragments.get(name)
+        if frag is None or name in self.active:
+            return 0
+        self.active.add(name)
+        try:
+            self.memo[name] = self.selections(frag.selection_set)
+        finally:
+            self.active.discard(name)
+        return self.memo[name]
+
+
+def alias_rule(max_aliases: int) -> type[ASTValidationRule]:
+    """A validation rule rejecting documents with more than ``max_aliases`` aliases."""
+
+    class MaxAliasesRule(ASTValidationRule):
+        def __init__(self, context: ValidationContext) -> None:
+            super().__init__(context)
+            definitions = context.document.definitions
+            walker = _Aliases(_fragments(definitions), max_aliases + 1)
+            total = 0
+            for op in _operations(definitions):
+                total = min(total + walker.selections(op.selection_set), max_aliases + 1)
+            if total > max_aliases:
+                shown = f"more than {max_aliases}" if total > max_aliases else str(total)
+                context.report_error(GraphQLError(
+                    f"{shown} aliases found. Allowed: {max_aliases} (CITEGRAPH_MAX_ALIASES)"
+                ))
+
+    return MaxAliasesRule
+
+
+# --------------------------------------------------------------------------- cost
+
+
+def _unwrap(t: Any) -> tuple[bool, GraphQLNamedType]:
+    """(is a list, named type) of an output type."""
+    if isinstance(t, GraphQLNonNull):
+        t = t.of_type
+    return isinstance(t, GraphQLList), get_named_type(t)
+
+
+class _Cost:
+    """The cost estimate of one operation (see the module docstring)."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        fragments: Mapping[str, FragmentDefinitionNode],
+        variables: Mapping[str, Any],
+        caps: Mapping[str, int],
+        saturate: int,
+    ) -> None:
+        self.schema = schema
+        self.fragments = fragments
+        self.variables = variables
+        self.caps = caps
+        self.saturate = saturate
+        # keyed by (fragment, sized): two entries per fragment at most
+        self.memo: dict[tuple[str, bool], int] = {}
+        self.active: set[tuple[str, bool]] = set()
+
+    def _cap(self, value: int) -> int:
+        return value if value < self.saturate else self.saturate
+
+    def _value(self, node: Any) -> Any:
+        if isinstance(node, VariableNode):
+            return self.variables.get(node.name.value)
+        if isinstance(node, IntValueNode):
+            return int(node.value)  # a GraphQL Int literal: at most 11 characters once valid
+        if isinstance(node, ListValueNode):
+            return list(node.values)
+        return None
+
+    def _multiplier(self, field: FieldNode, definition: GraphQLField) -> int | None:
+        """How many items ``field`` returns, from its size argument; None without one."""
+        given = {a.name.value: a.value for a in field.arguments or ()}
+        if field.name.value == "nodes" and "ids" in definition.args:
+            value = self._value(given["ids"]) if "ids" in given else None
+            return len(value) if isinstance(value, list) else self.caps.get("ids", 1)
+        for name in SIZE_ARGUMENTS:
+            arg = definition.args.get(name)
+            if arg is None:
+                continue
+            value = self._value(given[name]) if name in given else None
+            if not isinstance(value, int) or isinstance(value, bool):
+                default = arg.default_value
+                value = default if isinstance(default, int) else self.caps.get(name, 1)
+            # out-of-range values are refused by the resolver with their own message
+            return max(1, min(value, self.caps.get(name, value)))
+        return None
+
+    def selections(self, node: SelectionSetNode | None, parent: Any, sized: bool) -> int:
+        """Cost of a selection set on type ``parent``; ``sized``: inside a sized field."""
+        if node is None:
+            return 0
+        total = 0
+        for sel in node.selections:
+            if isinstance(sel, FieldNode):
+                total += self.field(sel, parent, sized)
+            elif isinstance(sel, InlineFragmentNode):
+                inner = parent
+                if sel.type_condition is not None:
+                    inner = self.schema.get_type(sel.type_condition.name.value) or parent
+                total += self.selections(sel.selection_set, inner, sized)
+            elif isinstance(sel, FragmentSpreadNode):
+                total += self.fragment(sel.name.value, sized)
+            if total >= self.saturate:
+                return self.saturate
+        return total
+
+    def field(self, node: FieldNode, parent: Any, sized: bool) -> int:
+        if node.selection_set is None:
+            return 1
+        definition = None
+        if isinstance(parent, GraphQLObjectType | GraphQLInterfaceType):
+            definition = parent.fields.get(node.name.value)
+        if definition is None:  # __schema, __type and other meta fields
+            meta = {"__schema": self.schema.get_type("__Schema"),
+                    "__type": self.schema.get_type("__Type")}
+            child_type = meta.get(node.name.value)
+            return self._cap(1 + self.selections(node.selection_set, child_type, False))
+        is_list, child_type = _unwrap(definition.type)
+        mult = self._multiplier(node, definition)
+        child_sized = mult is not None and not is_list
+        if mult is None:
+            mult = 1 if (sized or not is_list) else DEFAULT_LIST_SIZE
+        inner = self.selections(node.selection_set, child_type, child_sized)
+        return self._cap(1 + mult * inner)
+
+    def fragment(self, name: str, sized: bool) -> int:
+        key = (name, sized)
+        if key in self.memo:
+            return self.memo[key]
+        frag = self.fragments.get(name)
+        if frag is None or key in self.active:
+            return 0
+        self.active.add(key)
+        try:
+            on = self.schema.get_type(frag.type_condition.name.value)
+            self.memo[key] = self.selections(frag.selection_set, on, sized)
+        finally:
+            self.active.discard(key)
+        return self.memo[key]
+
+
+def operation_cost(
+    schema: GraphQLSchema,
+    document: Any,
+    operation_name: str | None,
+    variables: Mapping[str, Any] | None,
+    caps: Mapping[str, int],
+    limit: int,
+) -> tuple[str, int]:
+    """(operation name, estimated cost, saturating at ``limit + 1``) of the operation to run."""
+    definitions = document.definitions
+    ops = [op for op in _operations(definitions)
+           if operation_name is None or _name(op) == operation_name]
+    walker = _Cost(schema, _fragments(definitions), variables or {}, caps, limit + 1)
+    worst = ("anonymous", 0)
+    for op in ops:
+        root = {
+            "query": schema.query_type, "mutation": schema.mutation_type,
+            "subscription": schema.subscription_type,
+        }.get(op.operation.value)
+        cost = walker.selections(op.selection_set, root, False)
+        if cost >= worst[1]:
+            worst = (_name(op), cost)
+    return worst
+
+
+class QueryCostLimiter(SchemaExtension):
+    """Refuse, before execution, an operation whose estimated cost is over ``max_cost``."""
+
+    def __init__(self, max_cost: int, caps: Mapping[str, int]) -> None:
+        self.max_cost = max_cost
+        self.caps = caps
+
+    def on_execute(self) -> Iterator[None]:
+        ctx = self.execution_context
+        document = ctx.graphql_document
+        if document is not None and ctx.result is None:
+            name, cost = operation_cost(
+                ctx.schema._schema, document, ctx.operation_name,
+                ctx.variables if isinstance(ctx.variables, dict) else None,
+                self.caps, self.max_cost,
+            )
+            if cost > self.max_cost:
+                exc = QueryTooCostlyError(cost, self.max_cost, name)
+                ctx.result = GraphQLExecutionResult(
+                    data=None, errors=[GraphQLError(str(exc), original_error=exc)]
+                )
+        yield
+
+
+def limit_extensions(
+    max_depth: int, max_aliases: int, max_cost: int, caps: Mapping[str, int]
+) -> list[Callable[[], SchemaExtension]]:
+    """The depth and alias rules and the cost limiter, as strawberry extension factories."""
+    rules = [depth_rule(max_depth), alias_rule(max_aliases)]
+    frozen = dict(caps)
+    return [
+        lambda: AddValidationRules(rules),
+        lambda: QueryCostLimiter(max_cost, frozen),
+    ]
