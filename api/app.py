@@ -35,7 +35,7 @@ from api.errors import annotate
 from api.ids import raw_id
 from api.schema import build_schema
 from api.services import Services, StoreOpener
-from graph.errors import CitegraphError, InvalidArgumentError, NotFoundError
+from graph.errors import CitegraphError, NotFoundError
 from graph.model import GraphNode
 from graph.settings import Settings
 from graph.store import open_store
@@ -363,49 +363,15 @@ def _export_parts(
     ids: str | None = None,
     limit: int | None = None,
 ) -> tuple[list[GraphNode], list[Any]]:
-    """Nodes and edges for an export: everything, a neighborhood, a path or a node set."""
-    s = services.settings
-    store = services.store()
+    """Nodes and edges for an export (global ids accepted wherever a raw id is)."""
 
-    def find(ref: str, argument: str) -> GraphNode:
-        node = store.get_nodes([raw_id(ref)]).get(raw_id(ref)) or store.find_node(ref)
-        if node is None:
-            raise NotFoundError(f"{argument}: no node with id, name or alias {ref!r}")
-        return node
+    def raw_list(value: str | None) -> str | None:
+        return None if value is None else ",".join(raw_id(v.strip()) for v in value.split(","))
 
-    if sum(x is not None for x in (around, path, ids)) > 1:
-        raise InvalidArgumentError("around", "give one of around, path or ids")
-    cap = s.max_neighborhood_nodes
-    if limit is not None and not 1 <= limit <= cap:
-        raise InvalidArgumentError("limit", f"must be between 1 and {cap}")
-    if ids is not None:
-        wanted = [raw_id(i.strip()) for i in ids.split(",") if i.strip()]
-        if not 1 <= len(wanted) <= cap:
-            raise InvalidArgumentError("ids", f"give between 1 and {cap} node ids")
-        found_nodes = store.get_nodes(wanted)
-        missing = [i for i in wanted if i not in found_nodes]
-        if missing:
-            raise NotFoundError(f"ids: no node with id {missing[0]!r}")
-        keep = set(found_nodes)
-        edges = [e for e in store.edges_of(list(keep)) if e.source in keep and e.target in keep]
-        return [found_nodes[i] for i in sorted(keep)], edges
-    if around is not None:
-        if not 1 <= depth <= s.max_depth:
-            raise InvalidArgumentError("depth", f"must be between 1 and {s.max_depth}")
-        start = find(around, "around")
-        sub = store.neighborhood([start.id], depth=depth, limit=limit or cap)
-        return list(sub.nodes), list(sub.edges)
-    if path is not None:
-        ends = [p for p in path.split(",") if p.strip()]
-        if len(ends) != 2:
-            raise InvalidArgumentError("path", "give two node ids separated by a comma")
-        a, b = find(ends[0].strip(), "path"), find(ends[1].strip(), "path")
-        found = store.shortest_path(a.id, b.id, None, s.max_hops)
-        if found is None:
-            raise NotFoundError(f"path: no path within {s.max_hops} hops")
-        return list(found.nodes), list(found.edges)
-    data = store.snapshot()
-    return list(data.nodes.values()), list(data.edges.values())
+    return services.service().export_parts(
+        around=raw_id(around) if around is not None else None,
+        depth=depth, path=raw_list(path), ids=raw_list(ids), limit=limit,
+    )
 
 
 __all__ = ["create_app"]

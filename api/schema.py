@@ -10,7 +10,7 @@ root is that output, and ``tests/api/test_schema.py`` fails when they drift.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from typing import Annotated, Any
 
 import strawberry
@@ -28,11 +28,11 @@ from api.limits import limit_extensions
 from graph import lookup, model
 from graph.errors import InputError, InvalidArgumentError, NotFoundError
 from graph.model import NodeKind, RelType
+from graph.service import SearchMode
 from graph.settings import Settings
 
 log = logging.getLogger(__name__)
 
-RRF_K = 60  # reciprocal-rank fusion constant for HYBRID search
 TEXT_FILTER_CAP = 10_000  # most candidates a free-text filter considers
 MAX_ADD = 1000  # most papers one addPapers call takes
 
@@ -188,27 +188,14 @@ class Query:
         kinds: list[t.NodeKindEnum] | None = None, first: int = 10,  # type: ignore[valid-type]
     ) -> list[t.SearchHit]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
-        if not query.strip():
-            raise InvalidArgumentError("query", "must not be empty")
         wanted = list(kinds) if kinds else None
-        papers_ok = wanted is None or NodeKind.PAPER in wanted
-        if mode is t.SearchMode.SEMANTIC and not papers_ok:
-            raise InvalidArgumentError("kinds", "SEMANTIC search finds papers only")
-        keyword: list[model.SearchHit] = []
-        semantic: list[model.SearchHit] = []
-        pool = first if mode is not t.SearchMode.HYBRID else first * 5
-        if mode is not t.SearchMode.SEMANTIC:
-            keyword = await info.context.call("keyword_search", query, wanted, pool)
-        if mode is not t.SearchMode.KEYWORD and papers_ok:
-            vector = await info.context.call_fn(info.context.services.embed, query)
-            semantic = await info.context.call("vector_search", vector, pool)
-        if mode is t.SearchMode.KEYWORD:
-            return [t.SearchHit(node=t.to_node(h.node), score=h.score, keyword_score=h.score,
-                                similarity=None) for h in keyword]
-        if mode is t.SearchMode.SEMANTIC:
-            return [t.SearchHit(node=t.to_node(h.node), score=h.score, keyword_score=None,
-                                similarity=h.score) for h in semantic]
-        return _fuse(keyword, semantic, first)
+        hits = await info.context.call_fn(
+            lambda: info.context.services.service().search(
+                query, SearchMode[mode.name], wanted, first
+            )
+        )
+        return [t.SearchHit(node=t.to_node(h.node), score=h.score, keyword_score=h.keyword_score,
+                            similarity=h.similarity) for h in hits]
 
     @strawberry.field(description="The subgraph within `depth` hops of a node (graph-tool shape).")
     async def neighborhood(
@@ -265,26 +252,17 @@ class Query:
         first: int = 10, exclude: list[strawberry.ID] | None = None,
         positive: list[strawberry.ID] | None = None, negative: list[strawberry.ID] | None = None,
     ) -> list[t.RelatedPaper]:
-        from graph.related import related
-
         first = check_range("first", first, 1, info.context.settings.max_page_size)
-        if not paper and not text and not positive:
-            raise InvalidArgumentError("paper", "give a paper, positive papers or a text")
         papers = [NodeKind.PAPER]
+        # a global id, raw id, name or short name, as every argument that names a node
         seed = (await find(info, paper, papers, "paper")).id if paper else None
         pos = [(await find(info, p, papers, "positive")).id for p in positive or []]
         neg = [(await find(info, p, papers, "negative")).id for p in negative or []]
         excl = [raw_id(x) for x in exclude or []]
-        vector = None
-        terms: list[str] = []
-        if text:
-            if not text.strip():
-                raise InvalidArgumentError("text", "must not be empty")
-            vector = await info.context.call_fn(info.context.services.embed, text)
-            terms = await info.context.call_fn(_text_terms, info.context.store(), text)
-        found = await info.context.call_fn(
-            related, info.context.store(), paper=seed, vector=vector, text_terms=terms,
-            first=first, exclude=excl, positive=pos, negative=neg,
+        _, found = await info.context.call_fn(
+            lambda: info.context.services.service().related(
+                paper=seed, text=text, first=first, exclude=excl, positive=pos, negative=neg
+            )
         )
         return [t.related_paper(r) for r in found]
 
@@ -301,63 +279,17 @@ class Query:
         )
 
 
-def _fuse(
-    keyword: Sequence[model.SearchHit], semantic: Sequence[model.SearchHit], first: int
-) -> list[t.SearchHit]:
-    """Reciprocal-rank fusion: each list adds 1 / (RRF_K + rank)."""
-    score: dict[str, float] = {}
-    nodes: dict[str, model.GraphNode] = {}
-    kw: dict[str, float] = {}
-    sim: dict[str, float] = {}
-    for hits, into in ((keyword, kw), (semantic, sim)):
-        for rank, h in enumerate(hits, 1):
-            score[h.node.id] = score.get(h.node.id, 0.0) + 1.0 / (RRF_K + rank)
-            nodes[h.node.id] = h.node
-            into[h.node.id] = h.score
-    order = sorted(score, key=lambda i: (-round(score[i], 12), i))[:first]
-    return [
-        t.SearchHit(node=t.to_node(nodes[i]), score=round(score[i], 6),
-                    keyword_score=kw.get(i), similarity=sim.get(i))
-        for i in order
-    ]
-
-
-def _text_terms(store: Any, text: str) -> list[str]:
-    """Concept/dataset ids mentioned in a free text (as the CLI's `related --text` does)."""
-    from graph.extract import extract
-
-    ex = extract(text)
-    ids: list[str] = []
-    mentions: list[Any] = [*ex.concepts, *ex.datasets]
-    for m in mentions:
-        node = store.find_node(m.surface, [NodeKind.CONCEPT, NodeKind.DATASET])
-        if node is not None and node.id not in ids:
-            ids.append(node.id)
-    return ids
-
-
-CENTRAL_TOP = 10
-
-
 def _central(ctx: Context) -> list[t.CentralConcept]:
-    """Concepts by PageRank over the whole (undirected) graph, cached until the next write."""
+    """Concepts by PageRank over the whole (undirected) graph, cached until it changes."""
     services = ctx.services
     cache = services.derived_cache()
     cached = cache.get("central")
     if cached is None:
-        import networkx as nx
-
-        data = services.store().snapshot()
-        g = nx.Graph()
-        g.add_nodes_from(data.nodes)
-        g.add_edges_from((e.source, e.target) for e in data.edges.values())
-        rank = nx.pagerank(g) if g.number_of_nodes() else {}
-        concepts = [n for n in data.nodes.values() if isinstance(n, model.Concept)]
-        concepts.sort(key=lambda c: (-round(rank.get(c.id, 0.0), 12), c.id))
         cached = [
-            t.CentralConcept(concept=t.Concept.of(c), degree=int(g.degree(c.id)),
-                             pagerank=round(float(rank.get(c.id, 0.0)), 6))
-            for c in concepts[:CENTRAL_TOP]
+            t.CentralConcept(concept=t.Concept.of(c.concept), degree=c.degree,
+                             pagerank=c.pagerank)
+            for c in services.service().central_concepts()
+            if isinstance(c.concept, model.Concept)
         ]
         cache["central"] = cached
     return list(cached)

@@ -461,7 +461,8 @@ async def paper_page(
 class SearchHit:
     node: Node
     score: float = strawberry.field(
-        description="KEYWORD: keyword score; SEMANTIC: cosine; HYBRID: reciprocal-rank fusion"
+        description="KEYWORD: keyword score; SEMANTIC: cosine; HYBRID: cosine + 0.5 x keyword "
+        "score / the best keyword score"
     )
     keyword_score: float | None
     similarity: float | None
