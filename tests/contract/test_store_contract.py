@@ -372,7 +372,7 @@ def test_stores_agree(make_store: Any) -> None:
 def test_unreachable_server_one_clear_line() -> None:
     from graph.settings import Settings
     from graph.store.neo4j import open_driver
-    from tests.support.arcadedb import free_port
+    from tests.support.neo4j import free_port
 
     settings = Settings(NEO4J_URI=f"bolt://127.0.0.1:{free_port()}")  # type: ignore[call-arg]
     with pytest.raises(StoreUnavailableError) as err:
