@@ -115,7 +115,8 @@ start() {
   [ -n "$WATCH" ] && watch=(--watch-pid "$WATCH")
   say "starting Neo4j $VERSION (data: $DATA, log: $LOG) ..."
   # setsid: its own session, so a Ctrl-C in the terminal that started it does not reach it
-  NEO4J_PASSWORD="$PASSWORD" nohup setsid "$JAVA" -Xms128m "-Xmx$HEAP" -XX:+UseSerialGC \
+  # shellcheck disable=SC2086 # CITEGRAPH_NEO4J_JAVA_OPTS: extra JVM options, split on spaces
+  NEO4J_PASSWORD="$PASSWORD" nohup setsid "$JAVA" -Xms128m "-Xmx$HEAP" -XX:+UseSerialGC ${CITEGRAPH_NEO4J_JAVA_OPTS:-} \
     -cp "$lib/*" "$HERE/Launcher.java" --home "$DATA" --port "$PORT" \
     --pid-file "$PIDFILE" ${CONF[@]+"${CONF[@]}"} ${watch[@]+"${watch[@]}"} \
     </dev/null >"$LOG" 2>&1 &

@@ -287,7 +287,6 @@ class Neo4jStore:
         self.exact_vector_max = exact_vector_max
         #: how long a vector search waits for a populating index before scanning exactly
         self.vector_index_wait_s = vector_index_wait_s
-        self._vector_dims: int | None = None
         #: the vector index was seen ONLINE (forgotten when the server goes away)
         self._vector_online = False
         self._owns_driver = owns_driver
@@ -359,10 +358,9 @@ class Neo4jStore:
         ``CREATE VECTOR INDEX … IF NOT EXISTS`` silently keeps any vector index already on
         ``Paper.embedding``, so after a change of model its dimension would be wrong and
         queries would find nothing: the existing index is read back and dropped if it
-        does not fit.
+        does not fit. Checked on every write of embeddings (one ``SHOW INDEXES``): another
+        process may have changed the index since.
         """
-        if self._vector_dims == dims:
-            return
         ddl = cypher.create_vector_index(dims)  # checks dims before anything is sent
         fits = False
         for r in self._read(cypher.VECTOR_INDEXES, name=VECTOR_INDEX):
@@ -390,7 +388,6 @@ class Neo4jStore:
         if not fits:
             self._schema_write(ddl)
             self._vector_online = False
-        self._vector_dims = dims
 
     def _schema_write(self, statement: str) -> None:
         self._call(lambda: self._driver.execute_query(statement, database_=self._database))
@@ -413,7 +410,7 @@ class Neo4jStore:
             meta = self._read(cypher.GET_META)
             if not meta or not meta[0]["dim"]:
                 return False
-            self._vector_dims = None  # gone (dropped by hand?): make it again
+            # gone (dropped by hand?): make it again
             self._ensure_vector_index(int(meta[0]["dim"]))
             state, percent = "POPULATING", 0.0
         if state == "POPULATING" and self.vector_index_wait_s > 0:
@@ -880,13 +877,20 @@ class Neo4jStore:
         else:
             # The index is approximate: over-fetch, then rank the candidates exactly.
             k = min(n, 4 * (limit + len(excluded)) + 20)
-            rows = self._read(
-                cypher.VECTOR_QUERY,
-                index=VECTOR_INDEX,
-                k=k,
-                vector=[float(x) for x in v],
-                exclude=excluded,
-            )
+            try:
+                rows = self._read(
+                    cypher.VECTOR_QUERY,
+                    index=VECTOR_INDEX,
+                    k=k,
+                    vector=[float(x) for x in v],
+                    exclude=excluded,
+                )
+            except StoreUnavailableError:
+                raise
+            except StoreError as exc:  # dropped or replaced by another process meanwhile
+                log.warning("vector index query failed (%s); exact scan instead", exc)
+                self._vector_online = False
+                rows = self._read(cypher.ALL_EMBEDDINGS, exclude=excluded)
         rows = [r for r in rows if r["embedding"] is not None and len(r["embedding"]) == v.size]
         if not rows:
             return []

@@ -1,4 +1,4 @@
-"""The CLI on the Neo4j store, through settings, against the suite's real Bolt server."""
+"""The CLI on the Neo4j store, through settings, against the suite's real Neo4j 5.26."""
 
 from __future__ import annotations
 
@@ -27,8 +27,6 @@ def _env(server: BoltServer, data_dir: Path) -> dict[str, str]:
         CITEGRAPH_DATA_DIR=str(data_dir),
         HF_HUB_OFFLINE="1",
     )
-    if server.http_url:
-        env["CITEGRAPH_ARCADEDB_HTTP"] = server.http_url
     return env
 
 
