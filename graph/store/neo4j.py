@@ -270,7 +270,7 @@ class Neo4jStore:
         database: str,
         *,
         batch_size: int = 1000,
-        max_tx_rows: int = 50_000,
+        max_tx_rows: int = 10_000,
         exact_vector_max: int = 20_000,
         vector_index_wait_s: float = 5.0,
         setup_schema: bool = True,
@@ -306,6 +306,12 @@ class Neo4jStore:
             self._vector_online = False
             raise StoreUnavailableError(f"graph server unavailable: {_one_line(exc)}") from exc
         except (nex.Neo4jError, nex.DriverError) as exc:
+            if "MemoryPoolOutOfMemoryError" in str(getattr(exc, "code", "")):
+                raise StoreError(
+                    "the change is too large for the server's transaction memory "
+                    "(dbms.memory.transaction.total.max): lower CITEGRAPH_NEO4J_MAX_TX_ROWS "
+                    f"so that it commits batch by batch ({_one_line(exc)})"
+                ) from exc
             raise StoreError(f"graph query failed: {_one_line(exc)}") from exc
 
     def _read(self, query: str, **params: Any) -> list[neo4j.Record]:
