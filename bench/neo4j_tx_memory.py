@@ -20,10 +20,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graph.errors import StoreError  # noqa: E402
-from graph.model import GraphChange, Paper  # noqa: E402
-from graph.store.neo4j import Neo4jStore  # noqa: E402
-from tests.support.neo4j import Neo4jServer  # noqa: E402
+from graph.errors import StoreError
+from graph.model import GraphChange, Paper
+from graph.store.neo4j import Neo4jStore
+from tests.support.neo4j import Neo4jServer
 
 
 def change(n: int, dims: int = 384) -> GraphChange:

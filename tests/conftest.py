@@ -61,7 +61,11 @@ def bolt_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltServer
 
 @pytest.fixture(scope="session")
 def bolt_driver(bolt_server: BoltServer) -> Iterator[neo4j.Driver]:
-    driver = neo4j.GraphDatabase.driver(bolt_server.uri, auth=bolt_server.auth)
+    driver = neo4j.GraphDatabase.driver(
+        bolt_server.uri,
+        auth=bolt_server.auth,
+        notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF,
+    )
     try:
         driver.verify_connectivity()
     except Exception as exc:  # any failure to connect is a test failure

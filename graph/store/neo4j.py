@@ -112,6 +112,9 @@ def open_driver(settings: Settings, *, connection_timeout: float = 5.0) -> neo4j
             # below the API's request limit, so a dead server answers "unavailable",
             # not a timeout; long enough to ride out a cluster leader election
             max_transaction_retry_time=settings.neo4j_max_retry_s,
+            # the server's hints ("property key does not exist" on an empty graph) would
+            # reach the CLI's stderr as driver warnings
+            notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF,
         )
     except (ValueError, nex.ConfigurationError) as exc:
         raise StoreUnavailableError(f"bad NEO4J_URI {uri!r}: {_one_line(exc)}") from exc

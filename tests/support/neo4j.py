@@ -23,6 +23,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "neo4j.sh"
@@ -190,6 +191,17 @@ class Neo4jServer:
     def stop(self) -> None:
         """Stop the server by its pid (TERM, then KILL after 60 s); safe twice."""
         _script("stop", "--state", str(self.state), timeout=120.0)
+
+    def __enter__(self) -> Neo4jServer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
 
 
 def _proc_status(pid: int) -> str:
