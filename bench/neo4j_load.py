@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import random
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -106,8 +104,7 @@ def main() -> None:
     sub_ids = {p.id for p in papers[:subset_n]}
     sub = subset_change(data, sub_ids)
     rows_out: list[list[Any]] = []
-    with Neo4jServer.start(Path(tempfile.mkdtemp(prefix="cg-bench-neo4j-")), heap="1g",
-                           java_opts="") as server:
+    with Neo4jServer.start(heap="1g", java_opts="") as server:
         driver = neo4j.GraphDatabase.driver(server.uri, auth=server.auth)
         try:
             def fresh(**kw: Any) -> Any:

@@ -36,7 +36,7 @@ class BoltServer:
 
 
 @pytest.fixture(scope="session")
-def bolt_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltServer]:
+def bolt_server() -> Iterator[BoltServer]:
     """NEO4J_URI if set, else a real local Neo4j on a free loopback port."""
     uri = os.environ.get("NEO4J_URI")
     if uri:
@@ -50,7 +50,7 @@ def bolt_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltServer
     from tests.support.neo4j import Neo4jServer, Neo4jStartError
 
     try:
-        server = Neo4jServer.start(tmp_path_factory.mktemp("neo4j-session"))
+        server = Neo4jServer.start()
     except Neo4jStartError as exc:
         pytest.fail(f"could not start the Neo4j test server: {exc}", pytrace=False)
     try:

@@ -43,8 +43,8 @@ RECOVER_S = 60.0  # bounded wait for the API to see the server again
 class Server:
     """One Neo4j that can be killed and started again on the same port and folder."""
 
-    def __init__(self, root: Path) -> None:
-        self.server = Neo4jServer.start(root)
+    def __init__(self) -> None:
+        self.server = Neo4jServer.start()
 
     def kill(self) -> None:
         """SIGKILL the JVM by its pid: no shutdown hook, no flush."""
@@ -74,8 +74,8 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, hard_seed_dir: Path) -> Iterator[Server]:
-    server = Server(tmp_path_factory.mktemp("neo4j-faults"))
+def server(hard_seed_dir: Path) -> Iterator[Server]:
+    server = Server()
     try:
         settings = server.settings(hard_seed_dir)
         store = open_store(settings)

@@ -17,11 +17,13 @@ import contextlib
 import os
 import secrets
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -83,6 +85,8 @@ class Neo4jServer:
     java_opts: str = TEST_JAVA_OPTS
     user: str = USER
     database: str = DATABASE
+    #: a folder of its own, removed by stop()
+    owned_root: Path | None = field(default=None, repr=False)
 
     @property
     def uri(self) -> str:
@@ -125,7 +129,7 @@ class Neo4jServer:
     @classmethod
     def start(
         cls,
-        root: Path,
+        root: Path | None = None,
         *,
         port: int | None = None,
         password: str | None = None,
@@ -133,7 +137,15 @@ class Neo4jServer:
         conf: tuple[str, ...] = (),
         java_opts: str = TEST_JAVA_OPTS,
     ) -> Neo4jServer:
-        """Start a server with its state and data under ``root``; wait until Bolt answers."""
+        """Start a server with its state and data under ``root``; wait until Bolt answers.
+
+        Without ``root``, a temporary folder of its own, removed by :meth:`stop`. (Not
+        pytest's tmp_path: pytest keeps only its last three base folders, so another
+        pytest run on the machine can delete them under a running server.)
+        """
+        owned = None
+        if root is None:
+            root = owned = Path(tempfile.mkdtemp(prefix="citegraph-neo4j-test-"))
         server = cls(
             state=root / "state",
             data=root / "data",
@@ -142,6 +154,7 @@ class Neo4jServer:
             heap=heap,
             conf=conf,
             java_opts=java_opts,
+            owned_root=owned,
         )
         server._run_start()
         return server
@@ -191,6 +204,8 @@ class Neo4jServer:
     def stop(self) -> None:
         """Stop the server by its pid (TERM, then KILL after 60 s); safe twice."""
         _script("stop", "--state", str(self.state), timeout=120.0)
+        if self.owned_root is not None:
+            shutil.rmtree(self.owned_root, ignore_errors=True)
 
     def __enter__(self) -> Neo4jServer:
         return self
