@@ -28,7 +28,8 @@ die() { say "$*"; exit 1; }
 
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
-STATE="$ROOT/.citegraph/neo4j" PORT=0 PASSWORD="${NEO4J_PASSWORD:-}" DATA="" HEAP=512m WATCH=""
+DEFAULT_STATE="$ROOT/.citegraph/neo4j"
+STATE="$DEFAULT_STATE" PORT=0 PASSWORD="${NEO4J_PASSWORD:-}" DATA="" HEAP=512m WATCH=""
 CONF=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -148,7 +149,7 @@ start() {
     echo "export NEO4J_USER=neo4j"
     echo "export NEO4J_PASSWORD=$(printf '%q' "$PASSWORD")"
   } >"$ENVFILE"
-  say "Neo4j $(sed -n 's/^NEO4J_VERSION //p' "$LOG") ready on $uri (pid $pid; stop: bash scripts/neo4j.sh stop${STATE:+ --state $STATE})"
+  say "Neo4j $(sed -n 's/^NEO4J_VERSION //p' "$LOG") ready on $uri (pid $pid; stop: bash scripts/neo4j.sh stop$([ "$STATE" = "$DEFAULT_STATE" ] || echo " --state $STATE"))"
   cat "$ENVFILE"
 }
 

@@ -32,14 +32,16 @@ else
 fi
 
 CHROMIUM="${CITEGRAPH_CHROMIUM:-/usr/bin/chromium}"
+why="not root, or no apt-get"
 if [ ! -x "$CHROMIUM" ] && can_apt; then
   say "installing Debian's chromium with apt-get (for the browser tests) ..."
   apt_install chromium chromium-driver || true
+  why="apt-get install chromium did not provide it"
 fi
 ARGS=("$@")
 if [ ! -x "$CHROMIUM" ]; then
-  say "SKIPPING the browser tests: no $CHROMIUM and it cannot be installed here" \
-      "(needs root and apt-get: apt-get install chromium chromium-driver)"
+  say "SKIPPING the browser tests (-m \"not browser\"): no $CHROMIUM ($why;" \
+      "as root: apt-get install chromium chromium-driver)"
   if [[ " $* " != *" -m "* ]]; then
     ARGS+=(-m "not browser")
   fi
