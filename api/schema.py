@@ -346,7 +346,8 @@ CENTRAL_TOP = 10
 def _central(ctx: Context) -> list[t.CentralConcept]:
     """Concepts by PageRank over the whole (undirected) graph, cached until the next write."""
     services = ctx.services
-    cached = services.cache.get("central")
+    cache = services.derived_cache()
+    cached = cache.get("central")
     if cached is None:
         import networkx as nx
 
@@ -362,7 +363,7 @@ def _central(ctx: Context) -> list[t.CentralConcept]:
                              pagerank=round(float(rank.get(c.id, 0.0)), 6))
             for c in concepts[:CENTRAL_TOP]
         ]
-        services.cache["central"] = cached
+        cache["central"] = cached
     return list(cached)
 
 

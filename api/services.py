@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from graph.errors import CitegraphError, StoreUnavailableError
+from graph.service import Embedding, GraphService
 from graph.settings import Settings
 from graph.store import GraphStore, open_store
 
@@ -40,10 +41,10 @@ class Services:
         self._last_try = 0.0
         self._lock = threading.Lock()
         self.write_lock = threading.Lock()
-        self._embedder: SentenceTransformerEmbedder | None = None
+        self.embedding = Embedding(settings)
         self._pipeline: Pipeline | None = None
-        self.generation = 0  # bumped on every write; keys derived caches (stats, PageRank)
-        self.cache: dict[str, Any] = {}
+        self._cache: dict[str, Any] = {}
+        self._cache_version: str | None = None
 
     # ------------------------------------------------------------------ store
     def open(self) -> None:
@@ -99,16 +100,11 @@ class Services:
     # ------------------------------------------------------------------ model
     def embedder(self) -> SentenceTransformerEmbedder:
         """The embedding model, created once (its weights load on first encode)."""
-        with self._lock:
-            if self._embedder is None:
-                from graph.embed import SentenceTransformerEmbedder
+        return self.embedding.embedder()
 
-                s = self.settings
-                self._embedder = SentenceTransformerEmbedder(
-                    s.model, dtype=s.embed_dtype, batch_size=s.embed_batch_size,
-                    long_text=s.long_text,
-                )
-            return self._embedder
+    def service(self) -> GraphService:
+        """The use cases over the open store (StoreUnavailableError while it is down)."""
+        return GraphService(self.settings, self.store(), self.embedding)
 
     def warm_up(self) -> None:
         """Load the model now (in the background at startup), so no request pays for it."""
@@ -119,8 +115,7 @@ class Services:
 
     def embed(self, text: str) -> list[float]:
         """One text as a unit vector."""
-        vector: Sequence[float] = self.embedder().encode([text])[0].tolist()
-        return list(vector)
+        return self.embedding.vector(text)
 
     def pipeline(self) -> Pipeline:
         """The one pipeline (and its caches under settings.cache_dir) for writes."""
@@ -134,5 +129,17 @@ class Services:
 
     def wrote(self) -> None:
         """Forget caches derived from the graph after a write."""
-        self.generation += 1
-        self.cache.clear()
+        self._cache.clear()
+
+    def derived_cache(self) -> dict[str, Any]:
+        """Results derived from the whole graph (PageRank), kept until the graph changes.
+
+        A change by another process (``citegraph add`` beside the server) counts too,
+        for stores that can tell (:meth:`GraphStore.version`).
+        """
+        version = self.store().version()
+        if version is None or version != self._cache_version:
+            if version is not None:
+                self._cache.clear()
+            self._cache_version = version
+        return self._cache

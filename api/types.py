@@ -25,8 +25,8 @@ from api.errors import check_range
 from api.ids import encode_cursor, offset_of, to_global_id
 from api.loaders import edge_key
 from graph import model
-from graph.explain import hop_reason
 from graph.model import NodeKind, RelType
+from graph.schema import hop_reason
 
 NodeKindEnum = strawberry.enum(NodeKind, name="NodeKind", description="What a node is.")
 RelTypeEnum = strawberry.enum(RelType, name="RelType", description="Relationship types.")

@@ -31,6 +31,7 @@ from api.services import Services  # noqa: E402
 from graph.model import NodeKind, Paper  # noqa: E402
 from graph.related import related  # noqa: E402
 from graph.settings import Settings  # noqa: E402
+from graph.store.embedded import EmbeddedStore  # noqa: E402
 from graph.store.memory import NetworkxStore  # noqa: E402
 
 
@@ -66,12 +67,12 @@ async def main() -> None:
     args = ap.parse_args()
     data_dir = args.data_dir or Path(tempfile.gettempdir()) / "citegraph-bench-api"
     settings = Settings(data_dir=data_dir, seeds_dir=ROOT / "seeds")
-    if not settings.graph_file.exists():
+    if not settings.graph_db.exists():
         from tests.support.seeds import build_seed_graph
 
         print(f"building the seed graph into {data_dir} …", file=sys.stderr)
         build_seed_graph(data_dir)
-    store = NetworkxStore(settings.graph_file)
+    store = EmbeddedStore(settings.graph_db)
     services = Services(settings, opener=lambda _s: store)
     services.open()
     schema = build_schema(settings)

@@ -78,7 +78,7 @@ def seed_data_dir(where: Path) -> Path:
     from tests.support.seeds import EMBED_CACHE, build_seed_graph
 
     where.mkdir(parents=True, exist_ok=True)
-    if not (where / "graph.citegraph").exists():
+    if not (where / "graph.db").exists():
         build_seed_graph(where)
     if EMBED_CACHE.is_dir() and not (where / "cache").exists():
         copy_cache(EMBED_CACHE, where / "cache")

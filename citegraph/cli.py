@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -16,17 +18,18 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from graph.build import BuildReport, Pipeline
+from graph.build import BuildReport
 from graph.errors import CitegraphError, NotFoundError
-from graph.explain import hop_reason
-from graph.lookup import find, resolve_paper
+from graph.lookup import resolve_paper
 from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType
+from graph.schema import hop_reason
+from graph.service import Embedding, GraphService, SearchMode
 from graph.settings import Settings
 from graph.store import open_store
-from graph.store.base import GraphStore
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -70,6 +73,8 @@ def _main(
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    # a broken BibTeX entry is reported as one problem line of ours; not twice
+    logging.getLogger("bibtexparser").setLevel(logging.INFO if verbose else logging.ERROR)
     overrides: dict[str, Any] = {}
     if store:
         overrides["store"] = store
@@ -79,14 +84,17 @@ def _main(
 
 
 @contextmanager
-def _store() -> Iterator[GraphStore]:
+def _service() -> Iterator[GraphService]:
+    """The use cases over the configured store, for one command."""
     try:
         store = open_store(state.settings)
     except CitegraphError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_ERROR) from None
+    except (OSError, sqlite3.Error) as exc:
+        raise _fail_os(exc) from None
     try:
-        yield store
+        yield GraphService(state.settings, store, Embedding(state.settings))
     finally:
         store.close()
 
@@ -120,21 +128,43 @@ class RichProgress:
             self._bar.stop()
             self._bar = None
 
+    def message(self, text: str) -> None:
+        err.print(f"[yellow]{text}[/yellow]")
+
 
 def _fail(exc: Exception) -> typer.Exit:
     err.print(f"[red]error:[/red] {exc}")
     return typer.Exit(EXIT_ERROR)
 
 
-def _run_pipeline(**kwargs: Any) -> BuildReport:
-    pipeline = Pipeline(state.settings, progress=RichProgress())
+def _fail_os(exc: OSError | sqlite3.Error) -> typer.Exit:
+    """One line for a file-system error (an unwritable data dir), not a traceback."""
+    data_dir = state.settings.data_dir
+    filename = getattr(exc, "filename", None)
+    reason = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+    reason = reason[:1].lower() + reason[1:]
     try:
-        with _store() as store:
-            return pipeline.run(store, **kwargs)
+        inside = filename is None or Path(filename).is_relative_to(data_dir)
+    except (TypeError, ValueError):
+        inside = False
+    if inside:  # the caches and the graph file live in the data dir; sqlite names no file
+        message = f"cannot write to {data_dir}: {reason}"
+        if filename is not None and Path(filename) != data_dir:
+            message += f" ({filename})"
+    else:
+        message = f"{filename}: {reason}"
+    err.print(f"[red]error:[/red] {escape(message)}")
+    return typer.Exit(EXIT_ERROR)
+
+
+def _run_pipeline(**kwargs: Any) -> BuildReport:
+    try:
+        with _service() as service:
+            return service.write(progress=RichProgress(), **kwargs)
     except CitegraphError as exc:
         raise _fail(exc) from None
-    finally:
-        pipeline.close()
+    except (OSError, sqlite3.Error) as exc:  # the data dir or its caches cannot be written
+        raise _fail_os(exc) from None
 
 
 def _print_report(report: BuildReport, as_json: bool) -> None:
@@ -162,7 +192,7 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
         stages = ", ".join(f"{k} {v:.1f}s" for k, v in report.stage_seconds.items())
         console.print(f"[dim]Time: {stages}[/dim]")
         if state.settings.store == "embedded":
-            console.print(f"[dim]Graph file: {state.settings.graph_file}[/dim]")
+            console.print(f"[dim]Graph database: {state.settings.graph_db}[/dim]")
 
 
 def _print_stats(nodes: dict[str, int] | Any, edges: dict[str, int] | Any) -> None:
@@ -188,7 +218,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")
 @app.command()
 def build(
     paths: Annotated[
-        list[Path], typer.Argument(help="Files or folders of abstracts (.txt, .jsonl, .csv, .tsv).")
+        list[Path],
+        typer.Argument(help="Files or folders of abstracts (.txt, .jsonl, .csv, .tsv, .bib)."),
     ],
     as_json: JsonOpt = False,
 ) -> None:
@@ -198,7 +229,7 @@ def build(
     changed is written. Exit code 3 means some records were rejected (listed) while
     every good one went in.
     """
-    report = _run_pipeline(add_paths=paths, replace=True)
+    report = _run_pipeline(paths=paths, replace=True)
     _print_report(report, as_json)
     _exit_for(report)
 
@@ -209,7 +240,7 @@ def add(
     as_json: JsonOpt = False,
 ) -> None:
     """Add papers to the graph; only new papers are embedded and only affected edges change."""
-    report = _run_pipeline(add_paths=paths)
+    report = _run_pipeline(paths=paths)
     _print_report(report, as_json)
     _exit_for(report)
 
@@ -220,9 +251,9 @@ def remove(
     as_json: JsonOpt = False,
 ) -> None:
     """Remove papers with their edges, and concepts/datasets no other paper mentions."""
-    with _store() as store:
+    with _service() as service:
         try:
-            resolved = [resolve_paper(store, i).id for i in ids]
+            resolved = [resolve_paper(service.store, i).id for i in ids]
         except NotFoundError as exc:
             raise _fail(exc) from None
     report = _run_pipeline(remove=resolved)
@@ -232,8 +263,8 @@ def remove(
 @app.command()
 def stats(as_json: JsonOpt = False) -> None:
     """Node counts per label and edge counts per relationship type."""
-    with _store() as store:
-        s = store.stats()
+    with _service() as service:
+        s = service.store.stats()
     if as_json:
         console.print_json(json.dumps({"nodes": dict(s.nodes), "edges": dict(s.edges)}))
     else:
@@ -269,13 +300,6 @@ def _parse_types(values: Sequence[str] | None) -> list[RelType] | None:
         ) from None
 
 
-def _find(store: GraphStore, ref: str) -> GraphNode:
-    node = find(store, ref)
-    if node is None:
-        raise _fail(NotFoundError(f"no node with id, label or alias {ref!r}"))
-    return node
-
-
 @app.command()
 def related(
     paper: Annotated[str | None, typer.Argument(help="Paper id or label.")] = None,
@@ -286,34 +310,11 @@ def related(
     as_json: JsonOpt = False,
 ) -> None:
     """Papers related to a paper (or a text), each with the reasons why."""
-    from graph.embed import SentenceTransformerEmbedder
-    from graph.extract import extract
-    from graph.related import related as find_related
-
     if not paper and not text:
         raise _fail(ValueError("give a paper id/label or --text"))
-    with _store() as store:
+    with _service() as service:
         try:
-            vector = None
-            terms: list[str] = []
-            seed = None
-            results_seed_label = ""
-            if paper:
-                seed_paper = resolve_paper(store, paper)
-                seed, results_seed_label = seed_paper.id, seed_paper.label
-            if text:
-                s = state.settings
-                emb = SentenceTransformerEmbedder(
-                    s.model, dtype=s.embed_dtype, long_text=s.long_text
-                )
-                vector = emb.encode([text])[0].tolist()
-                ex = extract(text)
-                surfaces = [c.surface for c in ex.concepts] + [d.name for d in ex.datasets]
-                for surface in surfaces:
-                    node = store.find_node(surface, [NodeKind.CONCEPT, NodeKind.DATASET])
-                    if node is not None:
-                        terms.append(node.id)
-            results = find_related(store, paper=seed, vector=vector, text_terms=terms, first=first)
+            seed, results = service.related(paper=paper, text=text, first=first)
         except CitegraphError as exc:
             raise _fail(exc) from None
     if as_json:
@@ -334,7 +335,7 @@ def related(
             )
         )
         return
-    about = f"“{results_seed_label}”" if paper else "your text"
+    about = f"“{seed.label}”" if seed is not None else "your text"
     table = Table(title=f"Related to {about}", show_lines=False)
     table.add_column("#", justify="right")
     table.add_column("paper")
@@ -359,11 +360,13 @@ def neighbors(
     as_json: JsonOpt = False,
 ) -> None:
     """Nodes within DEPTH hops of a node, with the edges among them."""
-    with _store() as store:
-        start = _find(store, node)
-        sub = store.neighborhood(
-            [start.id], depth=depth, rel_types=_parse_types(types), limit=limit
-        )
+    with _service() as service:
+        try:
+            start, sub = service.neighborhood(
+                node, depth=depth, rel_types=_parse_types(types), limit=limit
+            )
+        except CitegraphError as exc:
+            raise _fail(exc) from None
     if as_json:
         console.print_json(
             json.dumps(
@@ -411,14 +414,11 @@ def path(
     as_json: JsonOpt = False,
 ) -> None:
     """The shortest path(s) between two nodes, each hop with its reason."""
-    with _store() as store:
-        a, b = _find(store, source), _find(store, target)
-        rel = _parse_types(types)
-        if k == 1:
-            p = store.shortest_path(a.id, b.id, rel, max_hops)
-            paths = [p] if p else []
-        else:
-            paths = store.k_paths(a.id, b.id, k, rel, max_hops)
+    with _service() as service:
+        try:
+            paths = service.paths(source, target, k, _parse_types(types), max_hops)
+        except CitegraphError as exc:
+            raise _fail(exc) from None
     if as_json:
         console.print_json(
             json.dumps(
@@ -446,12 +446,26 @@ def search(
     query: Annotated[str, typer.Argument(help="Words to look for.")],
     kind: Annotated[list[str] | None, typer.Option(help="Paper, Concept or Dataset.")] = None,
     first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
+    mode: Annotated[
+        SearchMode,
+        typer.Option(
+            case_sensitive=False,
+            help="keyword (names, titles, abstracts), semantic (papers by meaning; loads "
+            "the model) or hybrid (both, fused).",
+        ),
+    ] = SearchMode.KEYWORD,
     as_json: JsonOpt = False,
 ) -> None:
-    """Keyword search over papers, concepts and datasets."""
-    kinds = [NodeKind(k.capitalize()) for k in kind] if kind else None
-    with _store() as store:
-        hits = store.keyword_search(query, kinds, first)
+    """Search papers, concepts and datasets by keyword, meaning, or both."""
+    try:
+        kinds = [NodeKind(k.capitalize()) for k in kind] if kind else None
+    except ValueError:
+        raise _fail(ValueError("--kind: choose from paper, concept, dataset")) from None
+    with _service() as service:
+        try:
+            hits = service.search(query, mode, kinds, first)
+        except CitegraphError as exc:
+            raise _fail(exc) from None
     if as_json:
         console.print_json(json.dumps([{**_node_row(h.node), "score": h.score} for h in hits]))
         return
@@ -469,6 +483,15 @@ def search(
 def serve(
     host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default 8000).")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1, max=32,
+            help="Server processes (default 1, or CITEGRAPH_WORKERS). Each holds the model "
+            "and the graph (~0.5 GB with the seeds); with the embedded store they share one "
+            "database and see each other's writes.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the GraphQL API, the explorer page and exports.
 
@@ -479,13 +502,13 @@ def serve(
     from api.app import create_app
 
     s = state.settings
-    if s.store == "embedded" and not s.graph_file.exists():
+    if s.store == "embedded" and not (s.graph_db.exists() or s.legacy_graph_file.exists()):
         if not s.seeds_dir.exists():
             raise _fail(
-                NotFoundError(f"no graph at {s.graph_file} and no seeds folder {s.seeds_dir}")
+                NotFoundError(f"no graph at {s.graph_db} and no seeds folder {s.seeds_dir}")
             )
         console.print(f"No graph yet: building one from {s.seeds_dir}/ first.")
-        report = _run_pipeline(add_paths=[s.seeds_dir], replace=True)
+        report = _run_pipeline(paths=[s.seeds_dir], replace=True)
         _print_report(report, False)
     bind_host = host or s.host
     bind_port = port or s.port
@@ -493,6 +516,17 @@ def serve(
         f"Serving on http://{bind_host}:{bind_port}/  "
         f"(GraphQL: /graphql, explorer: /, health: /healthz). Ctrl-C stops."
     )
+    n_workers = workers or s.workers
+    if n_workers > 1:
+        # each worker builds its app from the environment: hand it the resolved settings
+        os.environ["CITEGRAPH_STORE"] = s.store
+        os.environ["CITEGRAPH_DATA_DIR"] = str(s.data_dir.resolve())
+        console.print(f"[dim]{n_workers} worker processes[/dim]")
+        uvicorn.run(
+            "api.main:create_app_from_env", factory=True, workers=n_workers,
+            host=bind_host, port=bind_port, log_level="warning",
+        )
+        return
     try:
         application = create_app(s)
     except CitegraphError as exc:

@@ -91,6 +91,9 @@ class Progress(Protocol):
 
     def finish(self) -> None: ...
 
+    def message(self, text: str) -> None:
+        """Tell the user something about the run (e.g. waiting for another writer)."""
+
 
 class NoProgress:
     """A Progress that shows nothing."""
@@ -102,6 +105,9 @@ class NoProgress:
         return None
 
     def finish(self) -> None:
+        return None
+
+    def message(self, text: str) -> None:
         return None
 
 
@@ -254,7 +260,7 @@ class Pipeline:
         )
         if n_embedded:
             self.progress.finish()
-        report.embedded = n_embedded
+        report.embedded += n_embedded
         report.long_texts = int(getattr(self.embedder, "truncated", 0) or 0)
         return vectors
 
@@ -364,11 +370,36 @@ class Pipeline:
         new_papers = list(add_papers)
         if add_paths:
             with self._timed(report, "read"):
-                result = read_corpus(add_paths)
+                result = read_corpus(add_paths, max_file_bytes=self.settings.max_input_file_bytes)
             report.problems.extend(result.problems)
             report.duplicates += result.duplicates
             new_papers.extend(result.papers)
         report.papers_read = len(new_papers)
+        if new_papers:
+            # the slow part (the model) needs no write lock: done first, so a second writer
+            # waits for the graph work only; the vectors land in the cache
+            with self._timed(report, "embed"):
+                keys = [text_key(embedding_text(p)) for p in new_papers]
+                cached = self.embedding_cache.get_many(self.embedder.key, keys)
+                if len(cached) < len(set(keys)):
+                    # stored vectors of unchanged papers seed the cache (a graph moved to
+                    # a machine without the cache embeds nothing)
+                    self.embed_all(new_papers, store.snapshot(), report)
+        with store.writer(on_wait=self.progress.message):
+            self._update(store, report, new_papers, remove, replace)
+            report.stats = store.stats()
+        report.stage_seconds["total"] = time.perf_counter() - t0
+        return report
+
+    def _update(
+        self,
+        store: GraphStore,
+        report: BuildReport,
+        new_papers: Sequence[Paper],
+        remove: Sequence[str],
+        replace: bool,
+    ) -> None:
+        """Read the graph, compute the new one and apply the difference (write lock held)."""
         with self._timed(report, "load"):
             previous = store.snapshot()
         old_papers = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
@@ -403,14 +434,6 @@ class Pipeline:
         with self._timed(report, "write"):
             if not change.empty:
                 store.apply(change)
-            path = getattr(store, "path", None)
-            save = getattr(store, "save", None)
-            # an unchanged graph whose file exists is not written again
-            if callable(save) and path is not None and (not change.empty or not path.exists()):
-                save()
-        report.stats = store.stats()
-        report.stage_seconds["total"] = time.perf_counter() - t0
-        return report
 
 
 def diff(old: GraphData, new: GraphData) -> GraphChange:

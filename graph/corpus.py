@@ -14,6 +14,7 @@ Formats
                the extension (``.csv`` falls back to tab/``;``/``|`` when the header has no
                comma). TSV is read without quote processing (fields cannot hold tabs or
                newlines), so a field that starts with ``"`` keeps its quote.
+    ``.bib``   BibTeX; one record per entry, the entry key as id (see graph/bibtex.py).
 
 Fields (names case-insensitive; ``paper_id``→id, ``summary``/``text``→abstract,
 ``link``/``url``→urls): ``id, title, abstract, authors, year, venue, keywords,
@@ -58,6 +59,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import errno
 import functools
 import hashlib
 import json
@@ -65,6 +67,7 @@ import logging
 import math
 import os
 import re
+import stat
 import sys
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -73,14 +76,17 @@ from pathlib import Path
 from typing import Any
 
 from graph.errors import InputError
-from graph.model import Paper
+from graph.model import Paper, reserved_paper_id
+from graph.settings import DEFAULT_MAX_INPUT_FILE_BYTES
 
 logger = logging.getLogger(__name__)
 
 MAX_ABSTRACT_CHARS = 100_000
+MAX_FIELD_CHARS = 10_000  # a title, a venue, or one author, keyword, url or reference
+MAX_ID_CHARS = 512
 MIN_ABSTRACT_WORDS = 5
 LABEL_WORDS = 8
-EXTENSIONS: tuple[str, ...] = (".txt", ".jsonl", ".json", ".csv", ".tsv")
+EXTENSIONS: tuple[str, ...] = (".txt", ".jsonl", ".json", ".csv", ".tsv", ".bib")
 
 
 # --------------------------------------------------------------------------- results
@@ -212,6 +218,12 @@ _NOT_A_WORD_END = frozenset({
 })
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st"})
 _INVISIBLE_RE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
+# Characters XML 1.0 cannot hold (the GraphML/GEXF exports would not parse) and no paper
+# field needs: C0 controls but tab, LF and CR; DEL and the C1 controls; U+FFFE, U+FFFF.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
+# In an id even tab and line breaks are refused: an id is matched exactly, never cleaned.
+_ID_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\ufffe\uffff]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def _strip_url(raw: str) -> str:
@@ -371,6 +383,7 @@ _RESIDUE_RE = re.compile(r"[$\\*`{}_]|--|''|\S~|[a-z]-\s|\s[,.;:!?)\]]|[(\[]\s|\
 def _clean_once(text: str) -> tuple[str, tuple[str, ...]]:
     # Each step is guarded by a cheap membership test: most abstracts need few of them.
     urls: list[str] = []
+    text = _CONTROL_RE.sub(" ", text)
     text = unicodedata.normalize("NFC", text)
     if not text.isascii():
         text = _INVISIBLE_RE.sub("", text.translate(_LIGATURES))
@@ -463,13 +476,35 @@ def _type_name(value: object) -> str:
     )
 
 
+def _show(value: object, limit: int = 60) -> str:
+    """A short repr for a problem message; safe for any value (a huge int, a long text)."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int over 4300 digits; a self-nested list
+        return f"<{_type_name(value)}>"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _checked(text: str, name: str) -> str:
+    """``text`` without control characters; InputError when it holds a lone surrogate.
+
+    Every string that ends up in a Paper passes through here (or through clean_text,
+    after this check), so none can break a UTF-8 save or an XML export.
+    """
+    if m := _SURROGATE_RE.search(text):
+        raise InputError(f"field {name!r}: contains an unpaired surrogate U+{ord(m.group()):04X}")
+    return _CONTROL_RE.sub(" ", text) if _CONTROL_RE.search(text) else text
+
+
 def _as_list(value: object, name: str, notes: list[str], *, commas: bool) -> tuple[str, ...]:
     if _is_missing(value):
         return ()
     if isinstance(value, str):
-        text = value.strip()
+        text = _checked(value, name).strip()
         if text.startswith("["):
-            with contextlib.suppress(ValueError):
+            with contextlib.suppress(ValueError, RecursionError):
                 value = json.loads(text)
         if isinstance(value, str):
             sep = ";" if (";" in text or not commas) else ","
@@ -478,12 +513,25 @@ def _as_list(value: object, name: str, notes: list[str], *, commas: bool) -> tup
         notes.append(f"{name} is not a list or string (got {_type_name(value)}); field dropped")
         return ()
     items: list[str] = []
+    seen: set[str] = set()  # a set: a list of a million authors must not take n² steps
     for item in value:
         if isinstance(item, bool) or not isinstance(item, str | int):
             notes.append(f"{name}: dropped a {_type_name(item)} element")
             continue
-        text = " ".join(str(item).split())
-        if text and text not in items:
+        if isinstance(item, int):
+            try:
+                item = str(item)
+            except ValueError:  # over Python's 4300-digit limit
+                notes.append(f"{name}: dropped an integer element too large to read")
+                continue
+        text = " ".join(_checked(item, name).split())
+        if len(text) > MAX_FIELD_CHARS:
+            notes.append(
+                f"{name}: dropped an element of {len(text)} characters (> {MAX_FIELD_CHARS})"
+            )
+            continue
+        if text and text not in seen:
+            seen.add(text)
             items.append(text)
     return tuple(items)
 
@@ -497,10 +545,10 @@ def _as_year(value: object, notes: list[str]) -> int | None:
     elif isinstance(value, float) and value.is_integer():
         year = int(value)
     elif isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d{4})(?:\.0+|-\d\d(?:-\d\d)?)?\s*", value)
+        m = re.fullmatch(r"\s*(\d{4})(?:\.0+|-\d\d(?:-\d\d)?)?\s*", _checked(value, "year"))
         year = int(m.group(1)) if m else None
     if year is None or not 1800 <= year <= 2199:
-        notes.append(f"year {value!r} is not a year; field dropped")
+        notes.append(f"year {_show(value)} is not a year; field dropped")
         return None
     return year
 
@@ -511,15 +559,33 @@ def _as_text(value: object, name: str, notes: list[str]) -> str | None:
     if not isinstance(value, str):
         notes.append(f"{name} is not text (got {_type_name(value)}); field dropped")
         return None
-    return clean_text(value)[0] or None
+    text = clean_text(_checked(value, name))[0]
+    if len(text) > MAX_FIELD_CHARS:
+        notes.append(f"{name} too long: {len(text)} characters > {MAX_FIELD_CHARS}; field dropped")
+        return None
+    return text or None
 
 
 def _as_id(value: object) -> str | None:
+    """The given id, or None; InputError when it is unusable (never silently replaced)."""
     if _is_missing(value):
         return None
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise InputError(f"id must be a string or integer (got {_type_name(value)})")
-    return str(value).strip() or None
+    if isinstance(value, int):
+        if value.bit_length() > 3 * MAX_ID_CHARS:  # far more digits than MAX_ID_CHARS
+            raise InputError(f"field 'id': longer than {MAX_ID_CHARS} characters")
+        value = str(value)
+    text = value.strip()
+    if m := _SURROGATE_RE.search(text):
+        raise InputError(f"field 'id': contains an unpaired surrogate U+{ord(m.group()):04X}")
+    if m := _ID_CONTROL_RE.search(text):
+        raise InputError(f"field 'id': contains the control character U+{ord(m.group()):04X}")
+    if len(text) > MAX_ID_CHARS:
+        raise InputError(f"field 'id': {len(text)} characters, longer than {MAX_ID_CHARS}")
+    if text and (reason := reserved_paper_id(text)):
+        raise InputError(f"field 'id': {text!r} is reserved: {reason}")
+    return text or None
 
 
 def placeholder_label(abstract: str) -> str:
@@ -532,9 +598,6 @@ def placeholder_label(abstract: str) -> str:
     return label.rstrip(" ,;:.–—-") + "…" if cut else label
 
 
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
-
-
 def paper_from_record(
     record: Mapping[str, Any],
     *,
@@ -544,7 +607,9 @@ def paper_from_record(
 ) -> Paper:
     """Build a Paper from one record; raises InputError(reason) when it is unusable.
 
-    ``notes`` (optional) collects the fields that were dropped for a bad value.
+    ``notes`` (optional) collects the fields that were dropped for a bad value. A lone
+    surrogate in any field, or an unusable id, rejects the whole record (one InputError
+    naming the field); control characters are replaced by spaces (or refused, in an id).
     """
     notes = notes if notes is not None else []
     rec = _canonical(record)
@@ -555,9 +620,7 @@ def paper_from_record(
         raise InputError(f"abstract is not text (got {_type_name(raw)})")
     if len(raw) > MAX_ABSTRACT_CHARS:
         raise InputError(f"abstract too long: {len(raw)} characters > {MAX_ABSTRACT_CHARS}")
-    if _SURROGATE_RE.search(raw):
-        raise InputError("abstract holds bytes that are not valid UTF-8")
-    abstract, found = clean_text(raw)
+    abstract, found = clean_text(_checked(raw, "abstract"))
     if not abstract:
         raise InputError("empty abstract")
     n_words = len(_WORD_RE.findall(abstract))
@@ -574,7 +637,9 @@ def paper_from_record(
     urls.extend(u for u in found if u not in urls)
 
     title = _as_text(rec.get("title"), "title", notes)
-    venue = _as_text(rec.get("venue"), "venue", notes) or default_venue
+    venue = _as_text(rec.get("venue"), "venue", notes)
+    if venue is None and default_venue:
+        venue = _checked(default_venue, "venue")
     year = _as_year(rec.get("year"), notes)
     if year is None and venue and (m := _YEAR_RE.search(venue)):
         year = int(m.group(1))
@@ -590,7 +655,7 @@ def paper_from_record(
         keywords=_as_list(rec.get("keywords"), "keywords", notes, commas=True),
         urls=tuple(urls),
         references=_as_list(rec.get("references"), "references", notes, commas=False),
-        source=source,
+        source=_display(source),
     )
 
 
@@ -620,12 +685,14 @@ def _merge(first: Paper, later: Paper) -> Paper:
 class _Collector:
     """Accumulates papers across files, merging duplicates as they come."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_file_bytes: int = DEFAULT_MAX_INPUT_FILE_BYTES) -> None:
+        self.max_file_bytes = max_file_bytes
         self.result = ReadResult()
         self._by_hash: dict[str, int] = {}
         self._by_id: dict[str, int] = {}
 
     def problem(self, path: str, line: int | None, reason: str) -> None:
+        path = _display(path)
         logger.debug("%s:%s: %s", path, line, reason)
         self.result.problems.append(InputProblem(path, line, reason))
 
@@ -660,9 +727,10 @@ class _Collector:
 
     def record(
         self, record: Mapping[str, Any], path: str, line: int | None,
-        *, default_venue: str | None = None, where: str = "",
+        *, default_venue: str | None = None, where: str = "", notes: Sequence[str] = (),
     ) -> None:
-        notes: list[str] = []
+        """Add one record's paper, or report why not (once, however many flaws it has)."""
+        notes = list(notes)  # fields a reader already dropped, reported if the record stays
         source = f"{path}:{line}" if line is not None else f"{path}{where}"
         try:
             paper = paper_from_record(
@@ -694,22 +762,96 @@ class _Decoded:
         return None
 
 
-def _load(path: Path, col: _Collector) -> _Decoded | None:
-    """Read and decode a file, reporting (not raising) what goes wrong."""
+def _display(name: str | os.PathLike[str]) -> str:
+    """A path (or source) as printable UTF-8 text: undecodable bytes and controls escaped.
+
+    A file name holding the byte 0xff reaches Python as a lone surrogate; kept as is in
+    a paper's ``source`` it would make the graph file unsavable.
+    """
+    text = os.fspath(name)
+    if _SURROGATE_RE.search(text):
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a surrogate that no file name decodes to
+            raw = text.encode("utf-8", "backslashreplace")
+        text = raw.decode("utf-8", "backslashreplace")
+    if _ID_CONTROL_RE.search(text):
+        text = _ID_CONTROL_RE.sub(lambda m: repr(m.group())[1:-1], text)
+    return text
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _read_bytes(path: Path, col: _Collector) -> bytes | None:
+    """The bytes of a regular file of at most ``col.max_file_bytes``; else a problem.
+
+    Opened with O_NONBLOCK, so that a FIFO answers at once instead of waiting for a
+    writer, then checked with fstat (the file itself, not what its name pointed at a
+    moment before). The read is bounded too: a file may grow, /proc files claim size 0.
+    """
     name = str(path)
+    limit = col.max_file_bytes
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        data = path.read_bytes()
+        fd = os.open(path, flags)
     except FileNotFoundError:
-        col.problem(name, None, "no such file or directory")
-        return None
-    except IsADirectoryError:
-        col.problem(name, None, "is a directory, not a file")
+        dangling = path.is_symlink()
+        col.problem(name, None, "dangling symlink (its target does not exist)" if dangling
+                    else "no such file or directory")
         return None
     except PermissionError:
         col.problem(name, None, "permission denied")
         return None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        col.problem(name, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            reason = "symlink loop (too many levels of symbolic links)"
+        elif exc.errno == errno.ENXIO:  # what opening a socket gives
+            reason = "a socket, not a regular file; skipped"
+        else:
+            reason = f"cannot read: {exc.strerror or exc}"
+        col.problem(name, None, reason)
+        return None
+    except ValueError:  # a NUL byte in the path
+        col.problem(name, None, "cannot read: the path holds a NUL character")
+        return None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            col.problem(name, None, "is a directory, not a file")
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            col.problem(name, None, f"{_file_kind(info.st_mode)}, not a regular file; skipped")
+            return None
+        if info.st_size > limit:
+            col.problem(name, None, f"larger than {limit} bytes ({info.st_size}); skipped")
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        col.problem(name, None, f"cannot read: {exc.strerror or exc}")
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        col.problem(name, None, f"larger than {limit} bytes (it grew while read); skipped")
+        return None
+    return data
+
+
+def _load(path: Path, col: _Collector) -> _Decoded | None:
+    """Read and decode a file, reporting (not raising) what goes wrong."""
+    data = _read_bytes(path, col)
+    if data is None:
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -943,54 +1085,114 @@ def _read_table_into(path: Path, col: _Collector) -> None:
         col.problem(name, None, "no records")
 
 
+def _read_bibtex_into(path: Path, col: _Collector) -> None:
+    from graph.bibtex import entries  # bibtexparser is loaded only when a .bib is read
+
+    decoded = _load(path, col)
+    if decoded is None:
+        return
+    name = str(path)
+    count = 0
+    for entry in entries("\n".join(decoded.lines), len(decoded.lines)):
+        count += 1
+        where = f": entry {_show(entry.key)}" if entry.key else ""
+        if bad := decoded.bad_in(entry.line, entry.last_line):
+            col.problem(name, entry.line, f"{where.lstrip(': ')}{': ' if where else ''}{bad}")
+        elif entry.record is None:
+            col.problem(name, entry.line, entry.error or "unreadable entry")
+        else:
+            col.record(entry.record, name, entry.line, where=where, notes=entry.notes)
+    if count == 0:
+        col.problem(name, None, "no records")
+
+
 _READERS: dict[str, Callable[[Path, _Collector], None]] = {
     ".txt": _read_text_into,
     ".jsonl": _read_jsonl_into,
     ".json": _read_jsonl_into,
     ".csv": _read_table_into,
     ".tsv": _read_table_into,
+    ".bib": _read_bibtex_into,
 }
 
 
-def _read_one(path: Path | str, reader: Callable[[Path, _Collector], None]) -> ReadResult:
-    col = _Collector()
+def _read_one(
+    path: Path | str, reader: Callable[[Path, _Collector], None], max_file_bytes: int
+) -> ReadResult:
+    col = _Collector(max_file_bytes)
     reader(Path(path), col)
     return col.result
 
 
-def read_text(path: Path | str) -> ReadResult:
+def read_text(
+    path: Path | str, *, max_file_bytes: int = DEFAULT_MAX_INPUT_FILE_BYTES
+) -> ReadResult:
     """Read a seed text file: optional header paragraph, then one abstract per paragraph."""
-    return _read_one(path, _read_text_into)
+    return _read_one(path, _read_text_into, max_file_bytes)
 
 
-def read_jsonl(path: Path | str) -> ReadResult:
+def read_jsonl(
+    path: Path | str, *, max_file_bytes: int = DEFAULT_MAX_INPUT_FILE_BYTES
+) -> ReadResult:
     """Read JSON Lines (or, for a .json name, a JSON array/object) of paper records."""
-    return _read_one(path, _read_jsonl_into)
+    return _read_one(path, _read_jsonl_into, max_file_bytes)
 
 
-def read_table(path: Path | str) -> ReadResult:
+def read_table(
+    path: Path | str, *, max_file_bytes: int = DEFAULT_MAX_INPUT_FILE_BYTES
+) -> ReadResult:
     """Read a CSV/TSV file with a header row of paper fields."""
-    return _read_one(path, _read_table_into)
+    return _read_one(path, _read_table_into, max_file_bytes)
+
+
+def read_bibtex(
+    path: Path | str, *, max_file_bytes: int = DEFAULT_MAX_INPUT_FILE_BYTES
+) -> ReadResult:
+    """Read a BibTeX file: one record per entry; entries without an abstract are problems."""
+    return _read_one(path, _read_bibtex_into, max_file_bytes)
 
 
 def _walk(root: Path, col: _Collector) -> list[Path]:
+    """Input files under ``root``; symlinked folders are followed, loops reported once."""
     found: list[Path] = []
+    visited: dict[tuple[int, int], Path] = {}
 
     def report(exc: OSError) -> None:
         col.problem(str(exc.filename or root), None, f"cannot list directory: {exc.strerror}")
 
-    for folder, dirs, files in os.walk(root, onerror=report):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
+    for folder, dirs, files in os.walk(root, onerror=report, followlinks=True):
+        here = Path(folder)
+        try:
+            info = here.stat()
+        except OSError as exc:
+            report(exc)
+            dirs[:] = []
+            continue
+        key = (info.st_dev, info.st_ino)
+        if key in visited:
+            dirs[:] = []
+            earlier = visited[key]
+            if earlier in here.parents:
+                col.problem(folder, None, f"directory loop: leads back to {earlier}; not followed")
+            continue  # another name for a folder read already: its files are read once
+        visited[key] = here
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         found.extend(
-            Path(folder) / f for f in files
+            here / f for f in files
             if not f.startswith(".") and Path(f).suffix.lower() in _READERS
         )
     return sorted(found)
 
 
-def read_corpus(paths: Sequence[Path | str]) -> ReadResult:
-    """Read files and directories (recursively, sorted) into one deduplicated result."""
-    col = _Collector()
+def read_corpus(
+    paths: Sequence[Path | str], *, max_file_bytes: int = DEFAULT_MAX_INPUT_FILE_BYTES
+) -> ReadResult:
+    """Read files and directories (recursively, sorted) into one deduplicated result.
+
+    Only regular files of at most ``max_file_bytes`` are read; FIFOs, devices, sockets,
+    dangling symlinks, loops and bigger files are each reported as a problem.
+    """
+    col = _Collector(max_file_bytes)
     seen: set[Path] = set()
     for given in paths:
         root = Path(given)

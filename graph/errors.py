@@ -31,3 +31,7 @@ class StoreUnavailableError(StoreError):
 
 class ModelUnavailableError(CitegraphError):
     """The embedding model (or its optional dependency) cannot be loaded."""
+
+
+class WriteLockTimeoutError(StoreError):
+    """Another writer held the data folder's write lock for too long."""

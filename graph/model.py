@@ -6,37 +6,20 @@ them at their edges; nothing here knows about GraphQL or a database driver.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from graph.schema import UNDIRECTED, NodeKind, RelType
 
-class NodeKind(StrEnum):
-    """Node labels. The values are the Neo4j labels, so they come from here only."""
-
-    PAPER = "Paper"
-    CONCEPT = "Concept"
-    DATASET = "Dataset"
-
-
-class RelType(StrEnum):
-    """Relationship types. The values are the Neo4j relationship types."""
-
-    SIMILAR_TO = "SIMILAR_TO"  # Paper -> Paper, {score, rank}
-    SHARES_TERM = "SHARES_TERM"  # Paper -- Paper, {terms, weight}; stored source < target
-    MENTIONS = "MENTIONS"  # Paper -> Concept, {weight, evidence}
-    USES = "USES"  # Paper -> Dataset, {weight, evidence}
-    INTRODUCES = "INTRODUCES"  # Paper -> Dataset, {weight, evidence}
-    RELATED_TO = "RELATED_TO"  # Concept -- Concept, {weight, count}; stored source < target
-    CITES = "CITES"  # Paper -> Paper
-
-
-#: Relationship types whose direction carries no meaning; stored with source < target.
-UNDIRECTED: frozenset[RelType] = frozenset({RelType.SHARES_TERM, RelType.RELATED_TO})
+# The kinds and types live in the registry (graph.schema); re-exported here because
+# every domain type refers to them.
+__all__ = ["UNDIRECTED", "NodeKind", "RelType"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +120,37 @@ def concept_id(canonical: str) -> str:
 
 def dataset_id(canonical: str) -> str:
     return f"dataset:{slug(canonical)}"
+
+
+#: Id prefixes of the kinds whose ids citegraph makes itself (see concept_id, dataset_id).
+RESERVED_ID_PREFIXES: tuple[str, ...] = ("concept:", "dataset:")
+
+
+def is_global_id(value: str) -> bool:
+    """Whether ``value`` reads as a global (Relay) id: base64 of ``"<Kind>:<raw id>"``.
+
+    The same test as the API's id decoder, so that a paper id that passes here is
+    never mistaken for a global id there.
+    """
+    if not value or len(value) % 4 or ":" in value or not value.isascii():
+        return False
+    try:
+        text = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    kind, sep, raw = text.partition(":")
+    return bool(sep and raw) and kind in {k.value for k in NodeKind}
+
+
+def reserved_paper_id(value: str) -> str | None:
+    """Why ``value`` cannot be a paper id (another kind's namespace, a global id), or None."""
+    lowered = value.casefold()
+    for prefix in RESERVED_ID_PREFIXES:
+        if lowered.startswith(prefix):
+            return f"ids starting with {prefix!r} are reserved for {prefix[:-1]} nodes"
+    if is_global_id(value):
+        return "looks like a global id (base64 of 'Kind:id'), which lookups would decode"
+    return None
 
 
 def node_to_props(node: GraphNode) -> dict[str, Any]:

@@ -12,6 +12,9 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+#: Bigger input files are refused unread (a symlink to a huge or endless file included).
+DEFAULT_MAX_INPUT_FILE_BYTES = 256 * 1024 * 1024
+
 
 class Settings(BaseSettings):
     """Every knob citegraph has. Environment variables win over defaults."""
@@ -22,6 +25,11 @@ class Settings(BaseSettings):
     store: Literal["embedded", "neo4j"] = "embedded"
     data_dir: Path = Path(".citegraph")
     seeds_dir: Path = Path("seeds")
+    # how long a writer waits for another process's write to finish before giving up
+    write_lock_timeout_s: float = 600.0
+
+    # ---- input
+    max_input_file_bytes: int = Field(default=DEFAULT_MAX_INPUT_FILE_BYTES, gt=0)
 
     neo4j_uri: str = Field(
         "bolt://localhost:7687", validation_alias=AliasChoices("NEO4J_URI", "CITEGRAPH_NEO4J_URI")
@@ -59,6 +67,8 @@ class Settings(BaseSettings):
     # ---- API
     host: str = "127.0.0.1"
     port: int = 8000
+    # server processes (`citegraph serve --workers`); each holds the model and the graph
+    workers: int = Field(1, ge=1, le=32)
     api_key: SecretStr | None = None
     cors_origins: list[str] = []
     max_depth: int = 3
@@ -73,7 +83,13 @@ class Settings(BaseSettings):
     request_timeout_s: float = 10.0
 
     @property
-    def graph_file(self) -> Path:
+    def graph_db(self) -> Path:
+        """The embedded store's database (SQLite, WAL; docs/format.md)."""
+        return self.data_dir / "graph.db"
+
+    @property
+    def legacy_graph_file(self) -> Path:
+        """The old single-file graph (a ZIP), migrated into ``graph_db`` on first open."""
         return self.data_dir / "graph.citegraph"
 
     @property

@@ -95,7 +95,7 @@ StoreFactory = Callable[[str], GraphStore]
 
 @pytest.fixture
 def make_store(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
-    """``make_store("embedded" | "neo4j")``: an empty store of that kind.
+    """``make_store("embedded" | "memory" | "neo4j")``: an empty store of that kind.
 
     The Bolt server is only started when a test asks for a "neo4j" store.
     """
@@ -104,6 +104,11 @@ def make_store(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
     def make(kind: str) -> GraphStore:
         store: GraphStore
         if kind == "embedded":
+            from graph.store.embedded import EmbeddedStore
+
+            folder = request.getfixturevalue("tmp_path_factory").mktemp("embedded")
+            store = EmbeddedStore(folder / "graph.db")
+        elif kind == "memory":
             from graph.store.memory import NetworkxStore
 
             store = NetworkxStore()

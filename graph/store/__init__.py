@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def open_store(settings: Settings) -> GraphStore:
-    """The store the settings name: the embedded file (default) or Neo4j over Bolt.
+    """The store the settings name: the embedded database (default) or Neo4j over Bolt.
 
     Raises StoreUnavailableError when a server store cannot be reached.
     """
@@ -24,9 +24,13 @@ def open_store(settings: Settings) -> GraphStore:
         except BaseException:
             driver.close()
             raise
-    from graph.store.memory import NetworkxStore
+    from graph.store.embedded import EmbeddedStore
 
-    return NetworkxStore(settings.graph_file)
+    return EmbeddedStore(
+        settings.graph_db,
+        legacy_file=settings.legacy_graph_file,
+        lock_timeout_s=settings.write_lock_timeout_s,
+    )
 
 
 __all__ = ["GraphStore", "open_store"]

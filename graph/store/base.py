@@ -30,8 +30,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from graph.errors import InvalidArgumentError
 from graph.model import (
     Edge,
     GraphChange,
@@ -50,9 +53,10 @@ from graph.model import (
 class GraphStore(Protocol):
     """Storage and traversal of the citegraph graph.
 
-    Implementations: :class:`graph.store.memory.NetworkxStore` (embedded, the default)
-    and :class:`graph.store.neo4j.Neo4jStore` (Bolt). One contract suite in
-    ``tests/contract`` runs against both.
+    Implementations: :class:`graph.store.embedded.EmbeddedStore` (a SQLite database,
+    the default), :class:`graph.store.memory.NetworkxStore` (memory only, the engine
+    the embedded store reads through) and :class:`graph.store.neo4j.Neo4jStore`
+    (Bolt). One contract suite in ``tests/contract`` runs against all of them.
     """
 
     # ---- lifecycle
@@ -62,7 +66,26 @@ class GraphStore(Protocol):
     def close(self) -> None:
         """Release connections / flush. Safe to call twice."""
 
+    def version(self) -> str | None:
+        """A token that changes whenever the graph changes, from any process.
+
+        Keys caches of derived results (PageRank); None when the store cannot tell
+        cheaply (then only this process's own writes invalidate them).
+        """
+
     # ---- writes
+    def writer(
+        self, on_wait: Callable[[str], None] | None = None
+    ) -> AbstractContextManager[None]:
+        """Hold the store's write lock, then bring reads up to date with the store.
+
+        Writers serialise on it from reading the graph to applying the change they
+        computed from it, so no two writers compute from the same old graph (a lost
+        update). The embedded store locks its data folder across processes; a server
+        store serialises its transactions itself. ``on_wait`` is told, once, when the
+        lock is held by someone else.
+        """
+
     def apply(self, change: GraphChange) -> None:
         """Apply a diff atomically: after an error nothing of it is visible.
 
@@ -254,6 +277,39 @@ def best_shortest_path(
     return best[target][2]
 
 
+def hop_distance(
+    source: str, target: str, neighbors: Callable[[str], Iterable[str]], max_hops: int
+) -> int | None:
+    """Fewest hops from ``source`` to ``target`` (at most ``max_hops``), or None.
+
+    Breadth-first from both ends at once, always growing the smaller frontier, so the
+    search touches about the square root of what a one-sided search would.
+    """
+    if source == target:
+        return 0
+    dist = ({source: 0}, {target: 0})
+    frontier = ([source], [target])
+    depth = [0, 0]
+    while frontier[0] and frontier[1] and depth[0] + depth[1] < max_hops:
+        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
+        mine, other = dist[side], dist[1 - side]
+        depth[side] += 1
+        nxt: list[str] = []
+        best: int | None = None
+        for u in frontier[side]:
+            for v in neighbors(u):
+                if v in other:
+                    total = depth[side] + other[v]
+                    best = total if best is None else min(best, total)
+                if v not in mine:
+                    mine[v] = depth[side]
+                    nxt.append(v)
+        if best is not None:
+            return best if best <= max_hops else None
+        frontier = (nxt, frontier[1]) if side == 0 else (frontier[0], nxt)
+    return None
+
+
 _WORD = re.compile(r"[\w][\w\-]*", re.UNICODE)
 
 
@@ -267,32 +323,46 @@ def query_terms(query: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(query[:MAX_QUERY_CHARS])]
 
 
-def keyword_score(query: str, node: GraphNode) -> float:
+@dataclass(frozen=True, slots=True)
+class SearchText:
+    """A node's text as keyword scoring reads it (case-folded once, reusable)."""
+
+    names: tuple[str, ...]  # label/name, then aliases
+    title: str
+    body: str
+    name_text: str  # names and title joined, for word tests
+
+    @classmethod
+    def of(cls, node: GraphNode) -> SearchText:
+        names = (node.label.casefold(), *(a.casefold() for a in getattr(node, "aliases", ())))
+        title = (getattr(node, "title", None) or "").casefold()
+        body = (getattr(node, "abstract", None) or "").casefold()
+        return cls(names, title, body, " ".join(names) + " " + title)
+
+
+def keyword_score(query: str, node: GraphNode | SearchText) -> float:
     """Score a node for a keyword query, the same way in every store.
 
     The whole query in the label/name/alias scores 3 (exact equality 5); each query
     word in the label/aliases scores 1, in title/abstract 0.25. Zero means no hit.
+    A store that scores many nodes passes their :class:`SearchText`, made once.
     """
     q = query[:MAX_QUERY_CHARS].strip().casefold()
     if not q:
         return 0.0
-    names = [node.label.casefold()]
-    names += [a.casefold() for a in getattr(node, "aliases", ())]
-    title = (getattr(node, "title", None) or "").casefold()
-    body = (getattr(node, "abstract", None) or "").casefold()
+    text = node if isinstance(node, SearchText) else SearchText.of(node)
     score = 0.0
-    if any(n == q for n in names):
+    if any(n == q for n in text.names):
         score += 5.0
-    elif any(q in n for n in names) or q in title:
+    elif any(q in n for n in text.names) or q in text.title:
         score += 3.0
     terms = query_terms(q)
-    name_text = " ".join(names) + " " + title
     for t in terms:
-        if t in name_text:
+        if t in text.name_text:
             score += 1.0
-        elif t in body:
+        elif t in text.body:
             score += 0.25
-    if score and terms and not all(t in name_text or t in body for t in terms):
+    if score and terms and not all(t in text.name_text or t in text.body for t in terms):
         # every word must occur somewhere; partial matches rank but only above zero
         score *= 0.5
     return score
@@ -307,12 +377,51 @@ def name_variants(name: str) -> list[str]:
     return out
 
 
+#: the most hops a path query walks, on every store (a bound on the work one query does)
+MAX_HOPS = 20
+
+
+def check_count(argument: str, value: int) -> int:
+    """``value`` as a count (an int >= 0); InvalidArgumentError naming ``argument``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError(argument, "must be an integer")
+    if value < 0:
+        raise InvalidArgumentError(argument, "must be >= 0")
+    return value
+
+
+def check_hops(value: int) -> int:
+    """``max_hops`` between 1 and :data:`MAX_HOPS`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError("max_hops", "must be an integer")
+    if not 1 <= value <= MAX_HOPS:
+        raise InvalidArgumentError("max_hops", f"must be between 1 and {MAX_HOPS}")
+    return value
+
+
 def kinds_filter(kinds: Iterable[NodeKind | str] | None) -> frozenset[NodeKind] | None:
-    return None if kinds is None else frozenset(NodeKind(k) for k in kinds)
+    """Node kinds as a set (None: every kind); InvalidArgumentError for an unknown one."""
+    if kinds is None:
+        return None
+    try:
+        return frozenset(NodeKind(k) for k in kinds)
+    except ValueError:
+        raise InvalidArgumentError(
+            "kinds", f"unknown node kind; choose from {', '.join(k.value for k in NodeKind)}"
+        ) from None
 
 
 def types_filter(types: Iterable[RelType | str] | None) -> frozenset[RelType] | None:
-    return None if types is None else frozenset(RelType(t) for t in types)
+    """Relationship types as a set (None: every type); InvalidArgumentError if unknown."""
+    if types is None:
+        return None
+    try:
+        return frozenset(RelType(t) for t in types)
+    except ValueError:
+        raise InvalidArgumentError(
+            "rel_types",
+            f"unknown relationship type; choose from {', '.join(t.value for t in RelType)}",
+        ) from None
 
 
 def edge_sort_key(edge: Edge) -> tuple[str, str, str]:

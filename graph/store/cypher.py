@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from graph.errors import InvalidArgumentError
 from graph.model import NodeKind, RelType
+from graph.schema import endpoints
 
 #: Upper bound for any variable-length pattern; keeps a bad argument from a runaway query.
 MAX_PATTERN_HOPS = 20
@@ -30,15 +31,7 @@ _PAPER = NodeKind.PAPER.value
 META_ID = "meta"
 
 #: Endpoint labels of each relationship type (source label, target label).
-ENDPOINTS: dict[RelType, tuple[NodeKind, NodeKind]] = {
-    RelType.SIMILAR_TO: (NodeKind.PAPER, NodeKind.PAPER),
-    RelType.SHARES_TERM: (NodeKind.PAPER, NodeKind.PAPER),
-    RelType.MENTIONS: (NodeKind.PAPER, NodeKind.CONCEPT),
-    RelType.USES: (NodeKind.PAPER, NodeKind.DATASET),
-    RelType.INTRODUCES: (NodeKind.PAPER, NodeKind.DATASET),
-    RelType.RELATED_TO: (NodeKind.CONCEPT, NodeKind.CONCEPT),
-    RelType.CITES: (NodeKind.PAPER, NodeKind.PAPER),
-}
+ENDPOINTS: dict[RelType, tuple[NodeKind, NodeKind]] = {t: endpoints(t) for t in RelType}
 
 
 def label(kind: NodeKind) -> str:

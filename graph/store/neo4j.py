@@ -23,13 +23,15 @@ in the edge's ``json_keys``, and decoded on read, so attrs round-trip exactly.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
 import math
 import re
+import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import neo4j
@@ -293,6 +295,7 @@ class Neo4jStore:
         #: the vector index was seen ONLINE (forgotten when the server goes away)
         self._vector_online = False
         self._owns_driver = owns_driver
+        self._write_lock = threading.RLock()
         if setup_schema:
             self.ensure_schema()
 
@@ -449,6 +452,20 @@ class Neo4jStore:
                 session.run(cypher.PING).consume()
         except (nex.Neo4jError, nex.DriverError, OSError) as exc:
             raise StoreUnavailableError(f"Neo4j is unreachable: {_one_line(exc)}") from exc
+
+    def version(self) -> str | None:
+        """Unknown: other processes may write the server at any time."""
+        return None
+
+    @contextlib.contextmanager
+    def writer(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        """Writers of this process one at a time; the server isolates transactions.
+
+        Two processes writing one Neo4j database are not serialised here (each
+        change is one transaction, but computed from what that process read).
+        """
+        with self._write_lock:
+            yield
 
     def close(self) -> None:
         """Close the driver if this store owns it (``owns_driver=True``); safe twice."""

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from graph.settings import Settings
+from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
 from tests.support.seeds import build_seed_graph, seed_settings
 
@@ -27,7 +28,7 @@ def seed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def seed_store(seed_dir: Path) -> NetworkxStore:
     """The seed graph, read-only for tests (mutation tests use their own copy)."""
-    return NetworkxStore(seed_settings(seed_dir).graph_file)
+    return EmbeddedStore(seed_settings(seed_dir).graph_db)  # type: ignore[return-value]
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from graph.model import NodeKind
-from graph.store.memory import NetworkxStore
+from graph.store.embedded import EmbeddedStore
 from tests.api.conftest import GQL
 from tests.support.seeds import seed_settings
 
@@ -32,7 +32,7 @@ def test_mutations_disabled_without_a_key(gql: GQL) -> None:
 
 def test_add_then_remove(writable_dir: Path) -> None:
     settings = seed_settings(writable_dir, api_key="s3cret", request_timeout_s=120.0)
-    store = NetworkxStore(settings.graph_file)
+    store = EmbeddedStore(settings.graph_db)
     before = store.stats()
     app = create_app(settings, opener=lambda _s: store)
     with TestClient(app) as c:
@@ -57,5 +57,5 @@ def test_add_then_remove(writable_dir: Path) -> None:
         assert removed == {"removed": ["p-new-1"], "added": []}
         assert gql.raw('{ paper(id: "p-new-1") { key } }')["data"]["paper"] is None
     assert store.stats() == before
-    assert NetworkxStore(settings.graph_file).stats().nodes[NodeKind.PAPER.value] == \
+    assert EmbeddedStore(settings.graph_db).stats().nodes[NodeKind.PAPER.value] == \
         before.nodes[NodeKind.PAPER.value]

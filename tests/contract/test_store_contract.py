@@ -33,6 +33,7 @@ from tests.contract import fixtures as fx
 
 KINDS = [
     pytest.param("embedded", id="embedded"),
+    pytest.param("memory", id="memory"),
     pytest.param("neo4j", id="neo4j", marks=pytest.mark.bolt),
 ]
 
@@ -357,11 +358,12 @@ def _answers(s: GraphStore) -> dict[str, Any]:
 def test_stores_agree(make_store: Any) -> None:
     """Same graph, same answers: every query above on both stores, compared."""
     answers = []
-    for kind in ("embedded", "neo4j"):
+    for kind in ("embedded", "memory", "neo4j"):
         s = make_store(kind)
         s.apply(fx.full_change())
         answers.append(_answers(s))
-    emb, bolt = answers
+    emb, mem, bolt = answers
+    assert emb == mem
     diff = {k: (emb[k], bolt[k]) for k in emb if emb[k] != bolt[k]}
     assert not diff, f"{len(diff)} answers differ, e.g. {next(iter(diff.items()))}"
 

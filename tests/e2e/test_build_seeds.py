@@ -13,6 +13,7 @@ import pytest
 from graph.build import Pipeline, graphs_equal
 from graph.corpus import read_corpus
 from graph.model import Concept, Dataset, NodeKind, Paper, RelType
+from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
 from tests.support.seeds import EMBED_CACHE, SEEDS, build_seed_graph, seed_settings
 
@@ -94,7 +95,7 @@ def test_papers_without_titles_get_readable_labels(seed_graph: NetworkxStore) ->
 
 
 def test_rebuild_is_identical_and_embeds_nothing(tmp_path: Path) -> None:
-    store = NetworkxStore(seed_settings(tmp_path).graph_file)
+    store = EmbeddedStore(seed_settings(tmp_path).graph_db)
     pipeline = _pipeline(tmp_path)
     first = pipeline.run(store, add_paths=[SEEDS], replace=True)
     snap1 = store.snapshot()

@@ -18,6 +18,7 @@ from api.app import create_app
 from api.context import Context
 from bench.load import Server
 from graph.settings import Settings
+from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
 from tests.hardening.conftest import ALLOWED_ORIGIN, API_KEY, assert_no_leak, gql
 
@@ -80,7 +81,7 @@ def test_key_compare_is_constant_time() -> None:
 
 @pytest.fixture(scope="module")
 def seed_store(hard_seed_dir: Path) -> NetworkxStore:
-    return NetworkxStore(hard_seed_dir / "graph.citegraph")
+    return EmbeddedStore(hard_seed_dir / "graph.db")  # type: ignore[return-value]
 
 
 @pytest.fixture

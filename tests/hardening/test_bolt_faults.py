@@ -30,7 +30,7 @@ from graph.errors import StoreError, StoreUnavailableError
 from graph.model import Concept, Edge, GraphChange, GraphData, RelType
 from graph.settings import Settings
 from graph.store import open_store
-from graph.store.memory import NetworkxStore
+from graph.store.embedded import EmbeddedStore
 from graph.store.neo4j import Neo4jStore, open_driver, store_from_settings
 from tests.hardening.conftest import assert_no_leak
 from tests.support.neo4j import Neo4jServer
@@ -80,7 +80,7 @@ def server(hard_seed_dir: Path) -> Iterator[Server]:
         settings = server.settings(hard_seed_dir)
         store = open_store(settings)
         try:
-            seed = NetworkxStore(hard_seed_dir / "graph.citegraph").snapshot()
+            seed = EmbeddedStore(hard_seed_dir / "graph.db").snapshot()
             store.clear()
             store.apply(diff(GraphData(), seed))
         finally:
@@ -305,10 +305,14 @@ def test_vector_search_right_after_a_restart_matches_embedded(
 ) -> None:
     """Killed and restarted over existing data, Neo4j rebuilds the vector index in the
     background; a search through the index at once gives the embedded store's answers."""
-    embedded = NetworkxStore(hard_seed_dir / "graph.citegraph")
-    snap = embedded.snapshot()
-    queries = [snap.embeddings[i].tolist() for i in range(0, len(snap.embedding_ids), 9)]
-    want = [[(h.node.id, h.score) for h in embedded.vector_search(q, limit=5)] for q in queries]
+    embedded = EmbeddedStore(hard_seed_dir / "graph.db")
+    try:
+        snap = embedded.snapshot()
+        queries = [snap.embeddings[i].tolist() for i in range(0, len(snap.embedding_ids), 9)]
+        want = [[(h.node.id, h.score) for h in embedded.vector_search(q, limit=5)]
+                for q in queries]
+    finally:
+        embedded.close()
     server.kill()
     server.restart()
     settings = server.settings(hard_seed_dir)

@@ -2,15 +2,15 @@
 
 A real ``python -m citegraph --data-dir D ...`` process is killed with SIGKILL
 
-* at exact points of the save path (``_killpoint.py``: before apply, half-way through
-  the temp archive, before fsync, before the rename, just after the rename), and
-* at moments it does not choose: as soon as the temporary graph file shows up in D,
-  and after fixed delays spread over the run.
+* at exact points of the write path (``_killpoint.py``: before apply, with every row
+  written but COMMIT not sent, just after COMMIT), and
+* at moments it does not choose: as soon as the database's write-ahead log starts to
+  grow, and after fixed delays spread over the run.
 
-Afterwards the graph file in D must load and equal, exactly, either the graph before
-the command or the graph the command produces when left alone (before for every kill
-ahead of the rename); and the same command run again must finish with the same result
-(no stale temp file, cache or half-written state gets in its way).
+Afterwards the graph database in D must load and equal, exactly, either the graph
+before the command or the graph the command produces when left alone (before for
+every kill ahead of COMMIT); and the same command run again must finish with the same
+result (no stale lock, cache or half-written state gets in its way).
 
 The corpus is small (38 seed abstracts, then 10 more as JSONL) and the embedding
 cache is pre-warmed from the session cache, so no run loads the model.
@@ -39,7 +39,7 @@ from graph.build import graphs_equal
 from graph.corpus import read_text
 from graph.errors import StoreError
 from graph.model import Edge, GraphChange, GraphData, RelType
-from graph.store.memory import NetworkxStore
+from graph.store.embedded import EmbeddedStore
 from tests.hardening._hyp import fuzz_settings
 from tests.support.seeds import EMBED_CACHE, ROOT, SEEDS
 
@@ -47,7 +47,7 @@ pytestmark = pytest.mark.slow
 
 KILLPOINT = Path(__file__).with_name("_killpoint.py")
 BASE = sorted(SEEDS.glob("*.txt"))[:2]
-GRAPH = "graph.citegraph"
+GRAPH = "graph.db"
 RUN_TIMEOUT = 120
 
 
@@ -100,8 +100,12 @@ def run_cli(
 
 
 def load(data_dir: Path) -> GraphData:
-    """The graph file in DATA_DIR, loaded the way every command loads it."""
-    return NetworkxStore(data_dir / GRAPH).snapshot()
+    """The graph database in DATA_DIR, loaded the way every command loads it."""
+    store = EmbeddedStore(data_dir / GRAPH)
+    try:
+        return store.snapshot()
+    finally:
+        store.close()
 
 
 def same(a: GraphData, b: GraphData) -> list[str]:
@@ -154,8 +158,9 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scene]:
     yield scene
 
 
-def _temp_files(data_dir: Path) -> list[str]:
-    return sorted(p.name for p in data_dir.glob(f".{GRAPH}.*.tmp"))
+def _wal_size(data_dir: Path) -> int:
+    wal = data_dir / f"{GRAPH}-wal"
+    return wal.stat().st_size if wal.exists() else 0
 
 
 # ------------------------------------------------------------------ exact kill points
@@ -165,14 +170,14 @@ def _temp_files(data_dir: Path) -> list[str]:
     ("command", "point", "outcome"),
     [
         ("add", "apply", "before"),
-        ("build", "zip", "before"),
-        ("add", "zip", "before"),
-        ("build", "fsync", "before"),
-        ("add", "rename", "before"),
-        ("build", "renamed", "after"),
+        ("build", "apply", "before"),
+        ("add", "write", "before"),
+        ("build", "write", "before"),
+        ("add", "commit", "after"),
+        ("build", "commit", "after"),
     ],
 )
-def test_sigkill_at_each_save_step_keeps_a_whole_graph(
+def test_sigkill_at_each_write_step_keeps_a_whole_graph(
     scene: Scene, tmp_path: Path, command: str, point: str, outcome: str
 ) -> None:
     data = scene.fresh(tmp_path / "d")
@@ -190,14 +195,15 @@ def test_sigkill_at_each_save_step_keeps_a_whole_graph(
 
 
 def _kill_when(proc: subprocess.Popen[bytes], data_dir: Path, delay: float | None) -> str:
-    """SIGKILL ``proc`` after ``delay`` s, or (None) when a temp graph file appears."""
+    """SIGKILL ``proc`` after ``delay`` s, or (None) when the write-ahead log grows."""
     deadline = time.monotonic() + RUN_TIMEOUT
     start = time.monotonic()
+    wal = _wal_size(data_dir)
     while proc.poll() is None and time.monotonic() < deadline:
         if delay is None:
-            if _temp_files(data_dir):
+            if _wal_size(data_dir) != wal:
                 proc.send_signal(signal.SIGKILL)
-                return "temp file seen"
+                return "write-ahead log growing"
             time.sleep(0.0005)
         elif time.monotonic() - start >= delay:
             proc.send_signal(signal.SIGKILL)
@@ -224,14 +230,14 @@ def test_sigkill_from_outside_keeps_a_whole_graph(
     when = _kill_when(proc, data, delay)
     proc.communicate(timeout=RUN_TIMEOUT)
     graph = load(data)
-    # killed any time: the file is the old graph or the new one, never a mix
+    # killed any time: the database holds the old graph or the new one, never a mix
     as_before, as_after = same(graph, scene.before), same(graph, scene.expected(command))
     assert not as_before or not as_after, f"killed {when}: {as_before[:3]} / {as_after[:3]}"
     if proc.returncode == 0:
         assert not as_after
     print(
         f"{command}: killed {when}, rc={proc.returncode}, "
-        f"graph={'before' if not as_before else 'after'}, temp files={_temp_files(data)}"
+        f"graph={'before' if not as_before else 'after'}, wal={_wal_size(data)} bytes"
     )
 
 
@@ -239,8 +245,8 @@ def test_sigkill_from_outside_keeps_a_whole_graph(
 
 
 @pytest.fixture(scope="module")
-def base_store(scene: Scene) -> NetworkxStore:
-    return NetworkxStore(scene.template / GRAPH)
+def base_store(scene: Scene, tmp_path_factory: pytest.TempPathFactory) -> EmbeddedStore:
+    return EmbeddedStore(scene.fresh(tmp_path_factory.mktemp("failed-apply") / "d") / GRAPH)
 
 
 def _bad_edge(where: int) -> Edge:
@@ -250,7 +256,7 @@ def _bad_edge(where: int) -> Edge:
 @fuzz_settings(40)
 @given(data=st.data())
 def test_failed_apply_leaves_the_graph_unchanged(
-    base_store: NetworkxStore, data: st.DataObject
+    base_store: EmbeddedStore, data: st.DataObject
 ) -> None:
     """A diff that fails part-way (edge to an unknown node, bad embeddings) changes nothing."""
     before = base_store.snapshot()
@@ -284,4 +290,5 @@ def test_failed_apply_leaves_the_graph_unchanged(
     after = base_store.snapshot()
     assert same(after, before) == []
     assert base_store.embedding_model() == before.embedding_model
-    assert base_store.stats() == NetworkxStore(base_store.path).stats()
+    # memory and disk agree: a second process reading the database sees the same graph
+    assert same(load(base_store.path.parent), before) == []

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from graph.corpus import (
     MAX_ABSTRACT_CHARS,
     ReadResult,
+    read_bibtex,
     read_corpus,
     read_jsonl,
     read_table,
@@ -45,6 +46,7 @@ READERS: dict[str, Callable[[Path], ReadResult]] = {
     ".json": read_jsonl,
     ".csv": read_table,
     ".tsv": read_table,
+    ".bib": read_bibtex,
 }
 COLUMNS = ["id", "title", "abstract", "year", "authors", "keywords", "venue"]
 

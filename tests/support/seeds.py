@@ -7,7 +7,7 @@ from pathlib import Path
 
 from graph.build import BuildReport, Pipeline
 from graph.settings import Settings
-from graph.store.memory import NetworkxStore
+from graph.store.embedded import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "seeds"
@@ -20,10 +20,10 @@ def seed_settings(data_dir: Path, **overrides: object) -> Settings:
     return Settings(data_dir=data_dir, seeds_dir=SEEDS, **overrides)  # type: ignore[arg-type]
 
 
-def build_seed_graph(data_dir: Path) -> tuple[NetworkxStore, BuildReport]:
-    """Build seeds/ into ``data_dir/graph.citegraph`` and return the loaded store."""
+def build_seed_graph(data_dir: Path) -> tuple[EmbeddedStore, BuildReport]:
+    """Build seeds/ into the embedded database in ``data_dir`` and return the store."""
     settings = seed_settings(data_dir)
-    store = NetworkxStore(settings.graph_file)
+    store = EmbeddedStore(settings.graph_db)
     pipeline = Pipeline(settings, cache_dir=EMBED_CACHE)
     try:
         report = pipeline.run(store, add_paths=[SEEDS], replace=True)

@@ -496,7 +496,8 @@ def test_unreadable_paths(tmp_path: Path) -> None:
     result = read_corpus([good, unknown, missing])
     assert len(result.papers) == 1
     assert reasons(result) == [
-        f"{unknown}: unknown file type '.md' (expected .txt, .jsonl, .json, .csv, .tsv); skipped",
+        f"{unknown}: unknown file type '.md' "
+        "(expected .txt, .jsonl, .json, .csv, .tsv, .bib); skipped",
         f"{missing}: no such file or directory",
     ]
     assert reasons(read_text(folder)) == [f"{folder}: is a directory, not a file"]

@@ -1,0 +1,332 @@
+"""The use cases the CLI and the API both call, written once.
+
+A :class:`GraphService` wraps one store (and, when a use case needs it, the embedding
+model) and answers in domain types: find a node the way a person names it, search in
+keyword / semantic / hybrid mode, related papers for a paper or a free text, the
+parts of an export, central concepts, and the writes (build, add, remove). The CLI
+and the GraphQL resolvers only parse their input, call one of these and format the
+answer, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from graph import lookup
+from graph.errors import InvalidArgumentError, NotFoundError
+from graph.model import (
+    Edge,
+    GraphNode,
+    GraphPath,
+    NodeKind,
+    Paper,
+    RelatedPaper,
+    RelType,
+    SearchHit,
+    Subgraph,
+)
+from graph.settings import Settings
+from graph.store.base import GraphStore
+
+if TYPE_CHECKING:
+    from graph.build import BuildReport, Pipeline, Progress
+    from graph.embed import SentenceTransformerEmbedder
+
+RRF_K = 60  # reciprocal-rank fusion constant for HYBRID search
+CENTRAL_TOP = 10
+
+
+class SearchMode(StrEnum):
+    KEYWORD = "KEYWORD"
+    SEMANTIC = "SEMANTIC"
+    HYBRID = "HYBRID"
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredNode:
+    """A search result: the score of its mode, and the score of each channel it came from."""
+
+    node: GraphNode
+    score: float
+    keyword_score: float | None
+    similarity: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class CentralConcept:
+    concept: GraphNode
+    degree: int
+    pagerank: float
+
+
+class Embedding:
+    """The embedding model, created once and shared (its weights load on first use)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._embedder: SentenceTransformerEmbedder | None = None
+        self._lock = threading.Lock()
+
+    def embedder(self) -> SentenceTransformerEmbedder:
+        with self._lock:
+            if self._embedder is None:
+                from graph.embed import SentenceTransformerEmbedder
+
+                s = self._settings
+                self._embedder = SentenceTransformerEmbedder(
+                    s.model, dtype=s.embed_dtype, batch_size=s.embed_batch_size,
+                    long_text=s.long_text,
+                )
+            return self._embedder
+
+    def vector(self, text: str) -> list[float]:
+        """One text as a unit vector."""
+        return [float(x) for x in self.embedder().encode([text])[0]]
+
+
+class GraphService:
+    """The use cases over one store. Cheap to make; holds no state of its own."""
+
+    def __init__(self, settings: Settings, store: GraphStore, embedding: Embedding) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedding = embedding
+
+    # ------------------------------------------------------------------ names
+    def find(self, ref: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
+        """A node by id, name, label, title or alias; a paper also by its short name."""
+        return lookup.find(self.store, ref, kinds)
+
+    def node(
+        self, ref: str, kinds: Collection[NodeKind] | None = None, argument: str = "id"
+    ) -> GraphNode:
+        """:meth:`find`, or NotFoundError naming ``argument``."""
+        if not ref.strip():
+            raise InvalidArgumentError(argument, "must not be empty")
+        node = self.find(ref, kinds)
+        if node is None:
+            what = "/".join(k.value.lower() for k in kinds) if kinds else "node"
+            raise NotFoundError(f"{argument}: no {what} with id, name or alias {ref!r}")
+        return node
+
+    # ------------------------------------------------------------------ graph queries
+    def neighborhood(
+        self,
+        ref: str,
+        depth: int = 1,
+        rel_types: Collection[RelType] | None = None,
+        node_kinds: Collection[NodeKind] | None = None,
+        limit: int = 100,
+    ) -> tuple[GraphNode, Subgraph]:
+        start = self.node(ref)
+        return start, self.store.neighborhood(
+            [start.id], depth=depth, rel_types=rel_types, node_kinds=node_kinds, limit=limit
+        )
+
+    def paths(
+        self,
+        source: str,
+        target: str,
+        k: int = 1,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 4,
+    ) -> list[GraphPath]:
+        """The shortest path (k = 1) or up to ``k`` simple paths, shortest and strongest first."""
+        a, b = self.node(source, argument="from"), self.node(target, argument="to")
+        if k == 1:
+            found = self.store.shortest_path(a.id, b.id, rel_types, max_hops)
+            return [found] if found is not None else []
+        return self.store.k_paths(a.id, b.id, k, rel_types, max_hops)
+
+    # ------------------------------------------------------------------ search
+    def search(
+        self,
+        query: str,
+        mode: SearchMode = SearchMode.KEYWORD,
+        kinds: Collection[NodeKind] | None = None,
+        first: int = 10,
+    ) -> list[ScoredNode]:
+        """Keyword, semantic (papers only) or hybrid (reciprocal-rank fusion) search."""
+        if not query.strip():
+            raise InvalidArgumentError("query", "must not be empty")
+        wanted = list(kinds) if kinds else None
+        papers_ok = wanted is None or NodeKind.PAPER in wanted
+        if mode is SearchMode.SEMANTIC and not papers_ok:
+            raise InvalidArgumentError("kinds", "SEMANTIC search finds papers only")
+        pool = first if mode is not SearchMode.HYBRID else first * 5
+        keyword: list[SearchHit] = []
+        semantic: list[SearchHit] = []
+        if mode is not SearchMode.SEMANTIC:
+            keyword = self.store.keyword_search(query, wanted, pool)
+        if mode is not SearchMode.KEYWORD and papers_ok:
+            semantic = self.store.vector_search(self.embedding.vector(query), pool)
+        if mode is SearchMode.KEYWORD:
+            return [ScoredNode(h.node, h.score, h.score, None) for h in keyword]
+        if mode is SearchMode.SEMANTIC:
+            return [ScoredNode(h.node, h.score, None, h.score) for h in semantic]
+        return fuse(keyword, semantic, first)
+
+    # ------------------------------------------------------------------ related
+    def related(
+        self,
+        paper: str | None = None,
+        text: str | None = None,
+        first: int = 10,
+        exclude: Sequence[str] = (),
+        positive: Sequence[str] = (),
+        negative: Sequence[str] = (),
+    ) -> tuple[Paper | None, list[RelatedPaper]]:
+        """Papers related to a paper (+ positive, - negative) or a text, with reasons."""
+        from graph.related import related
+
+        if not paper and not text and not positive:
+            raise InvalidArgumentError("paper", "give a paper, positive papers or a text")
+        papers = [NodeKind.PAPER]
+        seed = self.node(paper, papers, "paper") if paper else None
+        pos = [self.node(p, papers, "positive").id for p in positive]
+        neg = [self.node(p, papers, "negative").id for p in negative]
+        vector = None
+        terms: list[str] = []
+        if text is not None:
+            if not text.strip():
+                raise InvalidArgumentError("text", "must not be empty")
+            vector = self.embedding.vector(text)
+            terms = self.text_terms(text)
+        found = related(
+            self.store, paper=seed.id if seed else None, vector=vector, text_terms=terms,
+            first=first, exclude=exclude, positive=pos, negative=neg,
+        )
+        return (seed if isinstance(seed, Paper) else None), found
+
+    def text_terms(self, text: str) -> list[str]:
+        """Concept/dataset ids of the graph that a free text mentions."""
+        from graph.extract import extract
+
+        ex = extract(text)
+        ids: list[str] = []
+        surfaces = [c.surface for c in ex.concepts] + [d.name for d in ex.datasets]
+        for surface in surfaces:
+            node = self.store.find_node(surface, [NodeKind.CONCEPT, NodeKind.DATASET])
+            if node is not None and node.id not in ids:
+                ids.append(node.id)
+        return ids
+
+    # ------------------------------------------------------------------ whole graph
+    def central_concepts(self, top: int = CENTRAL_TOP) -> list[CentralConcept]:
+        """Concepts by PageRank over the whole graph taken as undirected."""
+        import networkx as nx
+
+        data = self.store.snapshot()
+        g = nx.Graph()
+        g.add_nodes_from(data.nodes)
+        g.add_edges_from((e.source, e.target) for e in data.edges.values())
+        rank = nx.pagerank(g) if g.number_of_nodes() else {}
+        concepts = [n for n in data.nodes.values() if n.kind is NodeKind.CONCEPT]
+        concepts.sort(key=lambda c: (-round(rank.get(c.id, 0.0), 12), c.id))
+        return [
+            CentralConcept(c, int(g.degree(c.id)), round(float(rank.get(c.id, 0.0)), 6))
+            for c in concepts[:top]
+        ]
+
+    def export_parts(
+        self,
+        around: str | None = None,
+        depth: int = 2,
+        path: str | None = None,
+        ids: str | None = None,
+        limit: int | None = None,
+    ) -> tuple[list[GraphNode], list[Edge]]:
+        """Nodes and edges for an export: everything, a neighborhood, a path or a node set.
+
+        ``around`` and the ends of ``path`` are found the way every other query finds
+        names (:meth:`find`), so ``around=SDE`` exports what ``neighborhood(id: "SDE")``
+        shows.
+        """
+        s = self.settings
+        if sum(x is not None for x in (around, path, ids)) > 1:
+            raise InvalidArgumentError("around", "give one of around, path or ids")
+        cap = s.max_neighborhood_nodes
+        if limit is not None and not 1 <= limit <= cap:
+            raise InvalidArgumentError("limit", f"must be between 1 and {cap}")
+        if ids is not None:
+            wanted = [i.strip() for i in ids.split(",") if i.strip()]
+            if not 1 <= len(wanted) <= cap:
+                raise InvalidArgumentError("ids", f"give between 1 and {cap} node ids")
+            found = self.store.get_nodes(wanted)
+            missing = [i for i in wanted if i not in found]
+            if missing:
+                raise NotFoundError(f"ids: no node with id {missing[0]!r}")
+            keep = set(found)
+            edges = [
+                e for e in self.store.edges_of(sorted(keep))
+                if e.source in keep and e.target in keep
+            ]
+            return [found[i] for i in sorted(keep)], edges
+        if around is not None:
+            if not 1 <= depth <= s.max_depth:
+                raise InvalidArgumentError("depth", f"must be between 1 and {s.max_depth}")
+            start = self.node(around, argument="around")
+            sub = self.store.neighborhood([start.id], depth=depth, limit=limit or cap)
+            return list(sub.nodes), list(sub.edges)
+        if path is not None:
+            ends = [p.strip() for p in path.split(",") if p.strip()]
+            if len(ends) != 2:
+                raise InvalidArgumentError("path", "give two node ids separated by a comma")
+            a, b = self.node(ends[0], argument="path"), self.node(ends[1], argument="path")
+            route = self.store.shortest_path(a.id, b.id, None, s.max_hops)
+            if route is None:
+                raise NotFoundError(f"path: no path within {s.max_hops} hops")
+            return list(route.nodes), list(route.edges)
+        data = self.store.snapshot()
+        return list(data.nodes.values()), list(data.edges.values())
+
+    # ------------------------------------------------------------------ writes
+    def pipeline(self, progress: Progress | None = None) -> Pipeline:
+        """A build pipeline with this service's model (the caller closes it)."""
+        from graph.build import Pipeline
+
+        return Pipeline(self.settings, embedder=self.embedding.embedder(), progress=progress)
+
+    def write(
+        self,
+        *,
+        paths: Sequence[Path | str] = (),
+        papers: Sequence[Paper] = (),
+        remove: Sequence[str] = (),
+        replace: bool = False,
+        progress: Progress | None = None,
+        pipeline: Pipeline | None = None,
+    ) -> BuildReport:
+        """Build (``replace``), add or remove papers; only what changed is written."""
+        own = pipeline is None
+        pipe = pipeline or self.pipeline(progress)
+        try:
+            return pipe.run(
+                self.store, add_paths=paths, add_papers=papers, remove=remove, replace=replace
+            )
+        finally:
+            if own:
+                pipe.close()
+
+
+def fuse(
+    keyword: Sequence[SearchHit], semantic: Sequence[SearchHit], first: int
+) -> list[ScoredNode]:
+    """Reciprocal-rank fusion: each list adds 1 / (RRF_K + rank); ties by id."""
+    score: dict[str, float] = {}
+    nodes: dict[str, GraphNode] = {}
+    kw: dict[str, float] = {}
+    sim: dict[str, float] = {}
+    for hits, into in ((keyword, kw), (semantic, sim)):
+        for rank, h in enumerate(hits, 1):
+            score[h.node.id] = score.get(h.node.id, 0.0) + 1.0 / (RRF_K + rank)
+            nodes[h.node.id] = h.node
+            into[h.node.id] = h.score
+    order = sorted(score, key=lambda i: (-round(score[i], 12), i))[:first]
+    return [ScoredNode(nodes[i], round(score[i], 6), kw.get(i), sim.get(i)) for i in order]
+

@@ -1,0 +1,821 @@
+"""The embedded store: a SQLite database (WAL) that changes in place, read through memory.
+
+The database file (``graph.db`` in the data folder; schema in ``docs/format.md``) is
+the truth. Every change is one SQLite transaction that writes only the rows it
+touches, each stamped with the commit's sequence number (``seq``); deletions leave a
+tombstone with theirs. Reads are answered by an in-memory
+:class:`~graph.store.memory.NetworkxStore` mirror, loaded on first use and kept
+current from the database: after this process's own commits directly, and after
+other processes' commits by reading the rows and tombstones newer than the mirror's
+``seq`` (checked at most every ``SYNC_INTERVAL_S`` on a read, through SQLite's
+``PRAGMA data_version``).
+
+Guarantees:
+
+* A change is validated (endpoints, embedding ids, storable text) before anything is
+  written; a change that fails, at any step, leaves the database and the mirror as
+  they were, and says why. The mirror is only changed after the commit, from what
+  was committed, and a mirror that cannot follow is reloaded from the database:
+  memory and disk never disagree.
+* SIGKILL at any moment leaves the previous or the new state (SQLite's atomic commit).
+* Writers serialise on an OS file lock (``write.lock``, :meth:`EmbeddedStore.writer`)
+  held from reading the graph to committing the change, so two processes never
+  compute changes from the same old graph and lose one (the lost-update the old
+  whole-file snapshot had). A writer that has to wait is told who holds the lock.
+* Counts (``stats``) and node lookups by id are answered by SQL without loading the
+  graph, so ``citegraph stats`` stays fast however large the graph grows.
+
+The old single-file format (``graph.citegraph``, a ZIP) is migrated on first open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graph.errors import StoreError, WriteLockTimeoutError
+from graph.model import (
+    UNDIRECTED,
+    Edge,
+    GraphChange,
+    GraphData,
+    GraphNode,
+    GraphPath,
+    GraphStats,
+    NodeKind,
+    RelType,
+    SearchHit,
+    Subgraph,
+    node_from_props,
+    node_to_props,
+)
+from graph.store.base import jsonable_attrs
+from graph.store.memory import NetworkxStore
+
+log = logging.getLogger(__name__)
+
+FORMAT = "citegraph-db"
+FORMAT_VERSION = 1
+#: a read checks for other processes' commits at most this often (seconds)
+SYNC_INTERVAL_S = 0.2
+_CHUNK = 500  # host parameters per IN (...) list
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS nodes (id TEXT PRIMARY KEY, kind TEXT NOT NULL,"
+    " props TEXT NOT NULL, seq INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS nodes_seq ON nodes (seq)",
+    "CREATE INDEX IF NOT EXISTS nodes_kind ON nodes (kind, id)",
+    "CREATE TABLE IF NOT EXISTS edges (source TEXT NOT NULL, target TEXT NOT NULL,"
+    " type TEXT NOT NULL, weight REAL NOT NULL, attrs TEXT NOT NULL, seq INTEGER NOT NULL,"
+    " PRIMARY KEY (source, target, type)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS edges_target ON edges (target)",
+    "CREATE INDEX IF NOT EXISTS edges_seq ON edges (seq)",
+    "CREATE TABLE IF NOT EXISTS embeddings (id TEXT PRIMARY KEY, dim INTEGER NOT NULL,"
+    " vector BLOB NOT NULL, seq INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS embeddings_seq ON embeddings (seq)",
+    # what: 'node' | 'edge'; key: the id, or [source, target, type] as JSON for an edge (a
+    # deleted node takes its edges and embedding with it)
+    "CREATE TABLE IF NOT EXISTS tombstones (seq INTEGER NOT NULL, what TEXT NOT NULL,"
+    " key TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS tombstones_seq ON tombstones (seq)",
+    # one row per committed change: the history, and the source of every seq
+    "CREATE TABLE IF NOT EXISTS commits (seq INTEGER PRIMARY KEY, at REAL NOT NULL,"
+    " pid INTEGER NOT NULL, summary TEXT NOT NULL)",
+)
+
+def _edge_key(source: str, target: str, type_: str) -> str:
+    """A deleted edge's key in ``tombstones``: a JSON list, whatever the ids contain."""
+    return json.dumps([source, target, type_], ensure_ascii=False)
+
+
+class _JsonAttrs(Mapping[str, Any]):
+    """An edge's attributes, decoded from their stored JSON on first access.
+
+    Loading a graph decodes 100,000s of these, and most are never read (a traversal
+    needs the weight and type only): decoding on demand halves the load time.
+    """
+
+    __slots__ = ("_data", "_raw")
+
+    def __init__(self, raw: str) -> None:
+        self._raw = raw
+        self._data: dict[str, Any] | None = None
+
+    def _decoded(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = dict(json.loads(self._raw))
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._decoded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __repr__(self) -> str:
+        return repr(self._decoded())
+
+
+_NO_ATTRS = "{}"
+
+
+def _attrs(raw: str) -> Mapping[str, Any]:
+    return {} if raw == _NO_ATTRS else _JsonAttrs(raw)
+
+
+def _utf8(text: str, what: str) -> str:
+    """``text`` if it can be stored as UTF-8; StoreError naming ``what`` otherwise."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start : exc.end]
+        raise StoreError(
+            f"{what}: cannot be stored: contains {bad!r} (an unpaired surrogate); "
+            "nothing was written"
+        ) from None
+    return text
+
+
+class _WriterLock:
+    """An exclusive OS lock on a file (``fcntl.flock``), re-entrant within a thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._thread_lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def hold(
+        self, timeout_s: float, on_wait: Callable[[str], None] | None = None
+    ) -> Iterator[None]:
+        depth = getattr(self._local, "depth", 0)
+        if depth:
+            self._local.depth = depth + 1
+            try:
+                yield
+            finally:
+                self._local.depth -= 1
+            return
+        deadline = time.monotonic() + timeout_s
+        if not self._thread_lock.acquire(timeout=max(timeout_s, 0.0)):
+            raise WriteLockTimeoutError(
+                f"another writer in this process held the write lock for {timeout_s:g} s"
+            )
+        fd = -1
+        try:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            except OSError as exc:
+                raise StoreError(f"cannot open the write lock {self.path}: {exc.strerror}") from exc
+            told = False
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                        raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
+                if not told:
+                    holder = self._holder()
+                    message = f"waiting for another writer ({holder}) to finish …"
+                    log.warning(message)
+                    if on_wait is not None:
+                        on_wait(message)
+                    told = True
+                if time.monotonic() >= deadline:
+                    raise WriteLockTimeoutError(
+                        f"another writer ({self._holder()}) held {self.path} for more than "
+                        f"{timeout_s:g} s (CITEGRAPH_WRITE_LOCK_TIMEOUT_S); try again later"
+                    )
+                time.sleep(0.05)
+            os.ftruncate(fd, 0)
+            os.write(fd, f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}".encode())
+            self._local.depth = 1
+            try:
+                yield
+            finally:
+                self._local.depth = 0
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, 0)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+            self._thread_lock.release()
+
+    def _holder(self) -> str:
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            text = ""
+        return text or "another process"
+
+
+class EmbeddedStore:
+    """GraphStore over a SQLite database file, answered from an in-memory mirror."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        legacy_file: Path | None = None,
+        lock_timeout_s: float = 600.0,
+    ) -> None:
+        self.path = path
+        self.lock_timeout_s = lock_timeout_s
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the data folder {path.parent}: {exc.strerror}"
+            ) from exc
+        self._writer = _WriterLock(path.with_name(path.name + ".lock"))
+        if not path.exists() and legacy_file is not None and legacy_file.exists():
+            with self._writer.hold(lock_timeout_s):
+                if not path.exists():
+                    _migrate(legacy_file, path)
+        self._conn: sqlite3.Connection | None = self._connect(path)
+        self._db_lock = threading.RLock()
+        self._mirror: NetworkxStore | None = None
+        self._seq = 0  # the commit the mirror reflects
+        self._data_version = -1
+        self._next_check = 0.0
+
+    # ------------------------------------------------------------------ plumbing
+    @staticmethod
+    def _connect(path: Path) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(
+                str(path), check_same_thread=False, isolation_level=None, timeout=30.0
+            )
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=OFF")
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                for stmt in SCHEMA:
+                    db.execute(stmt)
+                row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+                if row is None:
+                    db.executemany(
+                        "INSERT INTO meta VALUES (?, ?)",
+                        [("format", FORMAT), ("version", str(FORMAT_VERSION))],
+                    )
+                elif row[0] != FORMAT:
+                    raise StoreError(f"{path}: not a citegraph database")
+                else:
+                    version = db.execute(
+                        "SELECT value FROM meta WHERE key = 'version'"
+                    ).fetchone()
+                    if version is not None and int(version[0]) > FORMAT_VERSION:
+                        raise StoreError(
+                            f"{path}: written by a newer citegraph (format {version[0]})"
+                        )
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open the graph database {path}: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot open the graph database {path}: {exc.strerror}") from exc
+        return db
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The connection; a closed store opens it again on use (close is not the end)."""
+        if self._conn is None:
+            self._conn = self._connect(self.path)
+            self._data_version = -1
+        return self._conn
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._db_lock:
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"graph database read failed: {exc}") from exc
+
+    def _db_seq(self) -> int:
+        row = self._query("SELECT COALESCE(MAX(seq), 0) FROM commits")
+        return int(row[0][0])
+
+    def _mem(self) -> NetworkxStore:
+        """The mirror, loaded on first use and brought up to date with the database."""
+        with self._db_lock:
+            if self._mirror is None:
+                self._load()
+            elif time.monotonic() >= self._next_check:
+                self._sync()
+            assert self._mirror is not None
+            return self._mirror
+
+    def _changed_elsewhere(self) -> bool:
+        version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
+        changed = version != self._data_version
+        self._data_version = version
+        return changed
+
+    def _load(self) -> None:
+        """Read the whole graph into a fresh mirror (one read transaction)."""
+        t0 = time.perf_counter()
+        try:
+            self._db.execute("BEGIN")
+            try:
+                self._changed_elsewhere()
+                seq = self._db_seq_nolock()
+                data = GraphData(embedding_model=self._meta_nolock("embedding_model"))
+                for nid, kind, props in self._db.execute("SELECT id, kind, props FROM nodes"):
+                    data.nodes[nid] = node_from_props(kind, json.loads(props))
+                types = {t.value: t for t in RelType}
+                for s, t, typ, w, attrs in self._db.execute(
+                    "SELECT source, target, type, weight, attrs FROM edges"
+                ):
+                    data.add_edge(Edge(s, t, types[typ], float(w), _attrs(attrs)))
+                ids, rows = _embedding_rows(
+                    self._db.execute("SELECT id, dim, vector FROM embeddings ORDER BY id")
+                )
+            finally:
+                self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the graph database {self.path}: {exc}") from exc
+        except (ValueError, TypeError, KeyError) as exc:  # a row not written by citegraph
+            raise StoreError(f"the graph database {self.path} has a damaged row: {exc}") from exc
+        data.embedding_ids = ids
+        data.embeddings = rows
+        mirror = NetworkxStore()
+        mirror._replace(data)
+        self._mirror = mirror
+        self._seq = seq
+        self._next_check = time.monotonic() + SYNC_INTERVAL_S
+        log.info(
+            "loaded %s (seq %d, %d nodes) in %.2fs",
+            self.path, seq, len(data.nodes), time.perf_counter() - t0,
+        )
+
+    def _db_seq_nolock(self) -> int:
+        return int(self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM commits").fetchone()[0])
+
+    def _meta_nolock(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _sync(self) -> None:
+        """Bring the mirror up to date with commits made by other connections."""
+        self._next_check = time.monotonic() + SYNC_INTERVAL_S
+        if not self._changed_elsewhere():
+            return
+        assert self._mirror is not None
+        try:
+            self._db.execute("BEGIN")
+            try:
+                seq = self._db_seq_nolock()
+                if seq == self._seq:
+                    return
+                change = self._rows_since(self._seq)
+            finally:
+                self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the graph database {self.path}: {exc}") from exc
+        except (ValueError, TypeError, KeyError) as exc:
+            raise StoreError(f"the graph database {self.path} has a damaged row: {exc}") from exc
+        try:
+            self._mirror.apply_trusted(change)
+            self._seq = seq
+        except Exception:
+            log.exception("the in-memory graph could not follow the database; reloading it")
+            self._load()
+
+    def _rows_since(self, seq: int) -> GraphChange:
+        """Everything committed after ``seq``, as a change for the mirror (in a read txn)."""
+        db = self._db
+        tomb_nodes: list[str] = []
+        tomb_edges: list[tuple[str, str, RelType]] = []
+        for what, key in db.execute(
+            "SELECT what, key FROM tombstones WHERE seq > ? ORDER BY seq", (seq,)
+        ):
+            if what == "node":
+                tomb_nodes.append(key)
+            else:
+                s, t, typ = json.loads(key)
+                tomb_edges.append((s, t, RelType(typ)))
+        nodes = [
+            node_from_props(kind, json.loads(props))
+            for kind, props in db.execute("SELECT kind, props FROM nodes WHERE seq > ?", (seq,))
+        ]
+        edges = [
+            Edge(s, t, RelType(typ), float(w), json.loads(attrs))
+            for s, t, typ, w, attrs in db.execute(
+                "SELECT source, target, type, weight, attrs FROM edges WHERE seq > ?", (seq,)
+            )
+        ]
+        ids, rows = _embedding_rows(
+            db.execute("SELECT id, dim, vector FROM embeddings WHERE seq > ? ORDER BY id", (seq,))
+        )
+        # a node deleted and created again since ``seq`` has a tombstone and a row: the
+        # mirror drops it (and its edges) first, then takes the row and its edges back
+        return GraphChange(
+            upsert_nodes=tuple(nodes),
+            delete_nodes=tuple(dict.fromkeys(tomb_nodes)),
+            upsert_edges=tuple(edges),
+            delete_edges=tuple(dict.fromkeys(tomb_edges)),
+            embedding_ids=tuple(ids),
+            embeddings=rows if ids else None,
+            embedding_model=self._meta_nolock("embedding_model"),
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+    def ping(self) -> None:
+        self._query("SELECT 1")
+
+    def close(self) -> None:
+        with self._db_lock:
+            if self._conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.close()
+                self._conn = None
+
+    def refresh(self) -> None:
+        """Bring the in-memory graph up to date with the database now."""
+        with self._db_lock:
+            if self._mirror is None:
+                self._load()
+            else:
+                self._next_check = 0.0
+                self._sync()
+
+    def writer(
+        self, on_wait: Callable[[str], None] | None = None
+    ) -> contextlib.AbstractContextManager[None]:
+        """Hold the data folder's write lock (across processes) and read fresh state.
+
+        The build pipeline holds it from reading the graph to applying its change.
+        """
+        return self._writing(on_wait)
+
+    @contextlib.contextmanager
+    def _writing(self, on_wait: Callable[[str], None] | None) -> Iterator[None]:
+        with self._writer.hold(self.lock_timeout_s, on_wait):
+            self.refresh()
+            yield
+
+    def version(self) -> str:
+        """A token that changes whenever any process commits a change to this graph."""
+        return f"{self.path}:{self._db_seq()}"
+
+    def history(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest commits, newest first: seq, time, process and summary."""
+        rows = self._query(
+            "SELECT seq, at, pid, summary FROM commits ORDER BY seq DESC LIMIT ?", (limit,)
+        )
+        return [
+            {"seq": s, "at": at, "pid": pid, "summary": json.loads(summary)}
+            for s, at, pid, summary in rows
+        ]
+
+    # ------------------------------------------------------------------ writes
+    def apply(self, change: GraphChange) -> None:
+        """Apply a diff in one transaction; on any error nothing changes anywhere."""
+        if change.empty and not change.embedding_model:
+            return
+        with self._writer.hold(self.lock_timeout_s):
+            mirror = self._mem()
+            with self._db_lock:
+                if self._db_seq() != self._seq:
+                    self._next_check = 0.0
+                    self._sync()
+                rows = _prepare(change, mirror)
+                seq = self._seq + 1
+                self._commit(seq, change, rows)
+                try:
+                    mirror.apply_trusted(_normalised(change))
+                    self._seq = seq
+                except Exception:
+                    log.exception("the in-memory graph could not take a commit; reloading it")
+                    self._load()
+                self._changed_elsewhere()  # our own commit is not news
+
+    def _commit(self, seq: int, change: GraphChange, rows: _Rows) -> None:
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                self._write_rows(seq, rows)
+                summary = {
+                    "nodes_upserted": len(rows.nodes),
+                    "nodes_deleted": len(rows.delete_nodes),
+                    "edges_upserted": len(rows.edges),
+                    "edges_deleted": len(rows.delete_edges),
+                    "embeddings": len(rows.embeddings),
+                }
+                db.execute(
+                    "INSERT INTO commits VALUES (?, ?, ?, ?)",
+                    (seq, time.time(), os.getpid(), json.dumps(summary)),
+                )
+                self._before_commit()
+                db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(f"graph database write failed, nothing was written: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(
+                f"graph database write failed, nothing was written: {exc.strerror}"
+            ) from exc
+
+    def _before_commit(self) -> None:
+        """A hook between writing the rows and COMMIT (the crash tests kill here)."""
+
+    def _write_rows(self, seq: int, rows: _Rows) -> None:
+        db = self._db
+        for s, t, typ in rows.delete_edges:
+            db.execute(
+                "DELETE FROM edges WHERE source = ? AND target = ? AND type = ?", (s, t, typ)
+            )
+        db.executemany(
+            "INSERT INTO tombstones VALUES (?, 'edge', ?)",
+            [(seq, _edge_key(s, t, typ)) for s, t, typ in rows.delete_edges],
+        )
+        for part in _chunks(rows.delete_nodes):
+            marks = ",".join("?" * len(part))
+            db.execute(f"DELETE FROM edges WHERE source IN ({marks})", part)  # noqa: S608 - only placeholders
+            db.execute(f"DELETE FROM edges WHERE target IN ({marks})", part)  # noqa: S608
+            db.execute(f"DELETE FROM nodes WHERE id IN ({marks})", part)  # noqa: S608
+            db.execute(f"DELETE FROM embeddings WHERE id IN ({marks})", part)  # noqa: S608
+        db.executemany(
+            "INSERT INTO tombstones VALUES (?, 'node', ?)", [(seq, n) for n in rows.delete_nodes]
+        )
+        db.executemany(
+            "INSERT OR REPLACE INTO nodes VALUES (?, ?, ?, ?)",
+            [(nid, kind, props, seq) for nid, kind, props in rows.nodes],
+        )
+        db.executemany(
+            "INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?)",
+            [(s, t, typ, w, attrs, seq) for s, t, typ, w, attrs in rows.edges],
+        )
+        db.executemany(
+            "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+            [(pid, dim, blob, seq) for pid, dim, blob in rows.embeddings],
+        )
+        if rows.model is not None:
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", (rows.model,))
+
+    def clear(self) -> None:
+        """Delete every node, edge and embedding (one transaction)."""
+        with self._writer.hold(self.lock_timeout_s):
+            ids = [r[0] for r in self._query("SELECT id FROM nodes")]
+            self.apply(GraphChange(delete_nodes=tuple(ids)))
+
+    # ------------------------------------------------------------------ reads (SQL)
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
+        if self._mirror is not None:
+            return self._mem().get_nodes(ids)
+        found: dict[str, GraphNode] = {}
+        for part in _chunks(list(dict.fromkeys(ids))):
+            marks = ",".join("?" * len(part))
+            for nid, kind, props in self._query(
+                f"SELECT id, kind, props FROM nodes WHERE id IN ({marks})", part  # noqa: S608
+            ):
+                found[nid] = node_from_props(kind, json.loads(props))
+        return {i: found[i] for i in ids if i in found}
+
+    def stats(self) -> GraphStats:
+        if self._mirror is not None:
+            return self._mem().stats()
+        nodes = {k.value: 0 for k in NodeKind}
+        for kind, n in self._query("SELECT kind, COUNT(*) FROM nodes GROUP BY kind"):
+            nodes[kind] = int(n)
+        edges = {t.value: 0 for t in RelType}
+        for typ, n in self._query("SELECT type, COUNT(*) FROM edges GROUP BY type"):
+            edges[typ] = int(n)
+        return GraphStats(nodes=nodes, edges=edges)
+
+    def embedding_model(self) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key = 'embedding_model'")
+        return str(rows[0][0]) if rows else None
+
+    # ------------------------------------------------------------------ reads (mirror)
+    def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
+        return self._mem().find_node(name, kinds)
+
+    def list_nodes(
+        self,
+        kind: NodeKind,
+        *,
+        offset: int = 0,
+        limit: int = 50,
+        venue: str | None = None,
+        year: int | None = None,
+        neighbor: str | None = None,
+    ) -> tuple[list[GraphNode], int]:
+        return self._mem().list_nodes(
+            kind, offset=offset, limit=limit, venue=venue, year=year, neighbor=neighbor
+        )
+
+    def edges_of(self, ids: Sequence[str], types: Collection[RelType] | None = None) -> list[Edge]:
+        return self._mem().edges_of(ids, types)
+
+    def neighborhood(
+        self,
+        ids: Sequence[str],
+        depth: int = 1,
+        rel_types: Collection[RelType] | None = None,
+        node_kinds: Collection[NodeKind] | None = None,
+        limit: int = 200,
+    ) -> Subgraph:
+        return self._mem().neighborhood(ids, depth, rel_types, node_kinds, limit)
+
+    def shortest_path(
+        self,
+        source: str,
+        target: str,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 6,
+    ) -> GraphPath | None:
+        return self._mem().shortest_path(source, target, rel_types, max_hops)
+
+    def k_paths(
+        self,
+        source: str,
+        target: str,
+        k: int = 3,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 4,
+    ) -> list[GraphPath]:
+        return self._mem().k_paths(source, target, k, rel_types, max_hops)
+
+    def keyword_search(
+        self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
+    ) -> list[SearchHit]:
+        return self._mem().keyword_search(query, kinds, limit)
+
+    def vector_search(
+        self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
+    ) -> list[SearchHit]:
+        return self._mem().vector_search(vector, limit, exclude)
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        return self._mem().embeddings(ids)
+
+    def embedding_matrix(self) -> tuple[list[str], np.ndarray]:
+        """All embeddings at once (ids, float32 matrix) - the fast path for the pipeline."""
+        return self._mem().embedding_matrix()
+
+    def snapshot(self) -> GraphData:
+        return self._mem().snapshot()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+class _Rows:
+    """A change serialised to rows, checked before any of it is written."""
+
+    __slots__ = ("delete_edges", "delete_nodes", "edges", "embeddings", "model", "nodes")
+
+    def __init__(self) -> None:
+        self.delete_edges: list[tuple[str, str, str]] = []
+        self.delete_nodes: list[str] = []
+        self.nodes: list[tuple[str, str, str]] = []
+        self.edges: list[tuple[str, str, str, float, str]] = []
+        self.embeddings: list[tuple[str, int, bytes]] = []
+        self.model: str | None = None
+
+
+def _normalised(change: GraphChange) -> GraphChange:
+    """Undirected edges with source < target, as stored."""
+    flip = [
+        e if e.type not in UNDIRECTED or e.source <= e.target
+        else Edge(e.target, e.source, e.type, e.weight, e.attrs)
+        for e in change.upsert_edges
+    ]
+    dels = [
+        (t, s, typ) if typ in UNDIRECTED and s > t else (s, t, typ)
+        for s, t, typ in change.delete_edges
+    ]
+    return GraphChange(
+        upsert_nodes=change.upsert_nodes,
+        delete_nodes=change.delete_nodes,
+        upsert_edges=tuple(flip),
+        delete_edges=tuple(dels),
+        embedding_ids=change.embedding_ids,
+        embeddings=change.embeddings,
+        embedding_model=change.embedding_model,
+    )
+
+
+def _prepare(change: GraphChange, current: NetworkxStore) -> _Rows:
+    """Validate ``change`` against the graph as it is and serialise it; nothing is written."""
+    change = _normalised(change)
+    rows = _Rows()
+    gone = set(change.delete_nodes)
+    upserted = {n.id: n for n in change.upsert_nodes}
+    g = current.g
+
+    def exists(nid: str) -> bool:
+        return nid in upserted or (nid in g and nid not in gone)
+
+    for s, t, typ in change.delete_edges:
+        rows.delete_edges.append((s, t, RelType(typ).value))
+    rows.delete_nodes = [n for n in dict.fromkeys(change.delete_nodes) if n in g]
+    for node in change.upsert_nodes:
+        _utf8(node.id, f"node id {node.id!r}")
+        props = json.dumps(node_to_props(node), ensure_ascii=False, allow_nan=False)
+        rows.nodes.append((node.id, node.kind.value, _utf8(props, f"node {node.id!r}")))
+    for e in change.upsert_edges:
+        if not (exists(e.source) and exists(e.target)):
+            raise StoreError(
+                f"edge {e.type} {e.source} -> {e.target}: unknown endpoint; nothing was written"
+            )
+        if "weight" in e.attrs and abs(float(e.attrs["weight"]) - e.weight) > 1e-9:
+            raise StoreError(f"edge {e.key}: attrs.weight != weight; nothing was written")
+        try:
+            attrs = json.dumps(jsonable_attrs(dict(e.attrs)), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"edge {e.key}: attrs cannot be stored ({exc})") from None
+        rows.edges.append(
+            (e.source, e.target, e.type.value, float(e.weight), _utf8(attrs, f"edge {e.key}"))
+        )
+    if change.embedding_ids:
+        matrix = np.asarray(change.embeddings, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(change.embedding_ids):
+            raise StoreError("embeddings: need one row per embedding id; nothing was written")
+        if not np.isfinite(matrix).all():
+            raise StoreError("embeddings: not finite; nothing was written")
+        stored_ids, stored = current.embedding_matrix()
+        kept = {pid for pid in stored_ids if pid not in gone} - set(change.embedding_ids)
+        if stored.size and kept and matrix.shape[1] != stored.shape[1]:
+            # one dimension for every vector: a new model must replace them all at once
+            raise StoreError(
+                f"embeddings: {matrix.shape[1]} dimensions, but {len(kept)} stored papers have "
+                f"{stored.shape[1]}; nothing was written"
+            )
+        for pid, vec in zip(change.embedding_ids, matrix, strict=True):
+            owner: GraphNode | None = upserted.get(pid)
+            if owner is None and exists(pid):
+                owner = current.g.nodes[pid]["node"]
+            if owner is None or owner.kind is not NodeKind.PAPER:
+                raise StoreError(
+                    f"embedding for a paper not in the graph: {pid!r}; nothing was written"
+                )
+            rows.embeddings.append((pid, int(matrix.shape[1]), vec.astype("<f4").tobytes()))
+    if change.embedding_model:
+        rows.model = _utf8(change.embedding_model, "embedding model name")
+    return rows
+
+
+def _embedding_rows(cursor: Iterator[Any]) -> tuple[list[str], np.ndarray]:
+    ids: list[str] = []
+    vecs: list[np.ndarray] = []
+    for pid, dim, blob in cursor:
+        ids.append(pid)
+        vecs.append(np.frombuffer(blob, dtype="<f4", count=int(dim)))
+    if not ids:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    return ids, np.vstack(vecs).astype(np.float32)
+
+
+def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
+    for i in range(0, len(items), _CHUNK):
+        yield list(items[i : i + _CHUNK])
+
+
+def _migrate(legacy: Path, target: Path) -> None:
+    """Convert an old ``graph.citegraph`` ZIP into a database at ``target`` (atomically)."""
+    log.warning("migrating %s to %s", legacy, target)
+    data = NetworkxStore(legacy).snapshot()
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.migrating")
+    for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        leftover.unlink(missing_ok=True)
+    store = EmbeddedStore(tmp)
+    try:
+        store.apply(
+            GraphChange(
+                upsert_nodes=tuple(data.nodes.values()),
+                upsert_edges=tuple(data.edges.values()),
+                embedding_ids=tuple(data.embedding_ids),
+                embeddings=data.embeddings if data.embedding_ids else None,
+                embedding_model=data.embedding_model,
+            )
+        )
+        store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        store.close()
+    Path(f"{tmp}-wal").unlink(missing_ok=True)
+    Path(f"{tmp}-shm").unlink(missing_ok=True)
+    tmp.with_name(tmp.name + ".lock").unlink(missing_ok=True)
+    tmp.replace(target)
