@@ -111,7 +111,8 @@ start() {
   DATA="$(cd "$DATA" && pwd)"
   echo "$DATA" >"$STATE/data_dir"
   echo "$temp" >"$STATE/data_is_temp"
-  rm -f "$ENVFILE" "$PIDFILE"
+  # the log too: the wait below must not read the READY line of an earlier (killed) run
+  rm -f "$ENVFILE" "$PIDFILE" "$LOG"
   local watch=()
   [ -n "$WATCH" ] && watch=(--watch-pid "$WATCH")
   say "starting Neo4j $VERSION (data: $DATA, log: $LOG) ..."
@@ -123,7 +124,7 @@ start() {
     </dev/null >"$LOG" 2>&1 &
   local launched=$! deadline=$((SECONDS + START_TIMEOUT)) uri=""
   while [ $SECONDS -lt $deadline ]; do
-    uri="$(sed -n 's/^READY //p' "$LOG" 2>/dev/null | head -n 1)"
+    uri="$(sed -n 's/^READY //p' "$LOG" 2>/dev/null | head -n 1 || true)"
     [ -n "$uri" ] && break
     if ! kill -0 "$launched" 2>/dev/null && [ -z "$(running_pid)" ]; then
       tail -n 30 "$LOG" >&2

@@ -322,11 +322,13 @@ def test_vector_search_right_after_a_restart_matches_embedded(
         store.exact_vector_max = 0  # through db.index.vector.queryNodes
         store.vector_index_wait_s = 60.0
         got = [[(h.node.id, h.score) for h in store.vector_search(q, limit=5)] for q in queries]
-        assert store._vector_online  # the index answered, not the exact fallback
         states = driver.execute_query(
-            "SHOW INDEXES YIELD name, state WHERE name = 'paper_embedding' RETURN state"
+            "SHOW INDEXES YIELD name, type, state, populationPercent, options "
+            "WHERE type = 'VECTOR' RETURN name, state, populationPercent, options"
         ).records
-        assert [r["state"] for r in states] == ["ONLINE"]
+        # the index answered, not the exact fallback
+        assert store._vector_online, [dict(r) for r in states]
+        assert [(r["name"], r["state"]) for r in states] == [("paper_embedding", "ONLINE")]
     finally:
         driver.close()
     assert got == want
