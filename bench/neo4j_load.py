@@ -1,7 +1,7 @@
 # ruff: noqa: E501, B023 - long table rows; the per-sample lambdas run inside their own iteration
-"""The Neo4j store against an ArcadeDB Bolt server: load ICLR 2021, batched vs one row per tx.
+"""The Neo4j store against a real Neo4j 5.26: load ICLR 2021, batched vs one row per tx.
 
-Starts a throwaway ArcadeDB (tests/support/arcadedb.py, loopback only), builds the
+Starts a throwaway Neo4j (tests/support/neo4j.py over scripts/neo4j.sh, loopback only), builds the
 ICLR 2021 graph with ``Pipeline.compute`` (embeddings from bench/.cache when present,
 else the model; they are not what is measured here) and:
 
@@ -94,9 +94,9 @@ def main() -> None:
     import neo4j
 
     from graph.store.neo4j import Neo4jStore
-    from tests.support.arcadedb import ArcadeDBServer
+    from tests.support.neo4j import Neo4jServer
 
-    rep = Report("Neo4j store on ArcadeDB (Bolt): load and queries" + (" (quick)" if args.quick else ""))
+    rep = Report("Neo4j store on Neo4j 5.26 (Bolt): load and queries" + (" (quick)" if args.quick else ""))
     t_all = time.perf_counter()
     data, papers = iclr_graph(300 if args.quick else None)
     full = diff(GraphData(), data)
@@ -104,16 +104,11 @@ def main() -> None:
     sub_ids = {p.id for p in papers[:subset_n]}
     sub = subset_change(data, sub_ids)
     rows_out: list[list[Any]] = []
-    with ArcadeDBServer.start(heap="1g") as server:
-        driver = neo4j.GraphDatabase.driver(server.bolt_uri, auth=server.auth)
+    with Neo4jServer.start(heap="1g", java_opts="") as server:
+        driver = neo4j.GraphDatabase.driver(server.uri, auth=server.auth)
         try:
-            from graph.store.dialect import detect_dialect
-
-            dialect = detect_dialect(driver, user=server.user, password=server.password,
-                                     arcadedb_http=server.http_url)
-
             def fresh(**kw: Any) -> Any:
-                s = Neo4jStore(driver, server.database, dialect=dialect, **kw)
+                s = Neo4jStore(driver, server.database, **kw)
                 s.clear()
                 return s
 
@@ -155,8 +150,8 @@ def main() -> None:
                 qrows.append([k, median(a) * 1e3, percentile(a, 99) * 1e3, median(b) * 1e3,
                               percentile(b, 99) * 1e3, median(b) / median(a)])
             rep.add(f"### Store calls in-process, {args.queries} random papers each (ms)\n\n"
-                    + table(["query", "embedded p50", "embedded p99", "Neo4j/ArcadeDB p50",
-                             "Neo4j/ArcadeDB p99", "Neo4j ÷ embedded (p50)"], qrows)
+                    + table(["query", "embedded p50", "embedded p99", "Neo4j p50",
+                             "Neo4j p99", "Neo4j ÷ embedded (p50)"], qrows)
                     + "\n\np99 of 30 samples is their maximum.")
         finally:
             driver.close()

@@ -15,7 +15,7 @@ connection each) sending the mix back to back for ``--seconds`` each: requests/s
 p99, and errors (non-200 or a GraphQL ``errors`` field). The server is started with
 bench/load.py's ``start_server`` (loopback only, stopped by PID).
 
-``--store neo4j`` serves from an ArcadeDB Bolt server loaded with the same graph instead.
+``--store neo4j`` serves from a real Neo4j 5.26 (scripts/neo4j.sh) loaded with the same graph instead.
 ``--quick``: 10 samples per kind, 2 s per throughput step.
 """
 
@@ -134,17 +134,17 @@ async def run(args: argparse.Namespace) -> None:
             import neo4j
 
             from graph.store.neo4j import Neo4jStore
-            from tests.support.arcadedb import ArcadeDBServer
+            from tests.support.neo4j import Neo4jServer
 
-            arcade = ArcadeDBServer.start(heap="1g")
-            driver = neo4j.GraphDatabase.driver(arcade.bolt_uri, auth=arcade.auth)
+            arcade = Neo4jServer.start(tmp / "neo4j", heap="1g", java_opts="")
+            driver = neo4j.GraphDatabase.driver(arcade.uri, auth=arcade.auth)
             store: Any = Neo4jStore(driver, arcade.database)
             store.clear()
             store.apply(diff(GraphData(), NetworkxStore(tmp / "graph.citegraph").snapshot()))
-            env = {"CITEGRAPH_STORE": "neo4j", "NEO4J_URI": arcade.bolt_uri,
+            env = {"CITEGRAPH_STORE": "neo4j", "NEO4J_URI": arcade.uri,
                    "NEO4J_USER": arcade.user, "NEO4J_PASSWORD": arcade.password,
                    "NEO4J_DATABASE": arcade.database}
-            settings = Settings(data_dir=tmp, store="neo4j", neo4j_uri=arcade.bolt_uri,
+            settings = Settings(data_dir=tmp, store="neo4j", neo4j_uri=arcade.uri,
                                 neo4j_user=arcade.user, neo4j_password=arcade.password,
                                 neo4j_database=arcade.database)
         else:

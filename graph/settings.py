@@ -45,10 +45,10 @@ class Settings(BaseSettings):
         "neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "CITEGRAPH_NEO4J_DATABASE")
     )
     neo4j_batch_size: int = 1000
+    # changes with more rows commit batch by batch: 25,000 rows of papers with 384-d
+    # embeddings overran 256 MiB of transaction memory, 10,000 fit (docs/neo4j.md)
+    neo4j_max_tx_rows: int = 10_000
     neo4j_max_retry_s: float = 3.0  # how long the driver retries a failed transaction
-    # ArcadeDB only (its Bolt plugin lacks vector-index DDL, sent over HTTP instead);
-    # default: the Bolt host on port 2480.
-    arcadedb_http: str | None = None
 
     # ---- embeddings
     model: str = "all-MiniLM-L6-v2"  # name, path, or the packaged default

@@ -1,10 +1,11 @@
 """Shared fixtures: a real Bolt server for the session and a store factory.
 
 ``bolt_server``: with ``NEO4J_URI`` set (and ``NEO4J_USER`` / ``NEO4J_PASSWORD`` /
-``NEO4J_DATABASE``) the Bolt tests run against that server, e.g. a real Neo4j 5;
-otherwise an ArcadeDB server is started from the ``arcadedb-embedded`` package for
-the session. If it cannot start, the tests that need it fail with the reason; they
-are never skipped.
+``NEO4J_DATABASE``) the Bolt tests run against that server; otherwise a real Neo4j 5.26
+is started for the session with ``scripts/neo4j.sh`` (tests/support/neo4j.py) and stopped
+by its pid at the end, pass or fail. If it cannot start, the tests that need it fail with
+the reason; they are never skipped. The server's version and Bolt agent are printed in
+the summary at the end of the run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ import pytest
 
 from graph.store.base import GraphStore
 
+#: what the session's Bolt server said about itself (printed in the terminal summary)
+BOLT_SEEN: dict[str, str] = {}
+
 
 @dataclass(frozen=True)
 class BoltServer:
@@ -25,8 +29,6 @@ class BoltServer:
     user: str
     password: str
     database: str
-    #: ArcadeDB's HTTP API (schema DDL it lacks in Cypher); None for Neo4j
-    http_url: str | None = None
 
     @property
     def auth(self) -> tuple[str, str]:
@@ -35,7 +37,7 @@ class BoltServer:
 
 @pytest.fixture(scope="session")
 def bolt_server() -> Iterator[BoltServer]:
-    """NEO4J_URI if set, else a throwaway ArcadeDB on free loopback ports."""
+    """NEO4J_URI if set, else a real local Neo4j on a free loopback port."""
     uri = os.environ.get("NEO4J_URI")
     if uri:
         yield BoltServer(
@@ -43,33 +45,49 @@ def bolt_server() -> Iterator[BoltServer]:
             os.environ.get("NEO4J_USER", "neo4j"),
             os.environ.get("NEO4J_PASSWORD", "neo4j"),
             os.environ.get("NEO4J_DATABASE", "neo4j"),
-            os.environ.get("CITEGRAPH_ARCADEDB_HTTP"),
         )
         return
-    from tests.support.arcadedb import ArcadeDBServer, ArcadeDBStartError
+    from tests.support.neo4j import Neo4jServer, Neo4jStartError
 
     try:
-        server = ArcadeDBServer.start()
-    except ArcadeDBStartError as exc:
-        pytest.fail(f"could not start the ArcadeDB test server: {exc}", pytrace=False)
+        server = Neo4jServer.start()
+    except Neo4jStartError as exc:
+        pytest.fail(f"could not start the Neo4j test server: {exc}", pytrace=False)
     try:
-        yield BoltServer(
-            server.bolt_uri, server.user, server.password, server.database, server.http_url
-        )
+        yield BoltServer(server.uri, server.user, server.password, server.database)
     finally:
         server.stop()
 
 
 @pytest.fixture(scope="session")
 def bolt_driver(bolt_server: BoltServer) -> Iterator[neo4j.Driver]:
-    driver = neo4j.GraphDatabase.driver(bolt_server.uri, auth=bolt_server.auth)
+    driver = neo4j.GraphDatabase.driver(
+        bolt_server.uri,
+        auth=bolt_server.auth,
+        notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF,
+    )
     try:
         driver.verify_connectivity()
     except Exception as exc:  # any failure to connect is a test failure
         driver.close()
         pytest.fail(f"Bolt server at {bolt_server.uri} not reachable: {exc}", pytrace=False)
+    BOLT_SEEN["agent"] = str(driver.get_server_info().agent)
+    records, _, _ = driver.execute_query(
+        "CALL dbms.components() YIELD name, versions, edition "
+        "RETURN name, versions[0] AS version, edition"
+    )
+    BOLT_SEEN["server"] = ", ".join(
+        f"{r['name']} {r['version']} {r['edition']}" for r in records
+    )
     yield driver
     driver.close()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if BOLT_SEEN:
+        terminalreporter.write_line(
+            f"Bolt server: {BOLT_SEEN.get('server')}; agent {BOLT_SEEN.get('agent')!r}"
+        )
 
 
 StoreFactory = Callable[[str], GraphStore]
@@ -95,15 +113,11 @@ def make_store(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
 
             store = NetworkxStore()
         elif kind == "neo4j":
-            from graph.store.dialect import detect_dialect
             from graph.store.neo4j import Neo4jStore
 
             server: BoltServer = request.getfixturevalue("bolt_server")
             driver: neo4j.Driver = request.getfixturevalue("bolt_driver")
-            dialect = detect_dialect(
-                driver, user=server.user, password=server.password, arcadedb_http=server.http_url
-            )
-            store = Neo4jStore(driver, server.database, dialect=dialect, batch_size=50)
+            store = Neo4jStore(driver, server.database, batch_size=50)
             store.clear()
         else:
             raise ValueError(f"unknown store kind {kind!r}")

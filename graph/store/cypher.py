@@ -6,8 +6,9 @@ Rules kept here:
 * The only names put into query text are labels and relationship types, and they come
   from :class:`~graph.model.NodeKind` / :class:`~graph.model.RelType` members (checked by
   :func:`label` and :func:`rel_pattern`), never from user input.
-* Neo4j 5 syntax only (ArcadeDB accepts more, e.g. ``exists(n.p)``; we do not use it).
-  No APOC, no GDS. Server differences live in :mod:`graph.store.dialect`.
+* Neo4j 5 syntax only (runs unchanged on 5.26 and 2025.x). No APOC, no GDS.
+* The vector index DDL is the one statement with a number in its text (index options
+  cannot be parameters): the dimension, checked by :func:`vector_dims`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from graph.schema import endpoints
 
 #: Upper bound for any variable-length pattern; keeps a bad argument from a runaway query.
 MAX_PATTERN_HOPS = 20
+#: Neo4j 5 refuses a vector index over more dimensions ("must be between 1 and 4096").
+MAX_VECTOR_DIMS = 4096
+#: The cosine vector index on ``Paper.embedding``.
+VECTOR_INDEX = "paper_embedding"
 
 META_LABEL = "CitegraphMeta"
 _PAPER = NodeKind.PAPER.value
@@ -63,7 +68,7 @@ def rel_pattern(types: Iterable[RelType] | None, min_hops: int, max_hops: int) -
 
 
 def schema_statements() -> list[str]:
-    """Idempotent constraints and lookup indexes (vector index: see the dialect)."""
+    """Idempotent constraints and lookup indexes (the vector index: :func:`create_vector_index`)."""
     stmts: list[str] = []
     for kind in NodeKind:
         lab = label(kind)
@@ -78,6 +83,48 @@ def schema_statements() -> list[str]:
         f"FOR (n:{META_LABEL}) REQUIRE n.id IS UNIQUE"
     )
     return stmts
+
+
+def vector_dims(dims: int) -> int:
+    """``dims`` checked to be a plain int the vector index accepts (it goes into DDL text)."""
+    if isinstance(dims, bool) or not isinstance(dims, int) or not 1 <= dims <= MAX_VECTOR_DIMS:
+        raise InvalidArgumentError(
+            "embeddings",
+            f"dimension {dims!r} is outside Neo4j's vector index range 1..{MAX_VECTOR_DIMS}",
+        )
+    return dims
+
+
+def create_vector_index(dims: int) -> str:
+    """The cosine vector index on ``Paper.embedding``.
+
+    ``IF NOT EXISTS`` is a no-op whenever *any* vector index covers ``Paper.embedding``,
+    whatever its name or dimension, so the store first drops an index that does not fit
+    (see :data:`VECTOR_INDEXES`).
+    """
+    return (
+        f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS "
+        f"FOR (n:{_PAPER}) ON (n.embedding) OPTIONS {{indexConfig: {{"
+        f"`vector.dimensions`: {vector_dims(dims)}, `vector.similarity_function`: 'cosine'}}}}"
+    )
+
+
+def drop_index(name: str) -> str:
+    """DROP INDEX for a name the server listed (quoted, so any name is taken literally)."""
+    if not isinstance(name, str) or not name:
+        raise InvalidArgumentError("index", f"not an index name: {name!r}")
+    return "DROP INDEX `" + name.replace("`", "``") + "` IF EXISTS"
+
+
+#: Vector indexes (ours by name, or any on ``Paper.embedding``) with their configuration.
+VECTOR_INDEXES = """
+SHOW INDEXES YIELD name, type, state, populationPercent, labelsOrTypes, properties, options
+WHERE type = 'VECTOR' OR name = $name
+RETURN name, type, state, populationPercent, labelsOrTypes, properties, options
+"""
+
+#: Blocks until the index is online or ``$timeout`` seconds have passed (then fails).
+AWAIT_INDEX = "CALL db.awaitIndex($name, $timeout)"
 
 
 # --------------------------------------------------------------------------- node projection
@@ -321,8 +368,7 @@ MATCH (n:{_PAPER}) WHERE n.id IN $ids AND n.embedding IS NOT NULL
 RETURN n.id AS id, n.embedding AS embedding
 """
 
-#: Approximate candidates from the vector index; the index is named ``Paper[embedding]``
-#: on both servers so this one call serves both (see the dialect).
+#: Approximate candidates from the vector index (``$index`` is :data:`VECTOR_INDEX`).
 VECTOR_QUERY = """
 CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score
 WHERE NOT node.id IN $exclude

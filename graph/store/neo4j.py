@@ -1,8 +1,7 @@
 """The Neo4j store: :class:`~graph.store.base.GraphStore` over Bolt with the official driver.
 
-Runs against Neo4j 5 (single server, cluster, Aura) and against ArcadeDB's Bolt plugin,
-which the test suite uses as its real server. All Cypher lives in
-:mod:`graph.store.cypher`; server differences in :mod:`graph.store.dialect`.
+Runs against Neo4j 5 (single server, cluster, Aura); the test suite runs it on a real
+Neo4j 5.26 (scripts/neo4j.sh). All Cypher lives in :mod:`graph.store.cypher`.
 
 Answers match the embedded store because the ordering rules of
 :mod:`graph.store.base` are applied here, in Python, to candidates fetched with Cypher:
@@ -14,12 +13,19 @@ and the driver retries it whole on transient errors (lost connection, leader swi
 Changes larger than ``max_tx_rows`` rows (a first bulk load) commit batch by batch
 instead; every statement is an idempotent MERGE/DELETE, so a failed load leaves each
 batch either fully written or not at all, and re-running the same change converges.
+
+Property values: Neo4j stores only scalars and homogeneous lists of scalars (no maps,
+no nulls inside lists, no nested or mixed lists; ``[1, 2.5]`` would come back as
+``[1.0, 2.5]``). Node fields are checked and a bad one fails the change before anything
+is written; an edge attr that Neo4j cannot store exactly is kept as JSON text, listed
+in the edge's ``json_keys``, and decoded on read, so attrs round-trip exactly.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import logging
 import math
 import re
@@ -67,7 +73,7 @@ from graph.store.base import (
     query_terms,
     types_filter,
 )
-from graph.store.dialect import VECTOR_INDEX, Dialect, detect_dialect
+from graph.store.cypher import VECTOR_INDEX
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +82,10 @@ T = TypeVar("T")
 #: Edge property that lists which properties are the edge's ``attrs`` (``weight`` is
 #: both the edge weight and, for some types, an attr; this keeps the round trip exact).
 ATTR_KEYS = "attr_keys"
+#: Edge property listing the attrs stored as JSON text (values Neo4j cannot store).
+JSON_KEYS = "json_keys"
+#: Neo4j's integers are 64-bit.
+INT64 = (-(2**63), 2**63 - 1)
 #: k_paths ranks at most this many candidate paths (as the embedded store does).
 MAX_PATH_CANDIDATES = 1000
 #: ConstraintValidationFailed from concurrent MERGEs on one key: retried this often.
@@ -104,6 +114,9 @@ def open_driver(settings: Settings, *, connection_timeout: float = 5.0) -> neo4j
             # below the API's request limit, so a dead server answers "unavailable",
             # not a timeout; long enough to ride out a cluster leader election
             max_transaction_retry_time=settings.neo4j_max_retry_s,
+            # the server's hints ("property key does not exist" on an empty graph) would
+            # reach the CLI's stderr as driver warnings
+            notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF,
         )
     except (ValueError, nex.ConfigurationError) as exc:
         raise StoreUnavailableError(f"bad NEO4J_URI {uri!r}: {_one_line(exc)}") from exc
@@ -124,24 +137,14 @@ def open_driver(settings: Settings, *, connection_timeout: float = 5.0) -> neo4j
 
 
 def store_from_settings(
-    settings: Settings,
-    driver: neo4j.Driver,
-    *,
-    arcadedb_http: str | None = None,
-    owns_driver: bool = False,
+    settings: Settings, driver: neo4j.Driver, *, owns_driver: bool = False
 ) -> Neo4jStore:
     """A :class:`Neo4jStore` for ``settings`` on an already opened driver."""
-    dialect = detect_dialect(
-        driver,
-        user=settings.neo4j_user,
-        password=settings.neo4j_password.get_secret_value(),
-        arcadedb_http=arcadedb_http or settings.arcadedb_http,
-    )
     return Neo4jStore(
         driver,
         settings.neo4j_database,
         batch_size=settings.neo4j_batch_size,
-        dialect=dialect,
+        max_tx_rows=settings.neo4j_max_tx_rows,
         owns_driver=owns_driver,
     )
 
@@ -162,11 +165,51 @@ def _edge(source: str, target: str, type_: str, props: dict[str, Any]) -> Edge:
     raw = props.get("weight", 1.0)
     weight = float(raw) if isinstance(raw, int | float) else 1.0
     keys = props.pop(ATTR_KEYS, None)
+    as_json = set(props.pop(JSON_KEYS, None) or ())
     if keys is None:  # written by something else: every property but weight is an attr
         attrs = {k: v for k, v in props.items() if k != "weight"}
     else:
         attrs = {k: props[k] for k in keys if k in props}
+    for k in as_json & set(attrs):
+        attrs[k] = json.loads(attrs[k])
     return Edge(source, target, RelType(type_), weight, attrs)
+
+
+def _scalar_type(value: object) -> type | None:
+    """The Neo4j-storable scalar type of ``value`` (bool apart from int), else None."""
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, int):
+        return int if INT64[0] <= value <= INT64[1] else None
+    if isinstance(value, float | str | bytes):
+        return type(value) if not isinstance(value, bytes) else bytes
+    return None
+
+
+def storable(value: object) -> bool:
+    """True when Neo4j stores ``value`` as a property and gives it back unchanged.
+
+    Scalars, and lists whose items all have one scalar type (``[1, 2.5]`` is refused:
+    Neo4j would turn the 1 into 1.0). No maps, no nulls, no nested lists.
+    """
+    if isinstance(value, list | tuple):
+        types = {_scalar_type(v) for v in value}
+        return len(types) <= 1 and None not in types and bytes not in types
+    return _scalar_type(value) is not None
+
+
+def _node_props(node: GraphNode) -> dict[str, Any]:
+    """The node's properties, each one checked to be storable (no embedding)."""
+    props = node_to_props(node)
+    props.pop("embedding", None)
+    for key, value in props.items():
+        if not storable(value):
+            raise InvalidArgumentError(
+                "upsert_nodes",
+                f"{node.kind.value} {node.id!r} field {key!r} = {value!r:.80}: Neo4j stores "
+                "only text, numbers, booleans and lists of one of them, without nulls",
+            )
+    return props
 
 
 def _edge_props(edge: Edge) -> dict[str, Any]:
@@ -180,7 +223,21 @@ def _edge_props(edge: Edge) -> dict[str, Any]:
     bad = sorted(k for k, v in attrs.items() if v is None)
     if bad:
         raise InvalidArgumentError("upsert_edges", f"edge {edge.key} has None attrs {bad}")
-    return {**attrs, "weight": float(edge.weight), ATTR_KEYS: sorted(attrs)}
+    reserved = sorted({ATTR_KEYS, JSON_KEYS} & set(attrs))
+    if reserved:
+        raise InvalidArgumentError("upsert_edges", f"edge {edge.key}: reserved attr {reserved}")
+    as_json = sorted(k for k, v in attrs.items() if not storable(v))
+    for k in as_json:
+        try:
+            attrs[k] = json.dumps(attrs[k], sort_keys=True, allow_nan=True)
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgumentError(
+                "upsert_edges", f"edge {edge.key} attr {k!r} is neither storable nor JSON: {exc}"
+            ) from exc
+    props = {**attrs, "weight": float(edge.weight), ATTR_KEYS: sorted(attrs)}
+    if as_json:
+        props[JSON_KEYS] = as_json
+    return props
 
 
 def _normalised(source: str, target: str, t: RelType) -> tuple[str, str]:
@@ -206,7 +263,7 @@ def _scores(matrix: np.ndarray[Any, Any], vector: np.ndarray[Any, Any]) -> np.nd
 
 
 class Neo4jStore:
-    """:class:`~graph.store.base.GraphStore` on a Neo4j 5 (or ArcadeDB) server.
+    """:class:`~graph.store.base.GraphStore` on a Neo4j 5 server.
 
     ``driver`` is created once by the entry point (:func:`open_driver`) and passed in;
     :meth:`close` closes it only when ``owns_driver`` is set.
@@ -218,9 +275,9 @@ class Neo4jStore:
         database: str,
         *,
         batch_size: int = 1000,
-        dialect: Dialect | None = None,
-        max_tx_rows: int = 50_000,
+        max_tx_rows: int = 10_000,
         exact_vector_max: int = 20_000,
+        vector_index_wait_s: float = 5.0,
         setup_schema: bool = True,
         owns_driver: bool = False,
     ) -> None:
@@ -233,20 +290,16 @@ class Neo4jStore:
         self.max_tx_rows = max_tx_rows
         #: up to this many embedded papers vector_search is exact; above, index + rescoring
         self.exact_vector_max = exact_vector_max
-        self._dialect = dialect
-        self._vector_dims: int | None = None
+        #: how long a vector search waits for a populating index before scanning exactly
+        self.vector_index_wait_s = vector_index_wait_s
+        #: the vector index was seen ONLINE (forgotten when the server goes away)
+        self._vector_online = False
         self._owns_driver = owns_driver
         self._write_lock = threading.RLock()
         if setup_schema:
             self.ensure_schema()
 
     # ---- plumbing
-
-    @property
-    def dialect(self) -> Dialect:
-        if self._dialect is None:
-            self._dialect = self._call(lambda: detect_dialect(self._driver))
-        return self._dialect
 
     def _call(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` mapping driver errors onto the citegraph hierarchy."""
@@ -255,8 +308,16 @@ class Neo4jStore:
         except CitegraphError:
             raise
         except _UNAVAILABLE as exc:
+            # a restarted server rebuilds its vector index: look at it again next time
+            self._vector_online = False
             raise StoreUnavailableError(f"graph server unavailable: {_one_line(exc)}") from exc
         except (nex.Neo4jError, nex.DriverError) as exc:
+            if "MemoryPoolOutOfMemoryError" in str(getattr(exc, "code", "")):
+                raise StoreError(
+                    "the change is too large for the server's transaction memory "
+                    "(dbms.memory.transaction.total.max): lower CITEGRAPH_NEO4J_MAX_TX_ROWS "
+                    f"so that it commits batch by batch ({_one_line(exc)})"
+                ) from exc
             raise StoreError(f"graph query failed: {_one_line(exc)}") from exc
 
     def _read(self, query: str, **params: Any) -> list[neo4j.Record]:
@@ -304,10 +365,80 @@ class Neo4jStore:
             self._ensure_vector_index(int(meta[0]["dim"]))
 
     def _ensure_vector_index(self, dims: int) -> None:
-        if self._vector_dims == dims:
-            return
-        self._call(lambda: self.dialect.create_vector_index(self._driver, self._database, dims))
-        self._vector_dims = dims
+        """The cosine index for ``dims``, replacing one of another dimension or metric.
+
+        ``CREATE VECTOR INDEX … IF NOT EXISTS`` silently keeps any vector index already on
+        ``Paper.embedding``, so after a change of model its dimension would be wrong and
+        queries would find nothing: the existing index is read back and dropped if it
+        does not fit. Checked on every write of embeddings (one ``SHOW INDEXES``): another
+        process may have changed the index since.
+        """
+        ddl = cypher.create_vector_index(dims)  # checks dims before anything is sent
+        fits = False
+        for r in self._read(cypher.VECTOR_INDEXES, name=VECTOR_INDEX):
+            on_embedding = list(r["labelsOrTypes"] or []) == [NodeKind.PAPER.value] and list(
+                r["properties"] or []
+            ) == ["embedding"]
+            if not on_embedding and r["name"] != VECTOR_INDEX:
+                continue  # someone else's index on other data
+            config = dict((r["options"] or {}).get("indexConfig") or {})
+            if (
+                r["name"] == VECTOR_INDEX
+                and on_embedding
+                and r["type"] == "VECTOR"
+                and config.get("vector.dimensions") == dims
+                and str(config.get("vector.similarity_function", "")).lower() == "cosine"
+            ):
+                fits = True
+                continue
+            log.warning(
+                "dropping vector index %r (%s dimensions, %s): the embeddings have %d",
+                r["name"], config.get("vector.dimensions"),
+                config.get("vector.similarity_function"), dims,
+            )
+            self._schema_write(cypher.drop_index(str(r["name"])))
+        if not fits:
+            self._schema_write(ddl)
+            self._vector_online = False
+
+    def _schema_write(self, statement: str) -> None:
+        self._call(lambda: self._driver.execute_query(statement, database_=self._database))
+
+    def _vector_index_ready(self) -> bool:
+        """True when the vector index is online, waiting up to ``vector_index_wait_s``.
+
+        Neo4j builds the index in the background (after it is created, and again after a
+        restart over existing data). On 5.26 a ``queryNodes`` call on a populating index
+        blocks until it is built (23 s for 20,000 384-d vectors here), so the state is
+        checked first; while it is still populating, the caller scans exactly instead.
+        """
+        if self._vector_online:
+            return True
+        rows = [r for r in self._read(cypher.VECTOR_INDEXES, name=VECTOR_INDEX)
+                if r["name"] == VECTOR_INDEX]
+        if rows:
+            state, percent = str(rows[0]["state"]), rows[0]["populationPercent"]
+        else:
+            meta = self._read(cypher.GET_META)
+            if not meta or not meta[0]["dim"]:
+                return False
+            # gone (dropped by hand?): make it again
+            self._ensure_vector_index(int(meta[0]["dim"]))
+            state, percent = "POPULATING", 0.0
+        if state == "POPULATING" and self.vector_index_wait_s > 0:
+            try:
+                self._read(cypher.AWAIT_INDEX, name=VECTOR_INDEX,
+                           timeout=max(1, math.ceil(self.vector_index_wait_s)))
+                state = "ONLINE"
+            except StoreUnavailableError:
+                raise
+            except StoreError as exc:
+                log.info("vector index still populating: %s", exc)
+        if state != "ONLINE":
+            log.info("vector index %s (%s%%): exact scan instead", state.lower(), percent)
+            return False
+        self._vector_online = True
+        return True
 
     def ping(self) -> None:
         """Raise :class:`StoreUnavailableError` if the server or database cannot be reached.
@@ -397,8 +528,7 @@ class Neo4jStore:
         # upsert nodes
         nodes: dict[NodeKind, dict[str, dict[str, Any]]] = {}
         for node in change.upsert_nodes:
-            props = node_to_props(node)
-            props.pop("embedding", None)
+            props = _node_props(node)
             nodes.setdefault(node.kind, {})[node.id] = {"id": node.id, "props": props}
         for kind in NodeKind:
             if kind in nodes:
@@ -768,18 +898,25 @@ class Neo4jStore:
         n = int(self._read(cypher.COUNT_EMBEDDED)[0]["c"])
         if n == 0:
             return []
-        if n <= self.exact_vector_max:
+        if n <= self.exact_vector_max or not self._vector_index_ready():
             rows = self._read(cypher.ALL_EMBEDDINGS, exclude=excluded)
         else:
             # The index is approximate: over-fetch, then rank the candidates exactly.
             k = min(n, 4 * (limit + len(excluded)) + 20)
-            rows = self._read(
-                cypher.VECTOR_QUERY,
-                index=VECTOR_INDEX,
-                k=k,
-                vector=[float(x) for x in v],
-                exclude=excluded,
-            )
+            try:
+                rows = self._read(
+                    cypher.VECTOR_QUERY,
+                    index=VECTOR_INDEX,
+                    k=k,
+                    vector=[float(x) for x in v],
+                    exclude=excluded,
+                )
+            except StoreUnavailableError:
+                raise
+            except StoreError as exc:  # dropped or replaced by another process meanwhile
+                log.warning("vector index query failed (%s); exact scan instead", exc)
+                self._vector_online = False
+                rows = self._read(cypher.ALL_EMBEDDINGS, exclude=excluded)
         rows = [r for r in rows if r["embedding"] is not None and len(r["embedding"]) == v.size]
         if not rows:
             return []

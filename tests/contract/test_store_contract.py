@@ -1,7 +1,8 @@
 """The store contract: one suite, run against every GraphStore.
 
-Each test runs on the embedded networkx store and on the Neo4j store over Bolt (an
-ArcadeDB server started for the session, or the server in NEO4J_URI). Expected values
+Each test runs on the embedded networkx store and on the Neo4j store over Bolt (a real
+Neo4j 5.26 started for the session by scripts/neo4j.sh, or the server in NEO4J_URI).
+Expected values
 are written out by hand from the ordering contract in graph/store/base.py, so both
 stores are checked against the contract, not merely against each other;
 ``test_stores_agree`` then compares them query by query.
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from graph.errors import StoreError, StoreUnavailableError
+from graph.errors import InvalidArgumentError, StoreError, StoreUnavailableError
 from graph.model import (
     Concept,
     Edge,
@@ -374,7 +375,7 @@ def test_stores_agree(make_store: Any) -> None:
 def test_unreachable_server_one_clear_line() -> None:
     from graph.settings import Settings
     from graph.store.neo4j import open_driver
-    from tests.support.arcadedb import free_port
+    from tests.support.neo4j import free_port
 
     settings = Settings(NEO4J_URI=f"bolt://127.0.0.1:{free_port()}")  # type: ignore[call-arg]
     with pytest.raises(StoreUnavailableError) as err:
@@ -446,3 +447,149 @@ def test_seed_build_through_bolt_matches_embedded(make_store: Any, tmp_path: Any
         pipeline.close()
     assert bolt.stats() == embedded.stats()
     assert graphs_equal(embedded.snapshot(), bolt.snapshot()) == []
+
+
+# --------------------------------------------------------------------------- odd values
+
+#: Edge attrs of every shape a Python caller can hand in; Neo4j cannot store most of
+#: them as properties (maps, nulls in lists, nested and mixed lists, > 64-bit ints).
+ODD_ATTRS: dict[str, Any] = {
+    "meta": {"source": "manual", "scores": [0.5, None], "n": 2},
+    "mixed": [1, 2.5],
+    "bools_and_ints": [True, 1],
+    "with_null": ["x", None],
+    "nested": [[1, 2], [3]],
+    "empty": [],
+    "flags": [True, False],
+    "big": 2**70,
+    "plain": "text",
+}
+
+
+def test_odd_records_round_trip(kind: str, make_store: Any) -> None:
+    """Empty lists, bare papers and edge attrs Neo4j cannot store natively come back
+    exactly as written, on every store."""
+    s = make_store(kind)
+    bare = Paper("odd1", "Bare", "An abstract and nothing else.", "h-odd1")
+    empty = Paper("odd2", "Empty lists", "Keywords and authors are empty.", "h-odd2",
+                  authors=(), keywords=(), urls=(), references=())
+    full = Paper("odd3", "Full", "Every field.", "h-odd3", title="T", venue="V", year=2024,
+                 authors=("Ann", "Bob"), keywords=("k",), urls=("http://x.test/",),
+                 references=("odd1",))
+    loner = Concept("concept:odd", "odd concept", (), "concept")
+    edge = Edge("odd1", "odd2", RelType.SIMILAR_TO, 0.7, dict(ODD_ATTRS))
+    s.apply(GraphChange(upsert_nodes=(bare, empty, full, loner), upsert_edges=(edge,)))
+    got = s.get_nodes(["odd1", "odd2", "odd3", "concept:odd"])
+    assert got == {"odd1": bare, "odd2": empty, "odd3": full, "concept:odd": loner}
+    (back,) = s.edges_of(["odd1"])
+    assert back.attrs == ODD_ATTRS
+    assert {k: type(v) for k, v in back.attrs.items()} == {
+        k: type(v) for k, v in ODD_ATTRS.items()
+    }
+    assert back.attrs["mixed"][0] == 1 and isinstance(back.attrs["mixed"][0], int)
+    assert s.find_node("odd concept") == loner
+    s.apply(GraphChange(upsert_edges=(edge,)))  # idempotent with the odd values too
+    assert s.stats().edges["SIMILAR_TO"] == 1
+
+
+@pytest.mark.bolt
+def test_node_values_neo4j_cannot_store_fail_before_writing(make_store: Any) -> None:
+    s = make_store("neo4j")
+    s.apply(fx.full_change())
+    before = s.stats()
+    bad = Paper("odd9", "Null author", "x", "h9", authors=("Ann", None))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError) as err:
+        s.apply(GraphChange(upsert_nodes=(Paper("ok1", "Fine", "y", "h8"), bad)))
+    assert "odd9" in str(err.value) and "authors" in str(err.value)
+    weird = Concept("concept:weird", "weird", ({"a": 1},))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="aliases"):
+        s.apply(GraphChange(upsert_nodes=(weird,)))
+    assert s.stats() == before  # nothing of either change
+    assert s.get_nodes(["ok1"]) == {}
+
+
+# --------------------------------------------------------------------------- vector index
+
+
+def _vector_indexes(driver: Any) -> list[dict[str, Any]]:
+    records, _, _ = driver.execute_query(
+        "SHOW INDEXES YIELD name, type, state, labelsOrTypes, properties, options "
+        "WHERE type = 'VECTOR' RETURN name, state, options"
+    )
+    return [dict(r) for r in records]
+
+
+def _change_with_dims(dims: int, model: str) -> GraphChange:
+    rng = np.random.default_rng(dims)
+    m = rng.standard_normal((len(fx.PAPERS), dims)).astype(np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    return GraphChange(
+        upsert_nodes=tuple(fx.PAPERS),
+        embedding_ids=tuple(p.id for p in fx.PAPERS),
+        embeddings=m,
+        embedding_model=model,
+    )
+
+
+@pytest.mark.bolt
+def test_vector_search_through_the_index_right_after_the_first_build(make_store: Any) -> None:
+    """The index is built in the background: a search at once waits for it (bounded)
+    and then answers through it, exactly as the exact scan does."""
+    s = make_store("neo4j")
+    s.exact_vector_max = 0
+    s.apply(fx.full_change())
+    ids, m = fx.embeddings()
+    got = hits_t(s.vector_search(m[0].tolist(), limit=4))
+    assert s._vector_online  # answered by db.index.vector.queryNodes
+    s.exact_vector_max = 10**9
+    assert got == hits_t(s.vector_search(m[0].tolist(), limit=4))
+
+
+@pytest.mark.bolt
+def test_vector_index_gone_is_made_again(make_store: Any, bolt_driver: Any) -> None:
+    s = make_store("neo4j")
+    s.apply(fx.full_change())
+    bolt_driver.execute_query("DROP INDEX paper_embedding IF EXISTS")
+    fresh = type(s)(bolt_driver, "neo4j", exact_vector_max=0)
+    ids, m = fx.embeddings()
+    hits = fresh.vector_search(m[ids.index("p3")].tolist(), limit=2)
+    assert [h.node.id for h in hits] == ["p3", "p4"]
+    assert [i["name"] for i in _vector_indexes(bolt_driver)] == ["paper_embedding"]
+
+
+@pytest.mark.bolt
+def test_vector_index_follows_a_change_of_dimension(make_store: Any, bolt_driver: Any) -> None:
+    """CREATE VECTOR INDEX … IF NOT EXISTS would keep the 384-d index (and an index of
+    an older name) after a change of model: the store replaces it."""
+    s = make_store("neo4j")
+    bolt_driver.execute_query("DROP INDEX paper_embedding IF EXISTS")
+    bolt_driver.execute_query(  # what an earlier version of the store created
+        "CREATE VECTOR INDEX `Paper[embedding]` IF NOT EXISTS FOR (n:Paper) ON (n.embedding) "
+        "OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}"
+    )
+    s.apply(fx.full_change())
+    (index,) = _vector_indexes(bolt_driver)
+    assert index["name"] == "paper_embedding"
+    assert index["options"]["indexConfig"]["vector.dimensions"] == 384
+    # another model, another dimension, from another process (a new store object)
+    other = type(s)(bolt_driver, "neo4j", exact_vector_max=0)
+    change = _change_with_dims(16, "other-model")
+    other.apply(change)
+    (index,) = _vector_indexes(bolt_driver)
+    assert index["options"]["indexConfig"]["vector.dimensions"] == 16
+    assert other.embedding_model() == "other-model"
+    q = np.asarray(change.embeddings)[2].tolist()
+    hits = other.vector_search(q, limit=3)
+    assert other._vector_online and hits[0].node.id == fx.PAPERS[2].id
+    assert hits[0].score == pytest.approx(1.0, abs=1e-6)
+
+
+@pytest.mark.bolt
+def test_vector_dimension_limit_is_neo4j_s(make_store: Any, bolt_driver: Any) -> None:
+    s = make_store("neo4j")
+    with pytest.raises(InvalidArgumentError, match="4096"):
+        s.apply(_change_with_dims(4097, "huge"))
+    assert not any(s.stats().nodes.values())  # refused before anything was written
+    s.apply(_change_with_dims(4096, "largest"))
+    (index,) = _vector_indexes(bolt_driver)
+    assert index["options"]["indexConfig"]["vector.dimensions"] == 4096

@@ -1,23 +1,23 @@
 """Faults on the Bolt side: the graph server killed under the API, and during writes.
 
-A dedicated ArcadeDB (tests/support/arcadedb.py, not the shared session server) is
-started in a folder of this test, loaded with the seed graph, and SIGKILLed:
+A dedicated real Neo4j 5.26 (scripts/neo4j.sh through tests/support/neo4j.py, not the
+shared session server) is started in a folder of this test, loaded with the seed graph,
+and SIGKILLed by its pid:
 
 * under the API: /readyz answers 503, /healthz 200, queries fail with a clear
   STORE_UNAVAILABLE error (no internals); restarted on the same ports and folder,
   the API recovers by itself, within a bounded wait, with the same data;
 * during writes: a change that fails part-way leaves nothing of it (one transaction),
   a batched change leaves whole batches only, and a server killed mid-apply leaves
-  whole batches only; the same change applied again completes it.
+  whole batches only; the same change applied again completes it;
+* the vector index after a restart over existing data: Neo4j rebuilds it in the
+  background, and vector search gives the exact answers meanwhile and after.
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 import time
-import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,49 +33,37 @@ from graph.store import open_store
 from graph.store.embedded import EmbeddedStore
 from graph.store.neo4j import Neo4jStore, open_driver, store_from_settings
 from tests.hardening.conftest import assert_no_leak
-from tests.support import arcadedb
-from tests.support.arcadedb import ArcadeDBServer
+from tests.support.neo4j import Neo4jServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.bolt]
 
 RECOVER_S = 60.0  # bounded wait for the API to see the server again
 
 
-class Arcade:
-    """One ArcadeDB that can be killed and started again on the same ports and folder."""
+class Server:
+    """One Neo4j that can be killed and started again on the same port and folder."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.server: ArcadeDBServer = ArcadeDBServer.start(root=root)
+    def __init__(self) -> None:
+        self.server = Neo4jServer.start()
 
     def kill(self) -> None:
-        """SIGKILL the JVM's process group: no shutdown hook, no flush."""
-        proc = self.server.process
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
+        """SIGKILL the JVM by its pid: no shutdown hook, no flush."""
+        self.server.kill()
 
     def restart(self) -> None:
-        """Start again with the same ports, password and folder (the data survives)."""
-        old = self.server
-        ports = iter([old.bolt_port, old.http_port])
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(arcadedb, "free_port", lambda: next(ports))
-            mp.setattr(
-                arcadedb, "secrets", types.SimpleNamespace(token_hex=lambda n: old.password[3:])
-            )
-            self.server = ArcadeDBServer._start_once(root=self.root, timeout_s=120.0, heap="512m")
-        assert (self.server.bolt_port, self.server.password) == (old.bolt_port, old.password)
+        """Start again with the same port, password and data folder (the data survives)."""
+        port = self.server.port
+        self.server.restart()
+        assert self.server.port == port
 
     def settings(self, data_dir: Path, **overrides: object) -> Settings:
         s = self.server
         return Settings(  # type: ignore[arg-type]
             store="neo4j",
-            neo4j_uri=s.bolt_uri,
+            neo4j_uri=s.uri,
             neo4j_user=s.user,
             neo4j_password=s.password,
             neo4j_database=s.database,
-            arcadedb_http=s.http_url,
             data_dir=data_dir,
             model="/nonexistent/model",
             **overrides,
@@ -86,8 +74,8 @@ class Arcade:
 
 
 @pytest.fixture(scope="module")
-def arcade(tmp_path_factory: pytest.TempPathFactory, hard_seed_dir: Path) -> Iterator[Arcade]:
-    server = Arcade(tmp_path_factory.mktemp("arcade-faults") / "root")
+def server(hard_seed_dir: Path) -> Iterator[Server]:
+    server = Server()
     try:
         settings = server.settings(hard_seed_dir)
         store = open_store(settings)
@@ -118,11 +106,11 @@ def _wait_ready(c: TestClient, timeout: float) -> float:
     raise AssertionError(f"API not ready {timeout:.0f}s after the server came back")
 
 
-def test_injection_in_every_string_argument_neo4j(arcade: Arcade, hard_seed_dir: Path) -> None:
+def test_injection_in_every_string_argument_neo4j(server: Server, hard_seed_dir: Path) -> None:
     """The abuse suite's injection sweep, against the Neo4j store (Cypher underneath)."""
     from tests.hardening.test_abuse import PAYLOADS, _check_injection
 
-    app = create_app(arcade.settings(hard_seed_dir, api_key="k"))
+    app = create_app(server.settings(hard_seed_dir, api_key="k"))
     with TestClient(app) as c:
         body = c.post(
             "/graphql",
@@ -153,15 +141,15 @@ def test_injection_in_every_string_argument_neo4j(arcade: Arcade, hard_seed_dir:
 OUTAGE: dict[str, float] = {}
 
 
-def test_server_killed_under_the_api_then_back(arcade: Arcade, hard_seed_dir: Path) -> None:
+def test_server_killed_under_the_api_then_back(server: Server, hard_seed_dir: Path) -> None:
     # a generous request limit, to see how long the API itself takes to tell
-    app = create_app(arcade.settings(hard_seed_dir, request_timeout_s=60.0))
+    app = create_app(server.settings(hard_seed_dir, request_timeout_s=60.0))
     with TestClient(app) as c:
         assert c.get("/readyz").status_code == 200
         before = _stats(c)
         assert before["totalNodes"] > 0
 
-        arcade.kill()
+        server.kill()
         t0 = time.monotonic()
         ready = c.get("/readyz")
         OUTAGE["readyz_s"] = time.monotonic() - t0
@@ -183,7 +171,7 @@ def test_server_killed_under_the_api_then_back(arcade: Arcade, hard_seed_dir: Pa
             f"query error after {OUTAGE['query_s']:.1f}s"
         )
 
-        arcade.restart()
+        server.restart()
         waited = _wait_ready(c, RECOVER_S)
         OUTAGE["recovered_s"] = waited
         assert _stats(c) == before  # same data after a SIGKILL and a restart
@@ -204,9 +192,9 @@ def test_server_down_is_reported_before_the_request_limit() -> None:
 
 
 @pytest.fixture
-def raw_store(arcade: Arcade, hard_seed_dir: Path) -> Iterator[Neo4jStore]:
+def raw_store(server: Server, hard_seed_dir: Path) -> Iterator[Neo4jStore]:
     """A store over the fault server with small batches (its own driver)."""
-    settings = arcade.settings(hard_seed_dir)
+    settings = server.settings(hard_seed_dir)
     driver = open_driver(settings)
     store = store_from_settings(settings, driver)
     store.batch_size = 50
@@ -259,8 +247,8 @@ def test_failed_batched_change_leaves_whole_batches(raw_store: Neo4jStore) -> No
     assert _count(raw_store, "batch") == 0
 
 
-def test_server_killed_mid_apply_leaves_whole_batches(arcade: Arcade, hard_seed_dir: Path) -> None:
-    settings = arcade.settings(hard_seed_dir)
+def test_server_killed_mid_apply_leaves_whole_batches(server: Server, hard_seed_dir: Path) -> None:
+    settings = server.settings(hard_seed_dir)
     driver = open_driver(settings)
     store = store_from_settings(settings, driver)
     store.batch_size, store.max_tx_rows = 100, 200
@@ -288,16 +276,16 @@ def test_server_killed_mid_apply_leaves_whole_batches(arcade: Arcade, hard_seed_
             time.sleep(0.05)
     finally:
         probe_driver.close()
-    arcade.kill()
+    server.kill()
     writer.join(timeout=120)
     driver.close()
     assert outcome, "apply did not return after the server died"
     if outcome[0] is not None:
         assert isinstance(outcome[0], StoreUnavailableError | StoreError), repr(outcome[0])
-    arcade.restart()
-    driver = open_driver(arcade.settings(hard_seed_dir))
+    server.restart()
+    driver = open_driver(server.settings(hard_seed_dir))
     try:
-        store = store_from_settings(arcade.settings(hard_seed_dir), driver)
+        store = store_from_settings(server.settings(hard_seed_dir), driver)
         store.batch_size, store.max_tx_rows = 100, 200
         written = len(store.get_nodes([c.id for c in concepts]))
         print(f"killed mid-apply: {written} of {len(concepts)} nodes committed ({outcome[0]!r})")
@@ -307,3 +295,40 @@ def test_server_killed_mid_apply_leaves_whole_batches(arcade: Arcade, hard_seed_
         store.apply(GraphChange(delete_nodes=tuple(c.id for c in concepts)))
     finally:
         driver.close()
+
+
+# ------------------------------------------------------------------ vector index
+
+
+def test_vector_search_right_after_a_restart_matches_embedded(
+    server: Server, hard_seed_dir: Path
+) -> None:
+    """Killed and restarted over existing data, Neo4j rebuilds the vector index in the
+    background; a search through the index at once gives the embedded store's answers."""
+    embedded = EmbeddedStore(hard_seed_dir / "graph.db")
+    try:
+        snap = embedded.snapshot()
+        queries = [snap.embeddings[i].tolist() for i in range(0, len(snap.embedding_ids), 9)]
+        want = [[(h.node.id, h.score) for h in embedded.vector_search(q, limit=5)]
+                for q in queries]
+    finally:
+        embedded.close()
+    server.kill()
+    server.restart()
+    settings = server.settings(hard_seed_dir)
+    driver = open_driver(settings)
+    try:
+        store = store_from_settings(settings, driver)
+        store.exact_vector_max = 0  # through db.index.vector.queryNodes
+        store.vector_index_wait_s = 60.0
+        got = [[(h.node.id, h.score) for h in store.vector_search(q, limit=5)] for q in queries]
+        states = driver.execute_query(
+            "SHOW INDEXES YIELD name, type, state, populationPercent, options "
+            "WHERE type = 'VECTOR' RETURN name, state, populationPercent, options"
+        ).records
+        # the index answered, not the exact fallback
+        assert store._vector_online, [dict(r) for r in states]
+        assert [(r["name"], r["state"]) for r in states] == [("paper_embedding", "ONLINE")]
+    finally:
+        driver.close()
+    assert got == want

@@ -40,13 +40,19 @@ def _env(service: dict[str, Any]) -> dict[str, str]:
     return {k: _resolve(v) for k, v in env.items()}
 
 
-def _published(service: dict[str, Any]) -> dict[int, int]:
-    """container port -> host port."""
+def _bindings(service: dict[str, Any]) -> dict[int, tuple[str, int]]:
+    """container port -> (host address, host port); no address means every interface."""
     out = {}
     for p in service.get("ports", []):
-        host, container = str(p).split("#")[0].strip().split(":")[-2:]
-        out[int(container)] = int(host)
+        parts = str(p).split("#")[0].strip().split(":")
+        address = parts[0] if len(parts) == 3 else "0.0.0.0"
+        out[int(parts[-1])] = (address, int(parts[-2]))
     return out
+
+
+def _published(service: dict[str, Any]) -> dict[int, int]:
+    """container port -> host port."""
+    return {c: port for c, (_, port) in _bindings(service).items()}
 
 
 def test_services_and_image(compose: dict[str, Any]) -> None:
@@ -91,3 +97,25 @@ def test_api_environment_matches_settings(
     assert settings.host == "0.0.0.0"  # inside the container
     assert settings.port in _published(services["api"])
     assert 7687 in _published(neo)
+
+
+def test_ports_bind_to_loopback_only(compose: dict[str, Any]) -> None:
+    """Neo4j's Browser (7474), Bolt (7687) and the API are not on every interface."""
+    services = compose["services"]
+    neo = _bindings(services["neo4j"])
+    assert set(neo) == {7474, 7687}
+    for service in services.values():
+        for container, (address, _) in _bindings(service).items():
+            assert address == "127.0.0.1", (container, address)
+
+
+def test_initial_password_rules_are_met_and_documented(compose: dict[str, Any]) -> None:
+    """NEO4J_AUTH is neo4j/<password>: the default must be one Neo4j accepts (>= 8
+    characters, no '/'), and the file must say it only sets the initial password."""
+    user, password = _env(compose["services"]["neo4j"])["NEO4J_AUTH"].split("/", 1)
+    assert user == "neo4j" and len(password) >= 8 and "/" not in password
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "*initial* password only" in text
+    assert "at least\n# 8 characters, no '/'" in text
+    hc = compose["services"]["neo4j"]["healthcheck"]
+    assert "cypher-shell" in " ".join(hc["test"]) and hc["retries"] >= 1
