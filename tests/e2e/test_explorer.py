@@ -231,3 +231,26 @@ def test_malformed_node_hash_is_ignored(tab: Page, seed_server: Server, bad: str
     pg.evaluate(f"location.hash = 'node=' + encodeURIComponent({json.dumps(paper)})")
     pg.wait_for_function(f"{DRAWN}.getElementById({json.dumps(paper)}).nonempty()")
     assert tab.errors == [], tab.errors
+
+
+def test_a_concept_panel_lists_the_papers_about_it_strongest_first(
+    tab: Page, seed_server: Server
+) -> None:
+    """Issue 13: the panel used to count only the papers on screen ("joined to it (0)")."""
+    store = seed_server.store
+    concepts = store.list_nodes(NodeKind.CONCEPT, limit=10_000)[0]
+    concept = max(concepts, key=lambda c: (len(store.edges_of([c.id], [RelType.MENTIONS])), c.id))
+    mentions = store.edges_of([concept.id], [RelType.MENTIONS])
+    assert len(mentions) >= 3, "the seeds have no concept that several papers mention"
+    pg = open_page(tab, seed_server, f"#node={concept.id}")
+    pg.locator("#detail h4").filter(has_text="Papers about it").wait_for()
+    chips = pg.locator("#detail .chips .chip.paper")
+    assert chips.count() == min(25, len({e.source for e in mentions}))
+    strongest = max(e.weight for e in mentions)
+    first = chips.first.get_attribute("title")
+    assert {e.source: e.weight for e in mentions}[first] == strongest
+    # every drawn node has a visible edge: RELATED_TO is off, so no concept ring is drawn
+    drawn = pg.evaluate(f"{DRAWN}.nodes(':visible').map(n => n.data('kind'))")
+    assert drawn and set(drawn) <= {"PAPER", "CONCEPT"}
+    assert drawn.count("CONCEPT") == 1
+    assert tab.errors == []

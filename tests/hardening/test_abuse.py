@@ -515,6 +515,10 @@ def writable_server(
         server.stop()
 
 
+def _no_controls(text: str) -> str:
+    return "".join(ch for ch in text if ch >= " " and ch != "\x7f")
+
+
 def test_injection_through_add_papers_is_stored_as_data(
     writable_server: Server, ids: dict[str, str]
 ) -> None:
@@ -526,7 +530,9 @@ def test_injection_through_add_papers_is_stored_as_data(
         for i, payload in enumerate(PAYLOADS):
             items.append(
                 {
-                    "id": f"inj-{i}-{payload}",
+                    # an id with a control character is refused (it could not be found by
+                    # what was sent once cleaned); every other field keeps the payload
+                    "id": f"inj-{i}-{_no_controls(payload)}",
                     "title": payload,
                     "venue": payload,
                     "url": payload,
@@ -555,7 +561,7 @@ def test_injection_through_add_papers_is_stored_as_data(
             status, body = gql(
                 c,
                 "query($id: ID!) { paper(id: $id) { title venue } }",
-                {"id": f"inj-{i}-{payload}"},
+                {"id": f"inj-{i}-{_no_controls(payload)}"},
             )
             assert "errors" not in body, body
             assert body["data"]["paper"]["venue"] is not None
