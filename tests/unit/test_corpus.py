@@ -27,7 +27,8 @@ from graph.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "seeds"
-ICLR2021 = Path("/work/shared/data/iclr2021/paperlist.tsv")
+# ../shared beside the checkout, as CI lays it out
+ICLR2021 = Path(__file__).resolve().parents[3] / "shared" / "data" / "iclr2021" / "paperlist.tsv"
 
 A1 = (
     "We propose a simple method for learning sparse graph representations that scales "

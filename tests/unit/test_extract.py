@@ -18,7 +18,8 @@ from graph.model import RelType, concept_id
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "seeds"
-ICLR2021 = Path("/work/shared/data/iclr2021/paperlist.tsv")
+# ../shared beside the checkout, as CI lays it out
+ICLR2021 = Path(__file__).resolve().parents[3] / "shared" / "data" / "iclr2021" / "paperlist.tsv"
 
 log = logging.getLogger(__name__)
 
