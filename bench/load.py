@@ -383,13 +383,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a data dir holding a graph (default: seed graph in a temp dir)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON line per round")
+    parser.add_argument(
+        "--workers", type=int, default=1,
+        help="server processes (citegraph serve --workers; RSS is the supervisor's alone)",
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600 or not 1 <= args.runs <= 10:
         parser.error("bounded: 1-512 clients, up to 600 s, 1-10 runs")
     tmp = Path(tempfile.mkdtemp(prefix="citegraph-load-"))
     try:
         data_dir = args.data_dir or seed_data_dir(tmp / "data")
-        with running_server(data_dir) as server, httpx.Client(base_url=server.url, timeout=30) as c:
+        env = {"CITEGRAPH_WORKERS": str(args.workers)}
+        with running_server(data_dir, env) as server, httpx.Client(
+            base_url=server.url, timeout=30
+        ) as c:
             mix = query_mix(c)
             print(
                 f"server pid {server.pid} on {server.url}; RSS after warm-up "

@@ -81,6 +81,7 @@ class NetworkxStore:
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
         self._changes = 0  # bumped by every applied change (version())
+        self._stats: tuple[int, GraphStats] | None = None
         self.g: nx.MultiDiGraph = nx.MultiDiGraph()
         self._emb_ids: list[str] = []
         self._emb: np.ndarray = np.zeros((0, 0), dtype=np.float32)
@@ -213,6 +214,7 @@ class NetworkxStore:
             self._model = data.embedding_model
             self._alias_index = None
             self._search_text = None
+            self._changes += 1
 
     def _add_edge(self, edge: Edge) -> None:
         if edge.source not in self.g or edge.target not in self.g:
@@ -623,13 +625,20 @@ class NetworkxStore:
         return self._model
 
     def stats(self) -> GraphStats:
-        nodes = {k.value: 0 for k in NodeKind}
-        for _, attrs in self.g.nodes(data=True):
-            nodes[attrs["node"].kind.value] += 1
-        edges = {t.value: 0 for t in RelType}
-        for _, _, key in self.g.edges(keys=True):
-            edges[RelType(key).value] += 1
-        return GraphStats(nodes=nodes, edges=edges)
+        """Counts, kept until the next change (a count over every edge costs ~0.1 s at 3k)."""
+        with self._lock:
+            cached = self._stats
+            if cached is not None and cached[0] == self._changes:
+                return cached[1]
+            nodes = {k.value: 0 for k in NodeKind}
+            for _, attrs in self.g.nodes(data=True):
+                nodes[attrs["node"].kind.value] += 1
+            edges = {t.value: 0 for t in RelType}
+            for _, _, key in self.g.edges(keys=True):
+                edges[RelType(key).value] += 1
+            result = GraphStats(nodes=nodes, edges=edges)
+            self._stats = (self._changes, result)
+            return result
 
     def snapshot(self) -> GraphData:
         with self._lock:
