@@ -11,8 +11,9 @@ score is
     cosine(query, candidate) + TERM_WEIGHT * min(shared IDF weight, TERM_CAP)
                              + CITE_WEIGHT * [a citation joins them]
 
-and its reasons list the similarity, every shared concept/dataset with its IDF
-weight, and citations; ``path`` walks seed -> strongest shared term -> candidate.
+and its reasons (at most three: the similarity, citations, then the strongest shared
+concepts/datasets with their IDF weight, none inside another) say why; ``path`` walks
+seed -> strongest shared term -> candidate.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ TERM_WEIGHT = 0.01  # best of 0, .01, .02, .05, .1 on Cora citations and ICLR ke
 TERM_CAP = 10.0
 CITE_WEIGHT = 0.1
 NEGATIVE_WEIGHT = 0.5
+MAX_REASONS = 3  # a reader reads three; more repeat what the first said
 CANDIDATE_FACTOR = 5
 TERM_TYPES = (RelType.MENTIONS, RelType.USES, RelType.INTRODUCES)
 
@@ -169,12 +171,43 @@ def related(
                 paper=node,
                 score=round(score, 6),
                 similarity=round(sim, 6),
-                reasons=tuple(reasons),
+                reasons=tuple(_readable(reasons)),
                 path=_path(store, seeds, seed_terms, term_edges.get(cid, {}), node, top_term),
             )
         )
     results.sort(key=lambda r: (-r.score, r.paper.id))
     return results[:first]
+
+
+def _readable(reasons: Sequence[Reason]) -> list[Reason]:
+    """At most MAX_REASONS, strongest first, none inside another.
+
+    The similarity comes first (it is most of the score), then citations, then the shared
+    terms by weight; a term whose words lie inside a stronger kept term's ("diffusion" in
+    "diffusion model"), or around them, says the same thing again and is left out.
+    """
+    similar = [r for r in reasons if r.kind == "similar"]
+    cites = [r for r in reasons if r.kind in ("cites", "cited_by")]
+    terms = sorted(
+        (r for r in reasons if r.kind in ("concept", "dataset")), key=lambda r: (-r.weight, r.text)
+    )
+    kept_terms: list[Reason] = []
+    names: list[str] = []
+    for r in terms:
+        name = f" {_term_name(r).casefold()} "
+        if any(name in other or other in name for other in names):
+            continue
+        kept_terms.append(r)
+        names.append(name)
+    return [*similar, *cites, *kept_terms][:MAX_REASONS]
+
+
+def _term_name(reason: Reason) -> str:
+    """The term a "both mention X" / "mentions X" reason names."""
+    for prefix in ("both mention ", "both use ", "mentions "):
+        if reason.text.startswith(prefix):
+            return reason.text[len(prefix):]
+    return reason.text
 
 
 def _path(

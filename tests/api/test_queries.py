@@ -226,3 +226,29 @@ def test_concepts_and_datasets_lists(gql: GQL) -> None:
 def test_rel_types_enum_matches_domain(gql: GQL) -> None:
     data = gql.data('{ __type(name: "RelType") { enumValues { name } } }')
     assert {v["name"] for v in data["__type"]["enumValues"]} == {t.name for t in RelType}
+
+
+def test_related_reasons_are_few_and_none_repeats_another(
+    gql: GQL, seed_store: NetworkxStore
+) -> None:
+    """Issue 13: "both mention diffusion; both mention diffusion model" said one thing twice."""
+    papers, _ = seed_store.list_nodes(NodeKind.PAPER, limit=100)
+    seen_terms = 0
+    for p in papers[:25]:
+        data = gql.data(
+            "query($p: ID!) { related(paper: $p, first: 10) { reasons { kind text weight } } }",
+            p=p.id,
+        )
+        for r in data["related"]:
+            reasons = r["reasons"]
+            assert 1 <= len(reasons) <= 3
+            assert reasons[0]["kind"] == "similar"
+            terms = [x for x in reasons if x["kind"] in ("concept", "dataset")]
+            seen_terms += len(terms)
+            weights = [x["weight"] for x in terms]
+            assert weights == sorted(weights, reverse=True)
+            names = [f" {x['text'].split(' ', 2)[-1].casefold()} " for x in terms]
+            for i, a in enumerate(names):
+                for b in names[i + 1 :]:
+                    assert a not in b and b not in a, (a, b)
+    assert seen_terms > 0
