@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from graph import lookup
 from graph.errors import InvalidArgumentError, NotFoundError
+from graph.lexical import LexicalIndex
 from graph.model import (
     Edge,
     GraphNode,
@@ -92,12 +93,24 @@ class Embedding:
 
 
 class GraphService:
-    """The use cases over one store. Cheap to make; holds no state of its own."""
+    """The use cases over one store. Cheap to make; the state it uses is passed in.
 
-    def __init__(self, settings: Settings, store: GraphStore, embedding: Embedding) -> None:
+    ``lexical`` is the word-overlap index of related papers; a long-lived caller (the
+    API) passes one that lives as long as the store, so it is read once and then kept
+    current; without one, the first related() call reads every paper.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: GraphStore,
+        embedding: Embedding,
+        lexical: LexicalIndex | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store
         self.embedding = embedding
+        self.lexical = lexical if lexical is not None else LexicalIndex()
 
     # ------------------------------------------------------------------ names
     def find(self, ref: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
@@ -243,8 +256,9 @@ class GraphService:
             vector = self.embedding.vector(text)
             terms = self.text_terms(text)
         found = related(
-            self.store, paper=seed.id if seed else None, vector=vector, text_terms=terms,
-            first=first, exclude=exclude, positive=pos, negative=neg,
+            self.store, paper=seed.id if seed else None, vector=vector, text=text,
+            text_terms=terms, first=first, exclude=exclude, positive=pos, negative=neg,
+            lexical=self.lexical,
         )
         return (seed if isinstance(seed, Paper) else None), found
 
