@@ -111,6 +111,8 @@ class GraphService:
         self.store = store
         self.embedding = embedding
         self.lexical = lexical if lexical is not None else LexicalIndex()
+        #: names this service resolved that also named other nodes (for the caller to say)
+        self.resolutions: list[lookup.Resolution] = []
 
     # ------------------------------------------------------------------ names
     def find(self, ref: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
@@ -120,14 +122,20 @@ class GraphService:
     def node(
         self, ref: str, kinds: Collection[NodeKind] | None = None, argument: str = "id"
     ) -> GraphNode:
-        """:meth:`find`, or NotFoundError naming ``argument``."""
+        """:meth:`find`, or NotFoundError naming ``argument``.
+
+        When ``ref`` also names other nodes (a concept and a paper of the same short name),
+        the first is used and :attr:`resolutions` records the others.
+        """
         if not ref.strip():
             raise InvalidArgumentError(argument, "must not be empty")
-        node = self.find(ref, kinds)
-        if node is None:
+        found = lookup.matches(self.store, ref, kinds)
+        if not found:
             what = "/".join(k.value.lower() for k in kinds) if kinds else "node"
             raise NotFoundError(f"{argument}: no {what} with id, name or alias {ref!r}")
-        return node
+        if len(found) > 1:
+            self.resolutions.append(lookup.Resolution(argument, ref, found[0], tuple(found[1:])))
+        return found[0]
 
     # ------------------------------------------------------------------ graph queries
     def neighborhood(

@@ -283,3 +283,23 @@ def test_related_wording_reasons_quote_words_both_papers_have(
                     for pid in (p.id, r["paper"]["key"]):
                         assert re.search(pattern, text_of[pid]), (gram, pid)
     assert quoted > 0
+
+
+@pytest.mark.parametrize(("name", "kinds"), [("PaRa", None), ("LocoVR", None), ("SDE", None)])
+def test_a_name_of_two_nodes_reaches_both(
+    seed_store: NetworkxStore, name: str, kinds: list[NodeKind] | None
+) -> None:
+    """Issue 13: "PaRa" names a concept and a paper's method; both are reachable."""
+    from graph import lookup
+
+    found = lookup.matches(seed_store, name, kinds)
+    assert found, name
+    assert found[0].id == (lookup.find(seed_store, name, kinds) or found[0]).id
+    assert len({n.id for n in found}) == len(found)
+    papers = [n for n in found if n.kind is NodeKind.PAPER]
+    assert papers and all(p.label.casefold().startswith(name.casefold() + ":") for p in papers)
+    if name == "PaRa":
+        assert [n.kind for n in found] == [NodeKind.CONCEPT, NodeKind.PAPER]
+    # an id names exactly one node
+    for n in found:
+        assert [m.id for m in lookup.matches(seed_store, n.id)] == [n.id]
