@@ -224,11 +224,21 @@ class LexicalIndex:
         return kept
 
 
+_WORD_OR_MARK = re.compile(r"\w+|[^\w\s-]")
+
+
+def spelled(text: str) -> str:
+    """``text`` as space-separated words and marks, lower-cased, hyphens as spaces: the
+    form :func:`appears` looks in (make it once per text)."""
+    return " " + " ".join(_WORD_OR_MARK.findall(text.casefold())) + " "
+
+
 def appears(gram: str, text: str) -> bool:
-    """Whether ``gram`` stands in ``text`` as written (any case; a space may be a hyphen)."""
-    words = gram.split()
-    pattern = r"(?<!\w)" + r"[\s-]+".join(re.escape(w) for w in words) + r"(?!\w)"
-    return re.search(pattern, text, re.IGNORECASE) is not None
+    """Whether ``gram`` stands in ``text`` as written (any case; a space may be a hyphen).
+
+    ``text`` is either raw or already :func:`spelled` (starts with a space)."""
+    hay = text if text.startswith(" ") and text.endswith(" ") else spelled(text)
+    return f" {' '.join(gram.casefold().replace('-', ' ').split())} " in hay
 
 
 def overlaps(a: str, b: str) -> bool:

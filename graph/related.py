@@ -35,7 +35,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from graph.errors import InvalidArgumentError, NotFoundError
-from graph.lexical import LexicalIndex, LexVector, appears, mean_vector, overlaps, paper_text
+from graph.lexical import (
+    LexicalIndex,
+    LexVector,
+    appears,
+    mean_vector,
+    overlaps,
+    paper_text,
+    spelled,
+)
 from graph.model import Edge, GraphPath, Paper, Reason, RelatedPaper, RelType
 from graph.store.base import GraphStore
 
@@ -195,7 +203,7 @@ def related(
     top = scored[:first]
     query_texts = [paper_text(p) for p in known.values() if isinstance(p, Paper) and p.id in seeds]
     return _explain(store, top, seeds, seed_terms, term_edges, idf, lexical, lex_query,
-                    [*query_texts, *([text] if text else [])])
+                    [spelled(t) for t in [*query_texts, *([text] if text else [])]])
 
 
 def _linking_idf(store: GraphStore, terms: Sequence[str], n: int) -> dict[str, float]:
@@ -238,7 +246,7 @@ def _explain(
         if lex_query is not None and c.words > 0:
             vec = lexical.vector_of(cid)
             grams = lexical.shared_words(lex_query, vec, top=8) if vec is not None else []
-            own = paper_text(c.paper)
+            own = spelled(paper_text(c.paper))
             grams = [
                 g for g in grams if appears(g, own) and any(appears(g, t) for t in query_texts)
             ]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from graph.lexical import LexicalIndex, overlaps, paper_text
+from graph.lexical import LexicalIndex, appears, overlaps, paper_text, spelled
 from graph.model import GraphChange, NodeKind, Paper
 from graph.store.memory import NetworkxStore
 
@@ -149,3 +149,21 @@ def test_a_free_text_is_weighed_against_the_corpus() -> None:
 def test_overlaps(a: str, b: str, same: bool) -> None:
     assert overlaps(a, b) is same
     assert overlaps(b, a) is same
+
+
+@pytest.mark.parametrize(
+    ("gram", "text", "found"),
+    [
+        ("generation images", "the generation of images", False),  # a stop word between
+        ("text image", "Text-to-image models", False),
+        ("text", "Text-to-image models", True),
+        ("image models", "Text-to-image models", True),
+        ("graph neural", "a graph-neural, sparse", True),
+        ("generation text", "for generation. Text is", False),  # a sentence between
+        ("t2i", "(T2I) models", True),
+        ("robust", "robustness", False),
+    ],
+)
+def test_appears_means_as_written(gram: str, text: str, found: bool) -> None:
+    assert appears(gram, text) is found
+    assert appears(gram, spelled(text)) is found
