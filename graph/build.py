@@ -31,7 +31,6 @@ from typing import Any, Protocol
 import numpy as np
 
 from graph.cache import BlobCache
-from graph.corpus import InputProblem, read_corpus
 from graph.embed import (
     Embedder,
     EmbeddingCache,
@@ -47,6 +46,7 @@ from graph.extract import (
     extraction_from_json,
     extraction_to_json,
 )
+from graph.ingest import InputProblem, read_corpus
 from graph.link import (
     citation_edges,
     cooccurrence_edges,

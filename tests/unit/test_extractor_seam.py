@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from graph.build import Pipeline
-from graph.corpus import paper_from_record
 from graph.extract import Extraction, Extractor, PaperTerm, Resolution, TermMention
+from graph.ingest import paper_from_record
 from graph.model import Concept, NodeKind, Paper, RelType, concept_id
 from graph.settings import Settings
 
