@@ -36,6 +36,8 @@ def _read_table_into(path: Path, col: Collector) -> None:
     head = next((line for line in decoded.lines if line.strip()), "")
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     if delimiter not in head:
+        # Not csv.Sniffer: its quote-guessing regex is quadratic in the line it samples
+        # (a 60 kB header of ';"x' takes 16 s, and a header may be as long as the file).
         delimiter = next((d for d in ("\t", ",", ";", "|") if d in head), delimiter)
     columns: list[str] | None = None
     count = 0
