@@ -107,7 +107,9 @@ def build_graph(papers: list[Any], matrix: np.ndarray, key: str, **settings: Any
         from graph.build import ExtractionCache
 
         pipe.extraction_cache.close()
-        pipe.extraction_cache = ExtractionCache(CACHE_DIR / "extractions.sqlite")
+        pipe.extraction_cache = ExtractionCache(
+            CACHE_DIR / "extractions.sqlite", pipe.extractor.version
+        )
         try:
             return pipe.compute(papers)
         finally:

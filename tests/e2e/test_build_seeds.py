@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from graph.build import Pipeline, graphs_equal
-from graph.corpus import read_corpus
+from graph.ingest import read_corpus
 from graph.model import Concept, Dataset, NodeKind, Paper, RelType
 from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
