@@ -37,6 +37,38 @@ def _sh_start(short: str, words: Sequence[str]) -> int | None:
     return long.count(" ", 0, start_char)
 
 
+def _initials(words: Sequence[str]) -> str:
+    """First letters of words, of their hyphen parts and of CamelCase parts ("PageRank" -> "pr")."""
+    out: list[str] = []
+    for w in words:
+        for part in w.split("-"):
+            if not part:
+                continue
+            out.append(part[0].lower())
+            out.extend(c.lower() for c in part[1:] if c.isupper() and not part.isupper())
+    return "".join(out)
+
+
+def _initials_start(short: str, words: Sequence[str]) -> int | None:
+    """Index where the last words' initials spell ``short`` ("named entity recognition" for NER).
+
+    Schwartz & Hearst alone stops at the nearest word starting with the right letter and
+    then refuses a long form that starts with a listed word ("Learned image compression",
+    "Out of Distribution", "Generalized PageRank"); initials that spell the short form
+    exactly are strong enough evidence to keep such a long form.
+    """
+    letters = "".join(c.lower() for c in short if c.isalpha())
+    if len(letters) < 2 or not all(c.isalpha() or c.isdigit() for c in short.replace("-", "")):
+        return None
+    for start in range(len(words) - 1, -1, -1):
+        got = _initials(words[start:])
+        if got == letters:
+            return start
+        if len(got) > len(letters):
+            break
+    return None
+
+
 def _find_acronyms(tokens: Sequence[str]) -> list[tuple[str, list[str], int, int]]:
     """(short as written, long-form words, paren start, paren end) for "long (SF)" / "SF (long)"."""
     found: list[tuple[str, list[str], int, int]] = []
@@ -58,11 +90,17 @@ def _find_acronyms(tokens: Sequence[str]) -> list[tuple[str, list[str], int, int
             while j >= 0 and len(window) < max_words and _is_word(tokens[j]):
                 window.insert(0, tokens[j])
                 j -= 1
-            start = _sh_start(short, window)
+            # initials first: S&H reads "Proximal Policy Optimization (PPO)" as "Policy
+            # Optimization", the "o" of Optimization standing for the second P
+            start = _initials_start(short, window)
+            if start is None:
+                start = _sh_start(short, window)
+                if start is not None and window[start].lower() in stop:
+                    start = None
             if start is None:
                 continue
             long = window[start:]
-            if not long or long[0].lower() in stop or (len(long) == 1 and long[0] == short):
+            if not long or (len(long) == 1 and long[0] == short):
                 continue
             found.append((short, long, i, close))
         elif i > 0 and _is_acronym(tokens[i - 1]) and 1 <= len(inner) <= 10 and all(

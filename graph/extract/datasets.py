@@ -29,8 +29,55 @@ _INTRO_BLOCK = frozenset(
 )
 _DATASET_CUES = frozenset(
     {"dataset", "datasets", "benchmark", "benchmarks", "corpus", "corpora", "suite", "testbed",
-     "collection"}
+     "collection", "competition", "competitions"}
 )
+# Cue words a typo may hide ("Bechmark", "Benchmak", "datset"): one edit away is still a cue
+_FUZZY_CUES = ("benchmark", "dataset")
+# "— PromptSet —" names the set just described when the clause before the dash has one of these
+_SET_NOUNS = frozenset(
+    {"set", "sets", "collection", "suite", "prompts", "questions", "problems", "tasks",
+     "examples", "instances", "pairs", "samples", "images", "videos", "queries", "dialogues",
+     "conversations", "documents", "annotations", "scenes", "environments"}
+) | _DATASET_CUES
+_DASHES = frozenset({"—", "–", "-", "--"})
+# A name followed by one of these is software, not data ("the Brax simulator", "JAX library")
+_NOT_DATA_HEADS = frozenset(
+    {"simulator", "simulators", "simulation", "engine", "engines", "library", "libraries",
+     "toolkit", "toolkits", "package", "packages", "framework", "frameworks", "platform",
+     "software", "api", "compiler", "solver", "model", "models", "architecture", "network",
+     "optimizer", "language"}
+)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` is ``b`` with one letter dropped, added, changed or two swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return a == b
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2 and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+        )
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+@lru_cache(maxsize=1 << 14)
+def _is_cue(low: str) -> bool:
+    if low in _DATASET_CUES:
+        return True
+    word = low[:-1] if low.endswith("s") else low
+    return len(word) >= 6 and word[0] in "bd" and any(_one_edit(word, c) for c in _FUZZY_CUES)
+
+
+def not_data_after(tokens: Sequence[str], end: int) -> bool:
+    """Whether the name ending before ``end`` is followed by a software head ("... simulator")."""
+    k = end
+    while k < len(tokens) and k < end + 3 and tokens[k].lower() in {"physics", "robotics", "game",
+                                                                    "open-source", "python"}:
+        k += 1
+    return k < len(tokens) and tokens[k].lower() in _NOT_DATA_HEADS
 _LIST_INTRO = frozenset({"such", "including", "like", ":", "(", "namely"})
 _EVAL_CONTEXT_RE = re.compile(
     r"\b(experiment|evaluat|result|outperform|benchmark|test|train|achiev|accuracy|fine-tun)",
@@ -111,10 +158,17 @@ def _dataset_spans(
 
     for i, tok in enumerate(tokens):
         low = tok.lower()
-        if low in _DATASET_CUES:
+        if _is_cue(low):
             # "the COCO2014 dataset", "Allen Institute's Brain Observatory dataset"
             start = name_back(i)
-            if ok(start, i):
+            if start > 1 and tokens[start - 1] == ":" and _strong_name(tokens[start - 2]):
+                # "the AlgoPerf: Training Algorithms competition" is AlgoPerf's
+                spans.append((name_back(start - 1), start - 1))
+            elif start >= 2 and tokens[start - 1].lower() in {"a", "an", "the"} and (
+                tokens[start - 2] == ","
+            ):
+                pass  # "CEB, a Compositional Evaluation Benchmark": the name is before the comma
+            elif ok(start, i):
                 spans.append((start, i))
             # "datasets such as X, Y and Z", "benchmark, FashionMT", "dataset called X"
             j = i + 1
@@ -141,7 +195,7 @@ def _dataset_spans(
             # "MMAU, a novel benchmark ...": appositive naming a dataset
             for k in range(i + 2, min(n, i + 10)):
                 w = tokens[k].lower()
-                if w in _DATASET_CUES:
+                if _is_cue(w):
                     start = name_back(i)
                     if ok(start, i):
                         spans.append((start, i))
@@ -151,6 +205,15 @@ def _dataset_spans(
                 if w in {"of", "for", "with", "that", "which", "to", "on", "in", "by", "from",
                          "and", "or", "is", "are", "approach", "method", "model", "framework"}:
                     break
+        elif tok in _DASHES and i > 0 and i + 1 < n and _namey(tokens[i + 1], False):
+            # "a curated set of prompts — PromptSet — for ...": the dash names the set
+            end = name_fwd(i + 1)
+            closes = end >= n or tokens[end] in _DASHES | {",", ".", ";", ":", "(", ")"}
+            back = {t.lower() for t in tokens[max(0, i - 8) : i]}
+            if closes and end - i - 1 <= 3 and back & _SET_NOUNS and ok(i + 1, end) and (
+                end - i - 1 > 1 or _strong_name(tokens[i + 1]) or tokens[i + 1][1:].islower()
+            ):
+                spans.append((i + 1, end))
         elif _BENCH_NAME_RE.match(tok) and ok(i, i + 1):
             spans.append((i, name_fwd(i + 1) if i + 1 < n and tokens[i + 1].isdigit() else i + 1))
     # keep the longest of overlapping spans ("AIR-BENCH 2024" over "AIR-BENCH")

@@ -14,6 +14,7 @@ from graph.model import Concept, Dataset, NodeKind, concept_id, dataset_id
 
 logger = logging.getLogger(__name__)
 _WEIGHT_CAP = 3.0
+_DOMINANT = 0.8  # share of a short form's definitions that one long form needs to own it
 
 
 def _weight(count: int, lead: bool, introduced: bool) -> float:
@@ -66,6 +67,16 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
             defs[short.lower()][long] += 1
     global_long = {s: max(c.items(), key=lambda kv: (kv[1], kv[0]))[0] for s, c in defs.items()}
     long_keys = set(global_long.values())
+    # a short form read alone (no definition in its paper) takes the corpus's long form only
+    # when the corpus means one thing by it: SAM as both "segment anything model" and
+    # "sharpness-aware minimization" stays SAM
+    unambiguous: dict[str, str] = {}
+    for s, c in defs.items():
+        by_fold: Counter[str] = Counter()
+        for lg, k in c.items():
+            by_fold[_fold(lg)] += k
+        if by_fold[_fold(global_long[s])] >= _DOMINANT * sum(by_fold.values()):
+            unambiguous[s] = global_long[s]
 
     def expand(m: TermMention, local: Mapping[str, str]) -> str:
         """The key with acronym words (as written: "LLMs") replaced by their long forms."""
@@ -74,7 +85,7 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
         if len(surf) != len(words):
             return m.key
         return " ".join(
-            (local.get(w) or global_long.get(w) or w) if _is_acronym(sw) else w
+            (local.get(w) or unambiguous.get(w) or w) if _is_acronym(sw) else w
             for w, sw in zip(words, surf, strict=True)
         )
 
@@ -148,8 +159,8 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
 
     short_forms: dict[str, set[str]] = defaultdict(set)
     for pid in papers:
-        for sf, _ in extractions[pid].acronyms:
-            short_forms[_fold(global_long[sf.lower()])].add(sf)
+        for sf, lg in extractions[pid].acronyms:
+            short_forms[_fold(lg)].add(sf)
     concepts: dict[str, Concept] = {}
     group_id: dict[str, str] = {}
     for g in sorted(g_keys):

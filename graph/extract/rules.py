@@ -16,7 +16,12 @@ from pathlib import Path
 
 from graph.extract.acronyms import _find_acronyms
 from graph.extract.base import DatasetMention, Extraction, Resolution, TermMention
-from graph.extract.datasets import _dataset_spans, _eval_list_spans, _introduces
+from graph.extract.datasets import (
+    _dataset_spans,
+    _eval_list_spans,
+    _introduces,
+    not_data_after,
+)
 from graph.extract.labels import make_label
 from graph.extract.lexicon import _DATA_DIR, _TOKEN_RE, _lex
 from graph.extract.phrases import _candidates, _chunks
@@ -88,11 +93,11 @@ def extract(text: str) -> Extraction:
     for sentence, tokens in per_sentence:
         spans = _dataset_spans(tokens, defined) + _eval_list_spans(tokens, sentence, defined)
         found: list[tuple[str, int]] = [(" ".join(tokens[s:e]).replace(" 's", "'s"), s)
-                                        for s, e in spans]
+                                        for s, e in spans if not not_data_after(tokens, e)]
         for pos, tok in enumerate(tokens):
             for cand, canonical in lex.gazetteer_first.get(tok, ()):
                 if tuple(tokens[pos : pos + len(cand)]) == cand:
-                    if tok.lower() not in defined:
+                    if tok.lower() not in defined and not not_data_after(tokens, pos + len(cand)):
                         found.append((canonical, pos))
                     break
         for raw_name, pos in sorted(found, key=lambda f: f[1]):

@@ -31,6 +31,8 @@ _SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
 _ACRONYM_RE = re.compile(r"^[A-Za-z][A-Za-z0-9.-]{1,11}$")
 _ACRONYM_PART_RE = re.compile(r"^(?=(?:.*[A-Z]){2}|.*[A-Z].*\d|.*\d.*[A-Z])[A-Za-z0-9.]+$")
 _ACRONYM_PLURAL_RE = re.compile(r"^(.*[A-Z0-9])s$")
+# "GFlowNets", "ResNets": a CamelCase name whose last part is a plural word
+_CAMEL_PLURAL_RE = re.compile(r"^(.*[A-Z][a-z]+[a-rt-z])s$")
 _DIGIT_ONLY_RE = re.compile(r"^\d[\d.,]*[KkMmBb%]?$")
 _EVIDENCE_MAX = 300
 _BREAK, _MOD, _HEAD = 0, 1, 2
@@ -77,6 +79,9 @@ def _is_acronym(tok: str) -> bool:
 def _acronym_singular(tok: str) -> str:
     m = _ACRONYM_PLURAL_RE.match(tok)
     if m and m.group(1)[-1].isupper() and sum(c.isupper() for c in m.group(1)) >= 2:
+        return m.group(1)
+    m = _CAMEL_PLURAL_RE.match(tok)
+    if m and "-" not in tok and sum(c.isupper() for c in m.group(1)) >= 2:
         return m.group(1)
     return tok
 
