@@ -140,7 +140,8 @@ _COMMON_ZIPF = 4.3
 # ... unless it is one of these.
 _TECH_SINGLE = _wordset(
     "attention privacy memory safety security reasoning planning reward speech audio bias "
-    "noise fairness robustness"
+    "noise fairness robustness graph vector tensor kernel cluster stability uncertainty "
+    "protein healthcare"
 )
 
 

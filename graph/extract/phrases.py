@@ -9,6 +9,7 @@ from graph.extract.tokens import (
     _BREAK,
     _HEAD,
     _MOD,
+    _evaluative,
     _key,
     _participle,
     _role,
@@ -60,7 +61,7 @@ def _candidates(chunk: Sequence[str]) -> Iterable[tuple[str, str]]:
             first = span[0].lower()
             if first in lex.modifiers or (_participle(span[0]) and len(span) == 1):
                 continue
-            if any(w.lower() in lex.modifiers for w in span[1:]):
+            if any(w.lower() in lex.modifiers or _evaluative(w) for w in span):
                 continue
             if len(span) == 1 and not _single_ok(head):
                 continue

@@ -9,11 +9,20 @@ from collections.abc import Mapping
 
 from graph.extract.base import Extraction, PaperTerm, Resolution, TermMention
 from graph.extract.lexicon import _HEAD_CATEGORY, _TECH_HEADS
-from graph.extract.tokens import _acronym_singular, _category, _fold, _head_of, _is_acronym, _key
+from graph.extract.tokens import (
+    _acronym_singular,
+    _category,
+    _fold,
+    _head_of,
+    _is_acronym,
+    _key,
+    _verb_ing,
+)
 from graph.model import Concept, Dataset, NodeKind, concept_id, dataset_id
 
 logger = logging.getLogger(__name__)
 _WEIGHT_CAP = 3.0
+_MAX_CONCEPTS = 18  # per paper: past this, a term is one an abstract mentions in passing
 _DOMINANT = 0.8  # share of a short form's definitions that one long form needs to own it
 
 
@@ -135,8 +144,10 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
                 continue
             # a one-paper phrase counts when technical and maximal in its paper
             # ("small generation" inside "small generation space" is not)
+            # ... and does not open on a verb ("extracting node embedding": a verb and its object)
             if any(
-                " " in full and _head_of(full) in _TECH_HEADS and maximal(m, ex) for m, full in ms
+                " " in full and _head_of(full) in _TECH_HEADS and maximal(m, ex)
+                and not _verb_ing(full.split()[0]) for m, full in ms
             ):
                 keep[g] = ms
         # drop a term that only occurs inside a longer kept term of the same paper
@@ -144,9 +155,15 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
             g: f" {max(ms, key=lambda mf: (mf[0].count, mf[1]))[1]} " for g, ms in keep.items()
         }
         totals = {g: sum(m.count for m, _ in ms) for g, ms in keep.items()}
+        # Only the longer term's written-out mentions hold the shorter one: "meta-RL" used
+        # five times must not swallow "reinforcement learning" written alone twice.
         for g in sorted(keep):
             inner = names[g]
-            if any(o != g and inner in names[o] and totals[g] <= totals[o] for o in keep):
+            if any(
+                o != g and inner in names[o]
+                and totals[g] <= sum(m.count for m, _ in keep[o] if inner in f" {m.key} ")
+                for o in keep
+            ):
                 del keep[g]
         kept[pid] = keep
         for g, ms in keep.items():
@@ -195,6 +212,9 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
             aliases |= set(datasets[did].aliases)
         datasets[did] = Dataset(did, name, tuple(sorted(aliases)))
 
+    df_of: Counter[str] = Counter()  # concept id -> papers keeping it
+    for pid in papers:
+        df_of.update({group_id[g] for g in kept[pid]})
     out: list[PaperTerm] = []
     paper_terms: dict[str, dict[str, float]] = {}
     for pid in papers:
@@ -216,6 +236,10 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
             else:  # two groups with one canonical name: keep the stronger evidence
                 best = max((w, first.evidence), (old[0], old[1]))
                 merged[cid] = (best[0], best[1], count + old[2])
+        if len(merged) > _MAX_CONCEPTS:
+            # the weakest go: mentioned once, outside the lead sentence, and the least specific
+            ranked = sorted(merged, key=lambda c: (-merged[c][0], -df_of.get(c, 0), c))
+            merged = {c: merged[c] for c in ranked[:_MAX_CONCEPTS]}
         for cid, (w, ev, count) in sorted(merged.items()):
             out.append(PaperTerm(pid, cid, NodeKind.CONCEPT, w, ev, count))
             terms[cid] = w

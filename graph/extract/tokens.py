@@ -35,6 +35,20 @@ _ACRONYM_PLURAL_RE = re.compile(r"^(.*[A-Z0-9])s$")
 _CAMEL_PLURAL_RE = re.compile(r"^(.*[A-Z][a-z]+[a-rt-z])s$")
 _DIGIT_ONLY_RE = re.compile(r"^\d[\d.,]*[KkMmBb%]?$")
 _EVIDENCE_MAX = 300
+_VERB_SUFFIXES = ("ize", "ise", "ate", "ify")
+# "recently-developed", "widely-used": the first part says how new or how common, not what
+_EVALUATIVE_ADVERBS = frozenset(
+    {"recently", "newly", "widely", "commonly", "highly", "increasingly", "successfully",
+     "extensively", "previously", "frequently", "heavily", "carefully", "relatively",
+     "surprisingly", "remarkably", "notably", "particularly", "extremely", "overly",
+     "reasonably", "well", "popularly", "traditionally", "originally", "currently"}
+)
+
+
+def _evaluative(tok: str) -> bool:
+    """A modifier like "recently-developed" or "well-studied" (a judgement, not a kind)."""
+    first, dash, _ = tok.lower().partition("-")
+    return bool(dash) and first in _EVALUATIVE_ADVERBS
 _BREAK, _MOD, _HEAD = 0, 1, 2
 
 
@@ -164,6 +178,17 @@ def _participle(tok: str) -> bool:
 
 
 @lru_cache(maxsize=1 << 16)
+def _verb_ing(tok: str) -> bool:
+    """An -ing form the lexicon knows only as a verb ("extracting", "maximizing", "covering"
+    is also a noun and stays), and no gerund that names a technique on its own."""
+    low = tok.lower().rsplit("-", 1)[-1]
+    if not low.endswith("ing") or low in _GERUND_NOUNS or low in _HEAD_CATEGORY:
+        return False
+    pos = _pos(low)
+    return pos == {"VERB"} or (not pos and low.endswith(("izing", "ising", "ating")))
+
+
+@lru_cache(maxsize=1 << 16)
 def _single_ok(tok: str) -> bool:
     """A one-word term may be a concept (acronym, noun, unknown word, known gerund)."""
     if _is_acronym(tok):
@@ -174,9 +199,14 @@ def _single_ok(tok: str) -> bool:
     last = low.rsplit("-", 1)[-1]
     if low in _GERUND_NOUNS or last in _GERUND_NOUNS:
         return True
+    if "-" in low and last in _HEAD_CATEGORY and low.split("-", 1)[0] not in _lex().generic:
+        return True  # "meta-learning", "pre-training": a hyphen compound on a technical head
     sing = _singular(low)
     if sing in _lex().generic:
         return False
+    tech = sing in _TECH_SINGLE or sing in _HEAD_CATEGORY or last in _HEAD_CATEGORY
+    if not tech and not _pos(last) and last.endswith(_VERB_SUFFIXES):
+        return False  # "quantize", "correlate": verbs the lexicon does not know
     if sing not in _TECH_SINGLE and zipf_frequency(sing, "en") >= _COMMON_ZIPF:
         return False  # everyday English ("space", "change", "target") names no concept alone
     pos = _pos(last)

@@ -1,0 +1,207 @@
+"""Issue 13 extraction quality, on synthetic abstracts: acronyms, datasets, concept precision.
+
+Each abstract is made up for the pattern it tests, so the rules cannot have been tuned on
+it; the checks read the public Extraction/Resolution only.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.extract import Extraction, Resolution, extract, resolve
+from graph.model import concept_id
+
+
+def _keys(e: Extraction) -> set[str]:
+    return {c.key for c in e.concepts}
+
+
+def _concept_of(res: Resolution, paper: str, name: str) -> str | None:
+    """The concept id of ``paper``'s term whose name or alias is ``name`` (any case)."""
+    for t in res.terms:
+        if t.paper != paper or t.term not in res.concepts:
+            continue
+        c = res.concepts[t.term]
+        if name.lower() in {c.name.lower(), *(a.lower() for a in c.aliases)}:
+            return t.term
+    return None
+
+
+def _datasets(text: str) -> dict[str, bool]:
+    return {d.name: d.introduces for d in extract(text).datasets}
+
+
+# --------------------------------------------------------------------------- acronyms
+ACRONYM_CASES = [
+    # (abstract, short form, long key): at the very start, after a preposition, mid-sentence
+    ("Learned image compression (LIC) has shown strong rate-distortion results. "
+     "Existing LIC codecs train slowly, and we speed up LIC training.", "LIC",
+     "learned image compression"),
+    ("Named entity recognition (NER) finds names in text. We study NER in low-resource "
+     "languages.", "NER", "named entity recognition"),
+    ("We study the robustness of Generalized PageRank (GPR) to edge noise. GPRs are "
+     "spectral filters.", "GPR", "generalized pagerank"),
+    ("Detectors for Out of Distribution (OOD) inputs are brittle. We show OOD scores "
+     "drift.", "OOD", "out of distribution"),
+    ("A study of Proximal Policy Optimization (PPO) in sparse-reward games shows that PPO "
+     "needs tuning.", "PPO", "proximal policy optimization"),
+    ("Training with Increasing Margin Adversarial (IMA) examples helps. IMA is cheap.",
+     "IMA", "increasing margin adversarial"),
+    ("Generative Flow Networks (GFlowNets) sample compositional objects. We show that "
+     "GFlowNets mix slowly and propose a fix for GFlowNet training.", "GFlowNet",
+     "generative flow network"),
+]
+
+
+@pytest.mark.parametrize(("text", "short", "long"), ACRONYM_CASES)
+def test_long_form_defined_anywhere_is_found(text: str, short: str, long: str) -> None:
+    e = extract(text)
+    assert (short, long) in e.acronyms, e.acronyms
+
+
+@pytest.mark.parametrize(("text", "short", "long"), ACRONYM_CASES)
+def test_short_plural_and_long_form_are_one_concept(text: str, short: str, long: str) -> None:
+    res = resolve({"p1": extract(text)})
+    ids = {_concept_of(res, "p1", n) for n in (short, long)}
+    assert len(ids) == 1 and None not in ids, (ids, res.concepts.keys())
+    if f"{short}s" in text:
+        assert _concept_of(res, "p1", f"{short}s") in ids
+
+
+def test_short_form_alone_in_another_paper_resolves_when_unambiguous() -> None:
+    res = resolve({
+        "def": extract("Learned image compression (LIC) needs weeks of training."),
+        "use": extract("We make LIC decoders faster on mobile phones with pruning."),
+    })
+    assert _concept_of(res, "use", "LIC") == concept_id("learned image compression")
+
+
+def test_ambiguous_short_form_alone_stays_its_own_concept() -> None:
+    res = resolve({
+        "a": extract("Sharpness-Aware Minimization (SAM) finds flat minima."),
+        "b": extract("The Segment Anything Model (SAM) is a promptable image segmenter."),
+        "c": extract("We prune SAM for phones."),
+    })
+    assert _concept_of(res, "a", "SAM") == concept_id("sharpness-aware minimization")
+    assert _concept_of(res, "b", "SAM") == concept_id("segment anything model")
+    got = _concept_of(res, "c", "SAM")
+    assert got not in {concept_id("sharpness-aware minimization"),
+                       concept_id("segment anything model")}
+
+
+# --------------------------------------------------------------------------- datasets
+@pytest.mark.parametrize("text", [
+    "We propose a carefully curated set of prompts -- *PromptBank2K*; and a protocol.",
+    "We release a curated set of prompts — PromptBank2K — for judging image models.",
+    "We build a collection of 500 questions - PromptBank2K - and evaluate ten models.",
+])
+def test_dataset_named_after_a_dash(text: str) -> None:
+    assert _datasets(text) == {"PromptBank2K": True}
+
+
+def test_dash_without_a_set_before_it_names_no_dataset() -> None:
+    assert _datasets("Ambiguous problems—Frequent in practice—remain hard for LLMs.") == {}
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("We propose CEB, a Compositional Evaluation Bechmark that covers social bias.", "CEB"),
+    ("We introduce LexiRank, a new legal retrieval Benchmak for agents.", "LexiRank"),
+    ("We present ToolPuzzle, a large datset of tool-use dialogues.", "ToolPuzzle"),
+])
+def test_misspelt_head_noun_still_introduces(text: str, name: str) -> None:
+    assert _datasets(text) == {name: True}
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("The goal of the AlgoPerf: Training Algorithms competition is to measure speed-ups.",
+     "AlgoPerf"),
+    ("Our agent placed first in the MineRL competition on item crafting.", "MineRL"),
+    ("We evaluate on the BabyAI benchmark suite.", "BabyAI"),
+])
+def test_competition_or_suite_is_a_dataset(text: str, name: str) -> None:
+    assert name in _datasets(text)
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("We present VideoQA-Hard, a challenging video benchmark.", "VideoQA-Hard"),
+    ("We present MathDrill-2K, a dataset of math problems.", "MathDrill-2K"),
+])
+def test_hyphenated_and_sized_names(text: str, name: str) -> None:
+    assert _datasets(text) == {name: True}
+
+
+@pytest.mark.parametrize("text", [
+    "We show robotic control results in MuJoCo and on alignment problems.",
+    "We train policies in the Brax physics simulator and test them on hardware.",
+    "Our agents are trained in the Isaac Gym simulator.",
+    "We implement everything in the JAX library.",
+])
+def test_simulators_and_libraries_are_not_datasets(text: str) -> None:
+    assert _datasets(text) == {}
+
+
+def test_uses_versus_introduces() -> None:
+    got = _datasets("We introduce ToolPuzzle, a new benchmark, and evaluate on CIFAR-10.")
+    assert got == {"ToolPuzzle": True, "CIFAR-10": False}
+
+
+# --------------------------------------------------------------------------- precision
+@pytest.mark.parametrize(("text", "bad"), [
+    ("We implement the method and show its superiority. The scope is wide, albeit "
+     "limited, and a threshold on a subset is a complement to pruning.",
+     {"implement", "superiority", "scope", "albeit", "threshold", "subset", "complement"}),
+    ("We quantize the weights and correlate the errors with depth.", {"quantize", "correlate"}),
+])
+def test_non_concept_words_are_not_concepts(text: str, bad: set[str]) -> None:
+    assert not _keys(extract(text)) & bad, _keys(extract(text)) & bad
+
+
+@pytest.mark.parametrize(("text", "good", "bad"), [
+    ("A recently-developed graph neural network beats message passing.",
+     "graph neural network", "recently-developed graph neural network"),
+    ("The Recently-Developed Graph Neural Network scales.",
+     "graph neural network", "recently-developed graph neural network"),
+    ("We train a successful deep learning architecture for proteins.",
+     "deep learning architecture", "successful deep learning architecture"),
+    ("Models trained with little data overfit; widely-used data augmentation helps.",
+     "data augmentation", "little data"),
+])
+def test_evaluative_modifiers_are_stripped(text: str, good: str, bad: str) -> None:
+    keys = _keys(extract(text))
+    assert good in keys and bad not in keys, keys
+
+
+def test_verb_led_fragment_from_one_paper_is_dropped() -> None:
+    res = resolve({"p": extract("Extracting node embeddings from a graph neural network is "
+                                "cheap with our sparse message passing scheme.")})
+    names = {res.concepts[t.term].name for t in res.terms if t.term in res.concepts}
+    assert "graph neural network" in names
+    assert not any(n.startswith("extracting") for n in names), names
+
+
+def test_hyphenated_compound_on_a_technical_head_is_a_concept() -> None:
+    keys = _keys(extract("Meta-learning adapts quickly. We improve meta-learning for robots."))
+    assert "meta-learning" in keys
+
+
+def test_a_term_written_alone_survives_a_longer_acronym_term() -> None:
+    text = ("Meta reinforcement learning (meta-RL) adapts fast. Meta-RL agents explore, and "
+            "meta-RL needs demonstrations; plain reinforcement learning and imitation with "
+            "reinforcement learning do not.")
+    res = resolve({"p": extract(text)})
+    assert _concept_of(res, "p", "reinforcement learning") is not None
+
+
+def test_concepts_per_paper_are_capped() -> None:
+    words = ("kernel regression, spectral clustering, graph attention, label smoothing, "
+             "dropout regularization, batch normalization, weight decay, gradient clipping, "
+             "mixed precision, knowledge distillation, model pruning, weight quantization, "
+             "contrastive loss, triplet loss, focal loss, beam search, nucleus sampling, "
+             "speculative decoding, rotary embedding, flash attention, sparse attention, "
+             "linear attention, gaussian process, variational inference, policy gradient, "
+             "temporal difference learning, curriculum learning, active learning, "
+             "federated averaging, differential privacy, adversarial training, "
+             "neural architecture search, hyperparameter optimization")
+    res = resolve({"p": extract(f"We combine {words}. We combine {words}.")})
+    n = sum(1 for t in res.terms if t.term in res.concepts)
+    assert 10 <= n <= 18, n  # 30 named techniques: the cap keeps the strongest
