@@ -4,13 +4,13 @@ everything else masked (and logged with its traceback here, never sent)."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Iterator
 
 from graphql import GraphQLError
-from strawberry.extensions import MaskErrors
+from strawberry.extensions import SchemaExtension
 
-from api.context import ForbiddenError
-from api.limits import QueryTooCostlyError
+from api.graphql.context import ForbiddenError
+from api.graphql.limits import QueryTooCostlyError
 from graph.errors import (
     CitegraphError,
     InvalidArgumentError,
@@ -52,27 +52,41 @@ def is_client_error(error: GraphQLError) -> bool:
     return error.original_error is None or isinstance(error.original_error, CitegraphError)
 
 
-def masking_extension() -> MaskErrors:
-    return MaskErrors(should_mask_error=should_mask, error_message=MASKED_MESSAGE)
+class ErrorCodes(SchemaExtension):
+    """Every error a client sees carries ``extensions.code``; unexpected ones are masked.
+
+    Written as strawberry's MaskErrors is: the result's errors are rewritten when the
+    operation ends, after ``Schema.process_errors`` has logged the originals.
+    """
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        errors = getattr(result, "errors", None)
+        if result is not None and errors:
+            result.errors = [client_error(e) for e in errors]
 
 
-def annotate(formatted: dict[str, Any], error: GraphQLError) -> dict[str, Any]:
-    """Add ``extensions.code`` (and ``argument``) to one formatted error."""
-    code = error_code(error.original_error)
+def client_error(error: GraphQLError) -> GraphQLError:
+    """``error`` with its code (and ``argument``), or the masked error that replaces it."""
+    if should_mask(error):
+        return GraphQLError(
+            MASKED_MESSAGE, nodes=error.nodes, source=error.source,
+            positions=error.positions, path=error.path,
+            extensions={"code": "INTERNAL_SERVER_ERROR"},
+        )
+    original = error.original_error
+    code = error_code(original)
     if code is None:
-        if error.message == MASKED_MESSAGE:
-            code = "INTERNAL_SERVER_ERROR"
-        elif error.original_error is None or not error.path:
-            # not from a resolver: a document or variable the schema refuses
-            code = "GRAPHQL_VALIDATION_FAILED"
-        else:
-            return formatted
-    ext = dict(formatted.get("extensions") or {})
+        if original is not None and error.path:
+            return error  # GraphQL's own error from a resolver: left as graphql-core made it
+        code = "GRAPHQL_VALIDATION_FAILED"  # a document or variable the schema refuses
+    ext = dict(error.extensions or {})
     ext["code"] = code
-    if isinstance(error.original_error, InvalidArgumentError):
-        ext["argument"] = error.original_error.argument
-    formatted["extensions"] = ext
-    return formatted
+    if isinstance(original, InvalidArgumentError):
+        ext["argument"] = original.argument
+    error.extensions = ext
+    return error
 
 
 def check_range(argument: str, value: int, low: int, high: int) -> int:
