@@ -7,7 +7,7 @@ import logging
 from collections.abc import Iterator
 
 from graphql import GraphQLError
-from strawberry.extensions import SchemaExtension
+from strawberry.extensions import ParserCache, SchemaExtension
 
 from api.graphql.context import ForbiddenError
 from api.graphql.limits import QueryTooCostlyError
@@ -65,6 +65,23 @@ class ErrorCodes(SchemaExtension):
         errors = getattr(result, "errors", None)
         if result is not None and errors:
             result.errors = [client_error(e) for e in errors]
+
+
+class ParserCacheInside(ParserCache):
+    """strawberry's ParserCache, minus its one hole: a document that does not parse.
+
+    ParserCache parses in its hook, so a syntax error leaves the operation as an
+    exception, and the result made from it is seen by no extension (no code, and
+    MaskErrors would miss it too). Left unparsed, the document is parsed again by
+    strawberry inside the operation, where :class:`ErrorCodes` sees the error.
+    """
+
+    def on_parse(self) -> Iterator[None]:
+        try:
+            yield from super().on_parse()
+        except GraphQLError:
+            self.execution_context.graphql_document = None
+            yield
 
 
 def client_error(error: GraphQLError) -> GraphQLError:

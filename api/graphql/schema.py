@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import MaxTokensLimiter, ParserCache, ValidationCache
+from strawberry.extensions import MaxTokensLimiter, ValidationCache
 from strawberry.types import ExecutionContext, Info
 
 from api.graphql import registry
@@ -27,7 +27,7 @@ from api.graphql import types as t
 from api.graphql.arguments import ValidUnicodeArguments
 from api.graphql.connection import Connection, connection
 from api.graphql.context import Context
-from api.graphql.errors import ErrorCodes, check_range, is_client_error
+from api.graphql.errors import ErrorCodes, ParserCacheInside, check_range, is_client_error
 from api.graphql.fastpath import execution_context_for, flat_plan
 from api.graphql.limits import limit_extensions
 from api.graphql.loaders import in_thread
@@ -399,7 +399,7 @@ def build_schema(settings: Settings | None = None) -> strawberry.Schema:
             lambda: MaxTokensLimiter(max_token_count=s.max_tokens),
             ValidUnicodeArguments,
             ErrorCodes,
-            lambda: ParserCache(maxsize=256),
+            lambda: ParserCacheInside(maxsize=256),
             lambda: ValidationCache(maxsize=256),
         ],
         execution_context_class=context_class,

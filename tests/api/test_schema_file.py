@@ -1,4 +1,7 @@
-"""schema.graphql is the code's schema; regenerate with `python -m api.graphql.schema > schema.graphql`."""
+"""schema.graphql is the code's schema.
+
+Regenerate it with `python -m api.graphql.schema > schema.graphql`.
+"""
 
 from __future__ import annotations
 
