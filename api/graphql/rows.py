@@ -8,6 +8,8 @@ so :mod:`api.graphql.fastpath` can complete whole lists of them at once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import strawberry
 
 from graph import model
@@ -32,6 +34,9 @@ class GraphEdge:
     type: RelTypeEnum  # type: ignore[valid-type]
     weight: float
     terms: list[str] | None
+    reason: str = strawberry.field(
+        description="Why its ends are joined, as a sentence (the registry's wording)."
+    )
 
 
 @strawberry.type(description="One step of a path, in walking order, with why it is there.")
@@ -52,11 +57,13 @@ def graph_node(node: model.GraphNode) -> GraphNode:
     return GraphNode(id=strawberry.ID(node.id), label=node.label, kind=node.kind)
 
 
-def graph_edge(edge: model.Edge) -> GraphEdge:
+def graph_edge(edge: model.Edge, labels: Mapping[str, str]) -> GraphEdge:
+    """The row for ``edge``; ``labels`` (node id -> label) words its reason."""
     terms = edge.attrs.get("terms")
     return GraphEdge(
         source=strawberry.ID(edge.source), target=strawberry.ID(edge.target), type=edge.type,
         weight=edge.weight, terms=list(terms) if terms is not None else None,
+        reason=hop_reason(edge, labels),
     )
 
 
@@ -68,9 +75,10 @@ class Subgraph:
 
 
 def subgraph(sub: model.Subgraph) -> Subgraph:
+    labels = {n.id: n.label for n in sub.nodes}
     return Subgraph(
         nodes=[graph_node(n) for n in sub.nodes],
-        edges=[graph_edge(e) for e in sub.edges],
+        edges=[graph_edge(e, labels) for e in sub.edges],
         truncated=sub.truncated,
     )
 
@@ -97,7 +105,7 @@ def path(p: model.GraphPath) -> Path:
         )
     return Path(
         nodes=[graph_node(n) for n in p.nodes],
-        edges=[graph_edge(e) for e in p.edges],
+        edges=[graph_edge(e, labels) for e in p.edges],
         hops=hops,
         length=p.hops,
         strength=round(p.strength, 6),

@@ -10,7 +10,7 @@ const EXPORT_URL = "/export";
 const MAX_HOPS = 6; // the server's default cap (Settings.max_hops)
 
 const NODE_FIELDS = "id label kind"; // GraphNode: `id` is the raw key edges refer to
-const EDGE_FIELDS = "source target type weight terms";
+const EDGE_FIELDS = "source target type weight terms reason"; // `reason`: the server's wording
 // `Node` (search, node) is an interface keyed by a global id; the page works in raw keys.
 const ANY_NODE = `__typename ... on Paper { key label } ... on Concept { key name } ... on Dataset { key name }`;
 
@@ -62,7 +62,7 @@ function toNode(n) {
 function toEdge(e, reason = null) {
   return {
     source: e.source, target: e.target, type: kindOf(e.type),
-    weight: typeof e.weight === "number" ? e.weight : 1, terms: e.terms || [], reason,
+    weight: typeof e.weight === "number" ? e.weight : 1, terms: e.terms || [], reason: reason || e.reason || null,
   };
 }
 
@@ -191,20 +191,9 @@ function labelOf(id) {
   return n.nonempty() ? n.data("label") : id;
 }
 
-/** A short sentence saying why two nodes are joined (mirrors the CLI's hop reasons). */
+/** Why two nodes are joined: the server's sentence (graph/schema.py words every edge type). */
 function reasonFor(e) {
-  if (e.reason) return e.reason;
-  switch (e.type) {
-    case "SIMILAR_TO": return `similar abstracts (cosine ${e.weight.toFixed(2)})`;
-    case "SHARES_TERM": return e.terms && e.terms.length
-      ? `share ${e.terms.slice(0, 3).map(labelOf).join(", ")}` : `share terms (weight ${fmt(e.weight)})`;
-    case "MENTIONS": return `mentions ${labelOf(e.target)}`;
-    case "USES": return `uses ${labelOf(e.target)}`;
-    case "INTRODUCES": return `introduces ${labelOf(e.target)}`;
-    case "RELATED_TO": return `concepts mentioned together (weight ${fmt(e.weight)})`;
-    case "CITES": return `${short(labelOf(e.source), 30)} cites ${short(labelOf(e.target), 30)}`;
-    default: return e.type.toLowerCase().replace(/_/g, " ");
-  }
+  return e.reason || e.type.toLowerCase().replace(/_/g, " ");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -315,7 +304,6 @@ function merge(nodes, edges, near) {
   }
   const col = cy.add(added);
   rescaleWeights();
-  // Reasons need labels, so they are computed once every endpoint is drawn.
   col.edges().forEach((ed) => ed.data("reason", reasonFor(ed.data())));
   return col;
 }

@@ -317,4 +317,15 @@ def test_legend_and_colours_come_from_the_registry(tab: Page, seed_server: Serve
     want = "rgb({},{},{})".format(*(int(mentions[i : i + 2], 16) for i in (0, 2, 4)))
     got = pg.evaluate(f"{DRAWN}.edges('[type = \"MENTIONS\"]').first().style('line-color')")
     assert got.replace(" ", "") == want
+    # and an edge reads as the server words it (graph/schema.py), not as the page would
+    from graph.schema import hop_reason
+
+    source, target, reason = pg.evaluate(
+        f"(() => {{ const e = {DRAWN}.edges('[type = \"MENTIONS\"]').first().data();"
+        " return [e.source, e.target, e.reason]; })()"
+    )
+    store = seed_server.store
+    (edge,) = [e for e in store.edges_of([source], [RelType.MENTIONS]) if e.target == target]
+    labels = {n.id: n.label for n in store.get_nodes([source, target]).values()}
+    assert reason == hop_reason(edge, labels)
     assert tab.errors == []
