@@ -11,6 +11,7 @@ from strawberry.fastapi import BaseContext
 from api.graphql.loaders import Loaders, in_thread, make_loaders
 from api.services import Services
 from graph.errors import CitegraphError
+from graph.lookup import Resolution
 from graph.service import GraphService
 from graph.settings import Settings
 from graph.store import GraphStore
@@ -34,6 +35,8 @@ class Context(BaseContext):
         self.settings: Settings = services.settings
         self.loaders: Loaders = make_loaders(services.store)
         self._api_key = api_key
+        #: names that named several nodes in this request (see api/graphql/resolutions.py)
+        self.resolutions: list[Resolution] = []
 
     async def on_store(self, fn: Callable[[GraphStore], T]) -> T:
         """``fn(store)`` in a worker thread.

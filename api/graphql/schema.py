@@ -32,9 +32,11 @@ from api.graphql.fastpath import execution_context_for, flat_plan
 from api.graphql.limits import limit_extensions
 from api.graphql.loaders import in_thread
 from api.graphql.pages import filtered_papers, text_page
+from api.graphql.resolutions import NameResolutions
 from api.ids import from_global_id, offset_of, raw_id
 from graph import model
 from graph.errors import InputError, InvalidArgumentError, NotFoundError
+from graph.lookup import Resolution
 from graph.model import NodeKind, RelType
 from graph.service import SearchMode
 from graph.settings import Settings
@@ -63,7 +65,12 @@ async def find(
     node = await info.context.loaders.nodes.load(key)
     if node is None and decoded is None:
         wanted = list(kinds) if kinds else None
-        node = await info.context.on_service(lambda service: service.find(ref, wanted))
+        found = await info.context.on_service(lambda service: service.matches(ref, wanted))
+        node = found[0] if found else None
+        if len(found) > 1:  # "PaRa": a concept and a paper; say which, offer the others
+            info.context.resolutions.append(
+                Resolution(argument, ref, found[0], tuple(found[1:]))
+            )
     if node is None or (kinds is not None and node.kind not in kinds):
         what = "/".join(k.value.lower() for k in kinds) if kinds else "node"
         raise NotFoundError(f"{argument}: no {what} with id, name or alias {ref!r}")
@@ -399,6 +406,7 @@ def build_schema(settings: Settings | None = None) -> strawberry.Schema:
             lambda: MaxTokensLimiter(max_token_count=s.max_tokens),
             ValidUnicodeArguments,
             ErrorCodes,
+            NameResolutions,
             lambda: ParserCacheInside(maxsize=256),
             lambda: ValidationCache(maxsize=256),
         ],
