@@ -151,4 +151,6 @@ _VERB_CONTEXT = _wordset(
     "did it"
 )
 _ADJ_SUFFIXES = ("able", "ible", "ian", "al", "ive", "ous", "ic", "ful", "less", "ary", "wise")
-_NOUN_SUFFIXES = ("ial", "rial", "tional")  # still adjectives, but kept out of the noun test
+# still adjectives, but kept out of the noun test ("-tional" words unknown to the lexicon,
+# "compositional", "convolutional", are adjectives: no longer excepted)
+_NOUN_SUFFIXES = ("ial", "rial")

@@ -12,6 +12,7 @@ from graph.extract.lexicon import _HEAD_CATEGORY, _TECH_HEADS
 from graph.extract.tokens import (
     _acronym_singular,
     _category,
+    _everyday_word,
     _fold,
     _head_of,
     _is_acronym,
@@ -22,7 +23,7 @@ from graph.model import Concept, Dataset, NodeKind, concept_id, dataset_id
 
 logger = logging.getLogger(__name__)
 _WEIGHT_CAP = 3.0
-_MAX_CONCEPTS = 18  # per paper: past this, a term is one an abstract mentions in passing
+_MAX_CONCEPTS = 20  # per paper: past this, a term is one an abstract mentions in passing
 _DOMINANT = 0.8  # share of a short form's definitions that one long form needs to own it
 
 
@@ -165,6 +166,12 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
                 for o in keep
             ):
                 del keep[g]
+        # "training reinforcement learning agent": a verb in -ing before a term of the paper
+        for g in sorted(keep):
+            head, _, rest = names[g].strip().partition(" ")
+            verb = _verb_ing(head) or head in {"training", "learning", "fitting", "running"}
+            if verb and " " in rest and _fold(rest) in keep and _fold(rest) != g:
+                del keep[g]
         kept[pid] = keep
         for g, ms in keep.items():
             for m, full in ms:
@@ -212,6 +219,7 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
             aliases |= set(datasets[did].aliases)
         datasets[did] = Dataset(did, name, tuple(sorted(aliases)))
 
+    defined_ids = {group_id[g] for g in group_id if g in defined_folds}
     df_of: Counter[str] = Counter()  # concept id -> papers keeping it
     for pid in papers:
         df_of.update({group_id[g] for g in kept[pid]})
@@ -236,6 +244,12 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
             else:  # two groups with one canonical name: keep the stronger evidence
                 best = max((w, first.evidence), (old[0], old[1]))
                 merged[cid] = (best[0], best[1], count + old[2])
+        # an everyday word said once in passing ("node", "barrier", "mixture") is no concept
+        merged = {
+            cid: v for cid, v in merged.items()
+            if not (v[2] == 1 and v[1] != lead_sentence and cid not in defined_ids
+                    and _everyday_word(concepts[cid].name))
+        }
         if len(merged) > _MAX_CONCEPTS:
             # the weakest go: mentioned once, outside the lead sentence, and the least specific
             ranked = sorted(merged, key=lambda c: (-merged[c][0], -df_of.get(c, 0), c))

@@ -177,6 +177,21 @@ def _participle(tok: str) -> bool:
     return low.endswith("ed") and _pos(low) == {"VERB"}
 
 
+_EVERYDAY_ZIPF = 3.6
+
+
+@lru_cache(maxsize=1 << 16)
+def _everyday_word(name: str) -> bool:
+    """One plain English word ("node", "barrier"), common enough to mean many things, and not
+    one of the technical heads or single terms ("classification", "robustness", "fairness")."""
+    if " " in name or "-" in name or _is_acronym(name):
+        return False
+    low = name.lower()
+    if low in _TECH_SINGLE or low in _HEAD_CATEGORY or low in _GERUND_NOUNS:
+        return False
+    return zipf_frequency(low, "en") >= _EVERYDAY_ZIPF
+
+
 @lru_cache(maxsize=1 << 16)
 def _verb_ing(tok: str) -> bool:
     """An -ing form the lexicon knows only as a verb ("extracting", "maximizing", "covering"

@@ -204,4 +204,4 @@ def test_concepts_per_paper_are_capped() -> None:
              "neural architecture search, hyperparameter optimization")
     res = resolve({"p": extract(f"We combine {words}. We combine {words}.")})
     n = sum(1 for t in res.terms if t.term in res.concepts)
-    assert 10 <= n <= 18, n  # 30 named techniques: the cap keeps the strongest
+    assert 10 <= n <= 20, n  # 30 named techniques: the cap keeps the strongest
