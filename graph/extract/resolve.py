@@ -23,8 +23,9 @@ from graph.model import Concept, Dataset, NodeKind, concept_id, dataset_id
 
 logger = logging.getLogger(__name__)
 _WEIGHT_CAP = 3.0
-_MAX_CONCEPTS = 20  # per paper: past this, a term is one an abstract mentions in passing
+_MAX_CONCEPTS = 18  # per paper: past this, a term is one an abstract mentions in passing
 _DOMINANT = 0.8  # share of a short form's definitions that one long form needs to own it
+_STANDALONE_MIN, _STANDALONE_SHARE = 3, 0.002  # papers that must use a term on its own
 
 
 def _weight(count: int, lead: bool, introduced: bool) -> float:
@@ -133,6 +134,9 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
     g_surf: dict[str, Counter[str]] = defaultdict(Counter)
     g_cat: dict[str, Counter[str]] = defaultdict(Counter)
     kept: dict[str, dict[str, _Group]] = {}
+    inside: dict[str, set[str]] = {}  # paper -> groups it only mentions inside longer ones
+    names_of: dict[str, dict[str, str]] = {}
+    standalone_df: Counter[str] = Counter()
     for pid in papers:
         ex = extractions[pid]
         intro = _label_name(ex.label)
@@ -151,20 +155,32 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
                 and not _verb_ing(full.split()[0]) for m, full in ms
             ):
                 keep[g] = ms
-        # drop a term that only occurs inside a longer kept term of the same paper
+        # a term that only occurs inside a longer kept term of the same paper
         names = {
             g: f" {max(ms, key=lambda mf: (mf[0].count, mf[1]))[1]} " for g, ms in keep.items()
         }
         totals = {g: sum(m.count for m, _ in ms) for g, ms in keep.items()}
         # Only the longer term's written-out mentions hold the shorter one: "meta-RL" used
         # five times must not swallow "reinforcement learning" written alone twice.
+        held: set[str] = set()
         for g in sorted(keep):
             inner = names[g]
             if any(
-                o != g and inner in names[o]
+                o != g and o not in held and inner in names[o]
                 and totals[g] <= sum(m.count for m, _ in keep[o] if inner in f" {m.key} ")
                 for o in keep
             ):
+                held.add(g)
+        kept[pid], inside[pid], names_of[pid] = keep, held, names
+        standalone_df.update(g for g in keep if g not in held)
+    # A term many papers use on its own stays a term of the paper that writes it only inside a
+    # longer one ("off-policy reinforcement learning" is about reinforcement learning); a
+    # fragment no paper writes alone ("graph neural" of "graph neural network") goes.
+    common = max(_STANDALONE_MIN, math.ceil(_STANDALONE_SHARE * len(papers)))
+    for pid in papers:
+        keep, names = kept[pid], names_of[pid]
+        for g in inside[pid]:
+            if standalone_df[g] < common:
                 del keep[g]
         # "training reinforcement learning agent": a verb in -ing before a term of the paper
         for g in sorted(keep):
@@ -172,7 +188,6 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
             verb = _verb_ing(head) or head in {"training", "learning", "fitting", "running"}
             if verb and " " in rest and _fold(rest) in keep and _fold(rest) != g:
                 del keep[g]
-        kept[pid] = keep
         for g, ms in keep.items():
             for m, full in ms:
                 g_keys[g][full] += m.count
@@ -244,11 +259,12 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
             else:  # two groups with one canonical name: keep the stronger evidence
                 best = max((w, first.evidence), (old[0], old[1]))
                 merged[cid] = (best[0], best[1], count + old[2])
-        # an everyday word said once in passing ("node", "barrier", "mixture") is no concept
+        # an everyday word said once in passing ("node", "barrier", "mixture") is no concept,
+        # nor a phrase no other paper uses, said once outside the lead ("large state")
         merged = {
             cid: v for cid, v in merged.items()
             if not (v[2] == 1 and v[1] != lead_sentence and cid not in defined_ids
-                    and _everyday_word(concepts[cid].name))
+                    and (_everyday_word(concepts[cid].name) or df_of[cid] == 1))
         }
         if len(merged) > _MAX_CONCEPTS:
             # the weakest go: mentioned once, outside the lead sentence, and the least specific

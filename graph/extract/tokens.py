@@ -52,8 +52,13 @@ def _evaluative(tok: str) -> bool:
 _BREAK, _MOD, _HEAD = 0, 1, 2
 
 
+_STATE_OF_ART_RE = re.compile(r"\bstate[ -]of[ -]the[ -]art\b", re.IGNORECASE)
+
+
 def _prepare(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
+    # "state of the art representation learning" is no "art representation learning"
+    text = _STATE_OF_ART_RE.sub("state-of-the-art", text)
     text = _URL_RE.sub(" ", text)
     text = _TEX_CMD_RE.sub(r"\1", text)
     text = _MARKUP_RE.sub(" ", text)
