@@ -21,6 +21,7 @@ class _Lexicon:
     gazetteer: dict[str, str]  # spelling -> canonical spelling
     gazetteer_first: dict[str, tuple[tuple[tuple[str, ...], str], ...]]  # token -> (tokens, name)
     not_datasets: frozenset[str]
+    not_alone: frozenset[str]  # words that name a kind in a phrase, never a concept alone
 
 
 def _read_sections(name: str) -> dict[str, list[str]]:
@@ -68,6 +69,7 @@ def _lex() -> _Lexicon:
         gazetteer=gazetteer,
         gazetteer_first={k: tuple(v) for k, v in first.items()},
         not_datasets=not_datasets,
+        not_alone=_words(generic_sections["not_alone"]),
     )
 
 

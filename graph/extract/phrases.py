@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from graph.extract.lexicon import _TOKEN_RE, _lex
+from graph.extract.lexicon import _GERUND_NOUNS, _HEAD_CATEGORY, _TOKEN_RE, _lex
 from graph.extract.tokens import (
     _BREAK,
     _HEAD,
@@ -12,6 +12,7 @@ from graph.extract.tokens import (
     _evaluative,
     _key,
     _participle,
+    _pos,
     _role,
     _single_ok,
     _singular,
@@ -19,6 +20,15 @@ from graph.extract.tokens import (
 )
 
 _MAX_NGRAM = 4
+
+
+def _clause_ing(prev: str, tok: str) -> bool:
+    """``tok`` is an -ing verb opening a clause after the plural noun ``prev``."""
+    low = tok.lower()
+    if not low.endswith("ing") or "-" in low or low in _GERUND_NOUNS or low in _HEAD_CATEGORY:
+        return False
+    p = prev.lower()
+    return "VERB" in _pos(low) and p.endswith("s") and _singular(p) != p
 
 
 def _chunks(tokens: Sequence[str], skip: set[int]) -> list[list[str]]:
@@ -31,6 +41,8 @@ def _chunks(tokens: Sequence[str], skip: set[int]) -> list[list[str]]:
         role = _role(tok)
         if role != _BREAK and i > 0 and _verb_after(tokens[i - 1].lower(), tok):
             role = _BREAK
+        if role == _HEAD and roles and roles[-1] == _HEAD and _clause_ing(cur[-1], tok):
+            role = _BREAK  # "tasks involving long horizons": a plural noun, then its verb
         if role == _BREAK:
             if cur:
                 chunks.append(cur)

@@ -144,6 +144,8 @@ def _role(tok: str) -> int:
     if not pos:
         if last.endswith("ly") and "-" not in low:
             return _BREAK
+        if _prefixed_verb(last):
+            return _BREAK  # "overfit", "underperform", "upsample": verbs the lexicon lacks
         return _MOD if last.endswith("ed") or _adjective_like(last) else _HEAD
     if "NOUN" in pos or "PROPN" in pos:
         return _HEAD
@@ -156,6 +158,20 @@ def _role(tok: str) -> int:
             return _MOD
         return _BREAK
     return _BREAK
+
+
+_VERB_PREFIXES = ("under", "over", "up", "re", "mis", "out")
+
+
+def _prefixed_verb(word: str) -> bool:
+    """An unknown word that is a known verb behind a prefix ("overfit" = over + fit)."""
+    for p in _VERB_PREFIXES:
+        rest = word[len(p):]
+        if word.startswith(p) and len(rest) >= 3 and "VERB" in _pos(rest) and not rest.endswith(
+            ("ing", "ed", "tion", "er", "ion")
+        ):
+            return True
+    return False
 
 
 @lru_cache(maxsize=1 << 16)
@@ -214,7 +230,7 @@ def _single_ok(tok: str) -> bool:
     if _is_acronym(tok):
         return True
     low = tok.lower()
-    if low in _lex().generic or len(low) < 3:
+    if low in _lex().generic or low in _lex().not_alone or len(low) < 3:
         return False
     last = low.rsplit("-", 1)[-1]
     if low in _GERUND_NOUNS or last in _GERUND_NOUNS:

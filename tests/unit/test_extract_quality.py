@@ -228,3 +228,31 @@ def test_state_of_the_art_is_not_art() -> None:
     keys = _keys(extract("We beat a state of the art representation learning method."))
     assert "representation learning" in keys
     assert not any(k.startswith("art") for k in keys), keys
+
+
+@pytest.mark.parametrize(("text", "bad"), [
+    ("Bayesian methods help. We study the Markov case, and a Bayesian is happy.",
+     {"bayesian", "markov"}),
+    ("Large models overfit and underperform; we upsample rare classes.",
+     {"overfit", "underperform", "upsample"}),
+    ("Agents solve tasks involving long horizons.", {"tasks involving", "task involving"}),
+    ("Although deep networks fit noise, they generalize.", {"although deep network"}),
+    ("Convolutional layers are compositional.", {"convolutional", "compositional"}),
+])
+def test_adjectives_verbs_and_clause_fragments_are_not_concepts(text: str, bad: set[str]) -> None:
+    keys = _keys(extract(text))
+    assert not keys & bad, keys & bad
+
+
+def test_adjective_still_makes_a_phrase_technical() -> None:
+    keys = _keys(extract("We use Bayesian inference and Markov chains; Gaussian processes too."))
+    assert {"bayesian inference", "markov chain", "gaussian process"} <= keys, keys
+
+
+def test_everyday_word_said_once_in_passing_is_dropped_but_kept_when_central() -> None:
+    passing = "Graph neural networks scale. Our pooling keeps each node small for graphs."
+    central = "Node classification matters. Every node has a label, and a node is a vertex."
+    res = resolve({"a": extract(passing), "b": extract(central), "c": extract(passing)})
+    assert _concept_of(res, "a", "node") is None
+    assert _concept_of(res, "b", "node") is not None or _concept_of(
+        res, "b", "node classification") is not None
