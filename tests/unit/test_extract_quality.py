@@ -256,3 +256,14 @@ def test_everyday_word_said_once_in_passing_is_dropped_but_kept_when_central() -
     assert _concept_of(res, "a", "node") is None
     assert _concept_of(res, "b", "node") is not None or _concept_of(
         res, "b", "node classification") is not None
+
+
+@pytest.mark.parametrize(("text", "good", "bad"), [
+    ("We set up graphical models for speech.", "graphical model", "up graphical model"),
+    ("Speeding up training helps high dimensional data.", "", "speeding up"),
+    ("We need the minimum number of labels at large scale.", "", "minimum number"),
+    ("Fourier features and Wasserstein distances help.", "wasserstein distance", "wasserstein"),
+])
+def test_particles_and_vague_words_are_not_concepts(text: str, good: str, bad: str) -> None:
+    keys = _keys(extract(text))
+    assert bad not in keys and (not good or good in keys), keys
