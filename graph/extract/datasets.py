@@ -165,7 +165,7 @@ def _dataset_spans(
                 # "the AlgoPerf: Training Algorithms competition" is AlgoPerf's
                 spans.append((name_back(start - 1), start - 1))
             elif start >= 2 and tokens[start - 1].lower() in {"a", "an", "the"} and (
-                tokens[start - 2] == ","
+                tokens[start - 2] == "," and ok(name_back(start - 2), start - 2)
             ):
                 pass  # "CEB, a Compositional Evaluation Benchmark": the name is before the comma
             elif ok(start, i):

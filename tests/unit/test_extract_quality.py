@@ -267,3 +267,8 @@ def test_everyday_word_said_once_in_passing_is_dropped_but_kept_when_central() -
 def test_particles_and_vague_words_are_not_concepts(text: str, good: str, bad: str) -> None:
     keys = _keys(extract(text))
     assert bad not in keys and (not good or good in keys), keys
+
+
+def test_dataset_after_a_comma_and_the_is_still_found() -> None:
+    got = _datasets("We test on MNIST with scale, the iLab dataset with vehicles, and CIFAR-10.")
+    assert {"MNIST", "iLab", "CIFAR-10"} <= set(got), got
