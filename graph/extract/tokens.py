@@ -131,8 +131,8 @@ def _role(tok: str) -> int:
         return _BREAK
     low = tok.lower()
     lex = _lex()
-    if low in lex.stop or _DIGIT_ONLY_RE.match(tok):
-        return _BREAK
+    if low in lex.stop or _DIGIT_ONLY_RE.match(tok) or (len(tok) == 1 and tok.islower()):
+        return _BREAK  # a stray letter ("the sphere s") is no word of a term
     if _is_acronym(tok):
         return _HEAD
     last = low.rsplit("-", 1)[-1]
