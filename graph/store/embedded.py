@@ -39,7 +39,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,16 +52,14 @@ from graph.model import (
     GraphChange,
     GraphData,
     GraphNode,
-    GraphPath,
     GraphStats,
     NodeKind,
     RelType,
-    SearchHit,
-    Subgraph,
     node_from_props,
     node_to_props,
 )
-from graph.store.base import jsonable_attrs
+from graph.query import QueryLayer
+from graph.store.base import Backend, jsonable_attrs
 from graph.store.memory import NetworkxStore
 
 log = logging.getLogger(__name__)
@@ -227,7 +225,7 @@ class _WriterLock:
         return text or "another process"
 
 
-class EmbeddedStore:
+class EmbeddedStore(QueryLayer):
     """GraphStore over a SQLite database file, answered from an in-memory mirror."""
 
     def __init__(
@@ -609,64 +607,9 @@ class EmbeddedStore:
         return str(rows[0][0]) if rows else None
 
     # ------------------------------------------------------------------ reads (mirror)
-    def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
-        return self._mem().find_node(name, kinds)
-
-    def list_nodes(
-        self,
-        kind: NodeKind,
-        *,
-        offset: int = 0,
-        limit: int = 50,
-        venue: str | None = None,
-        year: int | None = None,
-        neighbor: str | None = None,
-    ) -> tuple[list[GraphNode], int]:
-        return self._mem().list_nodes(
-            kind, offset=offset, limit=limit, venue=venue, year=year, neighbor=neighbor
-        )
-
-    def edges_of(self, ids: Sequence[str], types: Collection[RelType] | None = None) -> list[Edge]:
-        return self._mem().edges_of(ids, types)
-
-    def neighborhood(
-        self,
-        ids: Sequence[str],
-        depth: int = 1,
-        rel_types: Collection[RelType] | None = None,
-        node_kinds: Collection[NodeKind] | None = None,
-        limit: int = 200,
-    ) -> Subgraph:
-        return self._mem().neighborhood(ids, depth, rel_types, node_kinds, limit)
-
-    def shortest_path(
-        self,
-        source: str,
-        target: str,
-        rel_types: Collection[RelType] | None = None,
-        max_hops: int = 6,
-    ) -> GraphPath | None:
-        return self._mem().shortest_path(source, target, rel_types, max_hops)
-
-    def k_paths(
-        self,
-        source: str,
-        target: str,
-        k: int = 3,
-        rel_types: Collection[RelType] | None = None,
-        max_hops: int = 4,
-    ) -> list[GraphPath]:
-        return self._mem().k_paths(source, target, k, rel_types, max_hops)
-
-    def keyword_search(
-        self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
-    ) -> list[SearchHit]:
-        return self._mem().keyword_search(query, kinds, limit)
-
-    def vector_search(
-        self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
-    ) -> list[SearchHit]:
-        return self._mem().vector_search(vector, limit, exclude)
+    def read_backend(self) -> Backend:
+        """Queries are answered by the mirror (:mod:`graph.query` over its primitives)."""
+        return self._mem()
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return self._mem().embeddings(ids)
