@@ -3,9 +3,10 @@
 Runs against Neo4j 5 (single server, cluster, Aura); the test suite runs it on a real
 Neo4j 5.26 (scripts/neo4j.sh). All Cypher lives in :mod:`graph.store.cypher`.
 
-Answers match the embedded store because the ordering rules of
-:mod:`graph.store.base` are applied here, in Python, to candidates fetched with Cypher:
-the server finds (paths, keyword candidates, neighbours), Python ranks.
+Answers match the embedded store because this module only implements the
+:class:`~graph.store.base.Backend` primitives, one Cypher round trip each (a whole
+neighbourhood ring or path-search layer per query, ``$ids`` as a list): the server finds
+(neighbours, ring weights, keyword candidates), :mod:`graph.query` ranks.
 
 Writes: ``apply`` runs every statement of a change as ``UNWIND $rows`` batches of
 ``batch_size`` rows inside **one** managed transaction, so a change is all-or-nothing
@@ -14,17 +15,12 @@ Changes larger than ``max_tx_rows`` rows (a first bulk load) commit batch by bat
 instead; every statement is an idempotent MERGE/DELETE, so a failed load leaves each
 batch either fully written or not at all, and re-running the same change converges.
 
-Property values: Neo4j stores only scalars and homogeneous lists of scalars (no maps,
-no nulls inside lists, no nested or mixed lists; ``[1, 2.5]`` would come back as
-``[1.0, 2.5]``). Node fields are checked and a bad one fails the change before anything
-is written; an edge attr that Neo4j cannot store exactly is kept as JSON text, listed
-in the edge's ``json_keys``, and decoded on read, so attrs round-trip exactly.
+Property values: see :mod:`graph.store.neo4j_values` (exact round trips).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import re
@@ -53,8 +49,6 @@ from graph.model import (
     GraphStats,
     NodeKind,
     RelType,
-    node_from_props,
-    node_to_props,
 )
 from graph.query import QueryLayer
 from graph.query.text import SearchText, query_terms
@@ -63,18 +57,12 @@ from graph.settings import Settings
 from graph.store import cypher
 from graph.store.base import Backend
 from graph.store.cypher import VECTOR_INDEX
+from graph.store.neo4j_values import decode_edge, decode_node, edge_props, node_props
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: Edge property that lists which properties are the edge's ``attrs`` (``weight`` is
-#: both the edge weight and, for some types, an attr; this keeps the round trip exact).
-ATTR_KEYS = "attr_keys"
-#: Edge property listing the attrs stored as JSON text (values Neo4j cannot store).
-JSON_KEYS = "json_keys"
-#: Neo4j's integers are 64-bit.
-INT64 = (-(2**63), 2**63 - 1)
 #: ConstraintValidationFailed from concurrent MERGEs on one key: retried this often.
 CONSTRAINT_RETRIES = 3
 
@@ -134,97 +122,6 @@ def store_from_settings(
         max_tx_rows=settings.neo4j_max_tx_rows,
         owns_driver=owns_driver,
     )
-
-
-# --------------------------------------------------------------------------- decoding
-
-
-def _node(props: dict[str, Any], labels: Sequence[str]) -> GraphNode:
-    kinds = {k.value: k for k in NodeKind}
-    kind = next((kinds[lab] for lab in labels if lab in kinds), None)
-    if kind is None:
-        raise StoreError(f"node with labels {list(labels)} is not a citegraph node")
-    return node_from_props(kind, {k: v for k, v in props.items() if v is not None})
-
-
-def _edge(source: str, target: str, type_: str, props: dict[str, Any]) -> Edge:
-    props = dict(props)
-    raw = props.get("weight", 1.0)
-    weight = float(raw) if isinstance(raw, int | float) else 1.0
-    keys = props.pop(ATTR_KEYS, None)
-    as_json = set(props.pop(JSON_KEYS, None) or ())
-    if keys is None:  # written by something else: every property but weight is an attr
-        attrs = {k: v for k, v in props.items() if k != "weight"}
-    else:
-        attrs = {k: props[k] for k in keys if k in props}
-    for k in as_json & set(attrs):
-        attrs[k] = json.loads(attrs[k])
-    return Edge(source, target, RelType(type_), weight, attrs)
-
-
-def _scalar_type(value: object) -> type | None:
-    """The Neo4j-storable scalar type of ``value`` (bool apart from int), else None."""
-    if isinstance(value, bool):
-        return bool
-    if isinstance(value, int):
-        return int if INT64[0] <= value <= INT64[1] else None
-    if isinstance(value, float | str | bytes):
-        return type(value) if not isinstance(value, bytes) else bytes
-    return None
-
-
-def storable(value: object) -> bool:
-    """True when Neo4j stores ``value`` as a property and gives it back unchanged.
-
-    Scalars, and lists whose items all have one scalar type (``[1, 2.5]`` is refused:
-    Neo4j would turn the 1 into 1.0). No maps, no nulls, no nested lists.
-    """
-    if isinstance(value, list | tuple):
-        types = {_scalar_type(v) for v in value}
-        return len(types) <= 1 and None not in types and bytes not in types
-    return _scalar_type(value) is not None
-
-
-def _node_props(node: GraphNode) -> dict[str, Any]:
-    """The node's properties, each one checked to be storable (no embedding)."""
-    props = node_to_props(node)
-    props.pop("embedding", None)
-    for key, value in props.items():
-        if not storable(value):
-            raise InvalidArgumentError(
-                "upsert_nodes",
-                f"{node.kind.value} {node.id!r} field {key!r} = {value!r:.80}: Neo4j stores "
-                "only text, numbers, booleans and lists of one of them, without nulls",
-            )
-    return props
-
-
-def _edge_props(edge: Edge) -> dict[str, Any]:
-    attrs: dict[str, Any] = {
-        k: list(v) if isinstance(v, tuple) else v for k, v in edge.attrs.items()
-    }
-    if "weight" in attrs and not math.isclose(float(attrs["weight"]), edge.weight):
-        raise InvalidArgumentError(
-            "upsert_edges", f"edge {edge.key} has attrs.weight != weight"
-        )
-    bad = sorted(k for k, v in attrs.items() if v is None)
-    if bad:
-        raise InvalidArgumentError("upsert_edges", f"edge {edge.key} has None attrs {bad}")
-    reserved = sorted({ATTR_KEYS, JSON_KEYS} & set(attrs))
-    if reserved:
-        raise InvalidArgumentError("upsert_edges", f"edge {edge.key}: reserved attr {reserved}")
-    as_json = sorted(k for k, v in attrs.items() if not storable(v))
-    for k in as_json:
-        try:
-            attrs[k] = json.dumps(attrs[k], sort_keys=True, allow_nan=True)
-        except (TypeError, ValueError) as exc:
-            raise InvalidArgumentError(
-                "upsert_edges", f"edge {edge.key} attr {k!r} is neither storable nor JSON: {exc}"
-            ) from exc
-    props = {**attrs, "weight": float(edge.weight), ATTR_KEYS: sorted(attrs)}
-    if as_json:
-        props[JSON_KEYS] = as_json
-    return props
 
 
 def _normalised(source: str, target: str, t: RelType) -> tuple[str, str]:
@@ -505,7 +402,7 @@ class Neo4jStore(QueryLayer):
         # upsert nodes
         nodes: dict[NodeKind, dict[str, dict[str, Any]]] = {}
         for node in change.upsert_nodes:
-            props = _node_props(node)
+            props = node_props(node)
             nodes.setdefault(node.kind, {})[node.id] = {"id": node.id, "props": props}
         for kind in NodeKind:
             if kind in nodes:
@@ -517,7 +414,7 @@ class Neo4jStore(QueryLayer):
             edges.setdefault(edge.type, {})[(s, d)] = {
                 "source": s,
                 "target": d,
-                "props": _edge_props(edge),
+                "props": edge_props(edge),
             }
         for t in RelType:
             if t in edges:
@@ -570,7 +467,7 @@ class Neo4jStore(QueryLayer):
             return {}
         out: dict[str, GraphNode] = {}
         for r in self._read(cypher.GET_NODES, ids=list(dict.fromkeys(ids))):
-            node = _node(r["n_props"], r["n_labels"])
+            node = decode_node(r["n_props"], r["n_labels"])
             out[node.id] = node
         return {i: out[i] for i in ids if i in out}
 
@@ -587,7 +484,7 @@ class Neo4jStore(QueryLayer):
 
     def nodes_named(self, keys: Sequence[str]) -> list[GraphNode]:
         rows = self._read(cypher.FIND_BY_NAME, names=sorted({k.lower() for k in keys}))
-        return [_node(r["n_props"], r["n_labels"]) for r in rows]
+        return [decode_node(r["n_props"], r["n_labels"]) for r in rows]
 
     def page(
         self,
@@ -606,7 +503,7 @@ class Neo4jStore(QueryLayer):
         if limit == 0:
             return [], total
         rows = self._read(cypher.list_nodes(kind, **flags), offset=offset, limit=limit, **params)
-        return [_node(r["n_props"], r["n_labels"]) for r in rows], total
+        return [decode_node(r["n_props"], r["n_labels"]) for r in rows], total
 
     @staticmethod
     def _types(types: frozenset[RelType] | None) -> list[str]:
@@ -614,7 +511,7 @@ class Neo4jStore(QueryLayer):
 
     @staticmethod
     def _edges(rows: Iterable[neo4j.Record]) -> list[Edge]:
-        return [_edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]) for r in rows]
+        return [decode_edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]) for r in rows]
 
     def incident_edges(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
         if not ids:
@@ -665,7 +562,7 @@ class Neo4jStore(QueryLayer):
         if not stmt:
             return []
         rows = self._read(stmt, terms=sorted({*query_terms(q), q.lower()}))
-        nodes = [_node(r["n_props"], r["n_labels"]) for r in rows]
+        nodes = [decode_node(r["n_props"], r["n_labels"]) for r in rows]
         return [(n, SearchText.of(n)) for n in nodes]
 
     def vector_candidates(
@@ -726,10 +623,10 @@ class Neo4jStore(QueryLayer):
         """The whole graph in memory."""
         data = GraphData()
         for r in self._read(cypher.ALL_NODES):
-            node = _node(r["n_props"], r["n_labels"])
+            node = decode_node(r["n_props"], r["n_labels"])
             data.nodes[node.id] = node
         for r in self._read(cypher.ALL_EDGES):
-            data.add_edge(_edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]))
+            data.add_edge(decode_edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]))
         data.embedding_model = self.embedding_model()
         rows = sorted(
             (r["id"], r["embedding"])

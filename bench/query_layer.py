@@ -1,0 +1,139 @@
+# ruff: noqa: E501 - long table rows
+"""The query layer against the code before it, side by side in one run, same graph, same queries.
+
+    python bench/query_layer.py --before DIR [--papers 3000] [--samples 40] [--rounds 2]
+
+DIR is a checkout of the code to compare with (e.g. ``git archive <commit> | tar -x -C DIR``).
+A synthetic graph shaped like ICLR 2021 (``--papers`` papers, bench/scale.py's generator:
+~16 MENTIONS per paper, 10 SIMILAR_TO from exact cosine, a few CITES) is written once as a
+graph file; then each round runs, in fresh processes, the "before" code and this checkout
+on it (NetworkxStore, in-process): neighbourhood depth 1 (limit 100) and depth 2 (limit
+200), shortest path, k paths (k=3), keyword search, vector search, find_node and related,
+over the same random papers. Prints p50 per query (the best round of each side), the ratio
+after / before, and whether both sides gave the same answers (a digest of every result).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def build(path: Path, n: int) -> None:
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+
+    from bench.scale import generate
+    from graph.model import Concept, Edge, GraphChange, Paper, RelType
+    from graph.store.memory import NetworkxStore
+
+    m, terms, _ = generate(n)
+    ids = [f"p{i:05d}" for i in range(n)]
+    papers = [Paper(pid, f"Paper {i} on {sorted(terms[i])[0].split(':')[1]}", f"synthetic abstract {i} about graph learning and topic {i % 37}", f"h{i}")
+              for i, pid in enumerate(ids)]
+    concepts = sorted({t for d in terms for t in d})
+    edges = []
+    sims = m @ m.T
+    np.fill_diagonal(sims, -1)
+    rng = random.Random(1)
+    for i, pid in enumerate(ids):
+        for rank, j in enumerate(np.argsort(-sims[i])[:10], start=1):
+            s = round(float(sims[i, j]), 6)
+            if pid < ids[j]:
+                edges.append(Edge(pid, ids[j], RelType.SIMILAR_TO, s, {"score": s, "rank": rank}))
+        for t in terms[i]:
+            edges.append(Edge(pid, t, RelType.MENTIONS, 1.0, {"weight": 1.0, "evidence": ""}))
+        for _ in range(2):
+            j = rng.randrange(n)
+            if j != i:
+                edges.append(Edge(pid, ids[j], RelType.CITES, 1.0, {}))
+    store = NetworkxStore(path)
+    store.apply(GraphChange(upsert_nodes=tuple(papers + [Concept(c, c.split(":", 1)[1].replace("-", " ")) for c in concepts]),
+                            upsert_edges=tuple(edges), embedding_ids=tuple(ids), embeddings=m, embedding_model="synthetic"))
+    store.save()
+
+
+def child(code: Path, graph: Path, samples: int) -> dict[str, Any]:
+    sys.path.insert(0, str(code))
+    from graph import related as related_mod
+    from graph.store.memory import NetworkxStore
+
+    store = NetworkxStore(graph)
+    ids = sorted(n for n, a in store.g.nodes(data=True) if a["node"].kind.value == "Paper")
+    rng = random.Random(7)
+    qs = [ids[rng.randrange(len(ids))] for _ in range(samples)]
+    words = ["graph learning", "topic 3", "paper 12", "abstract", "g1 g2", "t5"]
+    vecs = store.embeddings(qs)
+    calls = {
+        "neighborhood d1": lambda i, q: store.neighborhood([q], depth=1, limit=100),
+        "neighborhood d2": lambda i, q: store.neighborhood([q], depth=2, limit=200),
+        "shortest path": lambda i, q: store.shortest_path(q, qs[(i + 1) % len(qs)]),
+        "k paths (k=3)": lambda i, q: store.k_paths(q, qs[(i + 1) % len(qs)], k=3),
+        "keyword search": lambda i, q: store.keyword_search(words[i % len(words)]),
+        "vector search": lambda i, q: store.vector_search(vecs[q], limit=10, exclude=[q]),
+        "find_node": lambda i, q: store.find_node(store.get_nodes([q])[q].label),
+        "related": lambda i, q: related_mod.related(store, paper=q, first=10),
+    }
+    out: dict[str, Any] = {}
+    for name, fn in calls.items():
+        fn(0, qs[0])  # warm caches (alias index, search text)
+        lat, digest = [], hashlib.sha256()
+        for i, q in enumerate(qs):
+            t = time.perf_counter()
+            res = fn(i, q)
+            lat.append(time.perf_counter() - t)
+            digest.update(repr(res).encode())
+        out[name] = {"p50_ms": statistics.median(lat) * 1000, "digest": digest.hexdigest()[:12]}
+    return out
+
+
+def run(code: Path, graph: Path, samples: int) -> dict[str, Any]:
+    cmd = [sys.executable, str(Path(__file__)), "--child", str(code), str(graph), str(samples)]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=900)
+    return dict(json.loads(res.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--before", type=Path)
+    ap.add_argument("--papers", type=int, default=3000)
+    ap.add_argument("--samples", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(Path(args.child[0]), Path(args.child[1]), int(args.child[2]))))
+        return
+    if args.before is None:
+        ap.error("--before DIR is required")
+    with tempfile.TemporaryDirectory() as tmp:
+        graph = Path(tmp) / "g.citegraph"
+        build(graph, args.papers)
+        best: dict[str, dict[str, Any]] = {"before": {}, "after": {}}
+        for _ in range(args.rounds):
+            for side, code in (("before", args.before.resolve()), ("after", ROOT)):
+                for name, r in run(code, graph, args.samples).items():
+                    old = best[side].get(name)
+                    if old is None or r["p50_ms"] < old["p50_ms"]:
+                        best[side][name] = r
+    print(f"{args.papers} papers, {args.samples} samples, best p50 of {args.rounds} rounds\n")
+    print("| query | before p50 ms | after p50 ms | after / before | same answers |")
+    print("|---|---|---|---|---|")
+    for name, b in best["before"].items():
+        a = best["after"][name]
+        print(f"| {name} | {b['p50_ms']:.2f} | {a['p50_ms']:.2f} | {a['p50_ms'] / b['p50_ms']:.2f} | {'yes' if a['digest'] == b['digest'] else 'NO'} |")
+
+
+if __name__ == "__main__":
+    main()
