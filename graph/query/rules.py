@@ -28,8 +28,9 @@ def path_sort_key(path: GraphPath) -> tuple[int, float, tuple[str, ...], tuple[s
 
 
 def best_edge(edges: Iterable[Edge]) -> Edge:
-    """The edge a path uses between two nodes: highest weight, then type name."""
-    return min(edges, key=lambda e: (-e.weight, e.type.value))
+    """The edge a path uses between two nodes: highest weight, then type name, then
+    (source, target) (two CITES, one each way, would otherwise tie)."""
+    return min(edges, key=lambda e: (-e.weight, e.type.value, e.source, e.target))
 
 
 def edge_sort_key(edge: Edge) -> tuple[str, str, str]:

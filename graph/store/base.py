@@ -18,7 +18,8 @@ Ordering contract (so every store gives the same answers on the same graph):
   Edges returned are all the edges among kept nodes that pass the type filter,
   sorted by (source, target, type).
 * ``shortest_path``: fewest hops; ties broken by :func:`path_sort_key` (strongest total
-  weight first, then the node id sequence).
+  weight first, then the node id sequence). Between two nodes a path uses
+  :func:`best_edge`: highest weight, then type name, then (source, target).
 * ``k_paths``: simple paths of at most ``max_hops``, sorted by :func:`path_sort_key`
   over (hops, -strength, ids), the first ``k``. Lengths are searched shortest first
   and the search stops after the length at which ``k`` are found; at most 1,000
