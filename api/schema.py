@@ -335,7 +335,7 @@ class Mutation:
         "listed in `problems`; the good ones still go in."
     )
     async def add_papers(self, info: Ctx, input: list[t.PaperInput]) -> t.ChangeReport:
-        from graph.corpus import paper_from_record
+        from graph.ingest import paper_from_record
 
         info.context.require_api_key()
         check_range("input", len(input), 1, MAX_ADD)

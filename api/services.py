@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from graph.errors import CitegraphError, StoreUnavailableError
+from graph.lexical import LexicalIndex
 from graph.service import Embedding, GraphService
 from graph.settings import Settings
 from graph.store import GraphStore, open_store
@@ -42,6 +43,7 @@ class Services:
         self._lock = threading.Lock()
         self.write_lock = threading.Lock()
         self.embedding = Embedding(settings)
+        self.lexical = LexicalIndex()  # related papers' word overlap, kept current on read
         self._pipeline: Pipeline | None = None
         self._cache: dict[str, Any] = {}
         self._cache_version: str | None = None
@@ -104,14 +106,19 @@ class Services:
 
     def service(self) -> GraphService:
         """The use cases over the open store (StoreUnavailableError while it is down)."""
-        return GraphService(self.settings, self.store(), self.embedding)
+        return GraphService(self.settings, self.store(), self.embedding, self.lexical)
 
     def warm_up(self) -> None:
-        """Load the model now (in the background at startup), so no request pays for it."""
+        """Load the model and read the papers' words now (in the background at startup),
+        so no request pays for either."""
         try:
             self.embedder().encode(["warm up"])
         except CitegraphError as exc:
             log.warning("embedding model not loaded: %s", exc)
+        try:
+            self.lexical.sync(self.store())
+        except CitegraphError as exc:
+            log.warning("word index not read: %s", exc)
 
     def embed(self, text: str) -> list[float]:
         """One text as a unit vector."""

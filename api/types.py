@@ -232,7 +232,7 @@ class SharedTerms:
 @strawberry.type(description="One readable reason a paper is recommended.")
 class Reason:
     kind: str = strawberry.field(
-        description="similar | concept | dataset | cites | cited_by | path"
+        description="similar | words | concept | dataset | cites | cited_by | path"
     )
     text: str
     weight: float

@@ -141,7 +141,7 @@ async def main() -> None:
             await gql("""query($a: ID!) { related(paper: $a, first: 10) { score
               paper { key label } reasons { kind text weight } path { hops { reason } } } }""",
                       a=a),
-            lambda: related(store, paper=a, first=10),
+            lambda: related(store, paper=a, first=10, lexical=services.lexical),
         ),
         (
             "papers(first: 50) + concepts",

@@ -42,8 +42,8 @@ import numpy as np
 from common import ICLR_TSV, SEEDS_DIR, Report, load_iclr, load_seeds, median, table
 
 from graph.build import Pipeline, embedding_text
-from graph.corpus import clean_text
 from graph.embed import SentenceTransformerEmbedder, text_key
+from graph.ingest import clean_text
 from graph.link import top_k_similar
 from graph.settings import Settings
 from graph.store.memory import NetworkxStore

@@ -171,14 +171,14 @@ def peak_rss_mib() -> float:
 # --------------------------------------------------------------------------- corpora
 def load_iclr() -> list[Any]:
     """ICLR 2021 papers through the project's own reader (titles, keywords, abstracts)."""
-    from graph.corpus import read_corpus
+    from graph.ingest import read_corpus
 
     res = read_corpus([ICLR_TSV])
     return list(res.papers)
 
 
 def load_seeds() -> list[Any]:
-    from graph.corpus import read_corpus
+    from graph.ingest import read_corpus
 
     return list(read_corpus([SEEDS_DIR]).papers)
 
@@ -188,7 +188,7 @@ def load_cora() -> tuple[list[Any], list[set[int]], list[int]]:
 
     data.txt line i is node i: one stop-word-stripped abstract, no title.
     """
-    from graph.corpus import paper_from_record
+    from graph.ingest import paper_from_record
 
     lines = (CORA_DIR / "data.txt").read_text(encoding="utf-8").splitlines()
     papers = [

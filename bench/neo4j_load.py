@@ -28,6 +28,7 @@ from common import Report, embed_texts, load_iclr, median, percentile, table
 
 from graph import related as related_mod
 from graph.build import diff, embedding_text
+from graph.lexical import LexicalIndex
 from graph.model import GraphChange, GraphData, NodeKind, RelType
 from graph.store.memory import NetworkxStore
 
@@ -69,13 +70,15 @@ def query_mix(store: Any, papers: list[Any], n: int, seed: int = 0) -> dict[str,
                                                    "shortest path", "related", "keyword search",
                                                    "vector search")}
     words = ["graph neural network", "contrastive learning", "transformer", "reinforcement"]
+    lexical = LexicalIndex()  # related()'s word index, read once as a server would
+    lexical.sync(store)
     for i, q in enumerate(qs):
         other = qs[(i + 1) % len(qs)]
         for name, fn in (
             ("neighborhood d1", lambda: store.neighborhood([q], depth=1)),
             ("neighborhood d2", lambda: store.neighborhood([q], depth=2)),
             ("shortest path", lambda: store.shortest_path(q, other)),
-            ("related", lambda: related_mod.related(store, paper=q, first=10)),
+            ("related", lambda: related_mod.related(store, paper=q, first=10, lexical=lexical)),
             ("keyword search", lambda: store.keyword_search(words[i % len(words)])),
             ("vector search", lambda: store.vector_search(vecs[q], limit=10)),
         ):

@@ -9,8 +9,8 @@ cited/citing papers are in its top-10 list.
   the list (0 if none), P@10 = |list ∩ citations| / 10; macro-averaged over papers.
 * rankers: SIMILAR_TO lists (``graph.link.top_k_similar`` on the pipeline's embeddings,
   long_text = truncate / chunks / head_tail), ``graph.related.related()`` on a graph built
-  by ``Pipeline.compute`` (embedding + shared terms, TERM_WEIGHT swept by setting the
-  module constant at run time), TF-IDF cosine (scikit-learn, sublinear tf, English stop
+  by ``Pipeline.compute`` (as shipped, and without its word-overlap / hub channels,
+  through its ``weights`` argument), TF-IDF cosine (scikit-learn, sublinear tf, English stop
   words) and random (mean of 5 seeds).
 
 ICLR 2021 (2,966 papers with titles and author keywords; no citations), so a proxy:
@@ -31,8 +31,8 @@ the paper's keywords (lenient), occurs in the title, or is a multi-word term tha
 Hubness: the SIMILAR_TO in-degree distribution at k=10 (out-degree is k by
 construction); the largest in-degree / k and the share of papers no list points to.
 
-related() is run for a fixed sample of 1,000 Cora / 600 ICLR papers (``--quick``: 300 / 300,
-and no head_tail).
+related() is run for every Cora paper with a citation and a fixed sample of 600 ICLR
+papers (``--quick``: 300 / 300, and no head_tail).
 Embeddings are cached in bench/.cache (they do not change what is measured here).
 """
 
@@ -63,13 +63,19 @@ from common import (
 
 from graph import related as related_mod
 from graph.build import Pipeline, diff, embedding_text
+from graph.lexical import LexicalIndex
 from graph.link import top_k_similar
 from graph.model import Concept, Dataset, GraphData, NodeKind, RelType
 from graph.settings import Settings
 from graph.store.memory import NetworkxStore
 
 MODES = ("truncate", "chunks", "head_tail")
-TERM_WEIGHTS = (0.0, 0.01, 0.02, 0.05, 0.1)
+# related() as shipped (formula E) and two ablations, to show what each channel adds
+RELATED_CONFIGS = (
+    ("related() (formula E, as shipped)", related_mod.WEIGHTS),
+    ("related() without word overlap", related_mod.Weights(lexical=0.0)),
+    ("related() without word overlap or hub term", related_mod.Weights(lexical=0.0, hub=0.0)),
+)
 
 
 class LookupEmbedder:
@@ -101,7 +107,9 @@ def build_graph(papers: list[Any], matrix: np.ndarray, key: str, **settings: Any
         from graph.build import ExtractionCache
 
         pipe.extraction_cache.close()
-        pipe.extraction_cache = ExtractionCache(CACHE_DIR / "extractions.sqlite")
+        pipe.extraction_cache = ExtractionCache(
+            CACHE_DIR / "extractions.sqlite", pipe.extractor.version
+        )
         try:
             return pipe.compute(papers)
         finally:
@@ -280,26 +288,24 @@ def cora_section(rep: Report, quick: bool) -> dict[str, Any]:
     store = store_of(data)
     print(f"  cora graph built in {time.perf_counter() - t0:.1f}s", flush=True)
     # related() costs ~10-50 ms a call on this machine: a fixed sample keeps the run bounded
-    sample = sorted(random.Random(0).sample(range(n), 300 if quick else 1000))
+    cited = [i for i in range(n) if cites[i]]
+    sample = sorted(random.Random(0).sample(cited, 300)) if quick else cited
     index = {f"cora-{i}": i for i in range(n)}
-    saved = related_mod.TERM_WEIGHT
+    lexical = LexicalIndex()
     rel_rows = []
-    try:
-        for w in TERM_WEIGHTS:
-            related_mod.TERM_WEIGHT = w
-            t0 = time.perf_counter()
-            lists = [[] for _ in range(n)]
-            for i in sample:
-                got = related_mod.related(store, paper=f"cora-{i}", first=10)
-                lists[i] = [index[g.paper.id] for g in got]
-            r, mrr, p, _ = citation_metrics(lists, cites, rows=sample)
-            rel_rows.append([f"related(), TERM_WEIGHT={w}", r, mrr, p,
-                             citation_metrics(lists, cites,
-                                              rows=[i for i in long_rows if i in set(sample)])[0]])
-            results[f"related_{w}"] = (r, mrr)
-            print(f"  related TERM_WEIGHT={w}: {time.perf_counter() - t0:.1f}s", flush=True)
-    finally:
-        related_mod.TERM_WEIGHT = saved
+    for name, weights in RELATED_CONFIGS:
+        t0 = time.perf_counter()
+        lists = [[] for _ in range(n)]
+        for i in sample:
+            got = related_mod.related(store, paper=f"cora-{i}", first=10, lexical=lexical,
+                                      weights=weights)
+            lists[i] = [index[g.paper.id] for g in got]
+        r, mrr, p, _ = citation_metrics(lists, cites, rows=sample)
+        rel_rows.append([name, r, mrr, p,
+                         citation_metrics(lists, cites,
+                                          rows=[i for i in long_rows if i in set(sample)])[0]])
+        results[name] = (r, mrr)
+        print(f"  {name}: {time.perf_counter() - t0:.1f}s", flush=True)
     # the same rankers on exactly the related() sample, so those rows compare like for like
     r, mrr, p, _ = citation_metrics(lists_by["truncate"], cites, rows=sample)
     rel_rows.insert(0, [f"SIMILAR_TO truncate, same {len(sample)}-paper sample", r, mrr, p, float("nan")])
@@ -315,8 +321,9 @@ def cora_section(rep: Report, quick: bool) -> dict[str, Any]:
         "'sentence' and every mode truncates it)\n\n"
         + table(["ranker", "recall@10", "MRR@10", "P@10", f"recall@10 on the {len(long_rows)} long"],
                 rows + rel_rows)
-        + f"\n\nrelated() rows are over a fixed random sample of {len(sample)} papers (seed 0); "
-        "the other rows over all papers with a citation."
+        + f"\n\nThe rows from 'same sample' on are over {len(sample)} papers"
+        + (" (a fixed random sample, seed 0)" if quick else " (all with a citation)")
+        + "; the rows above them over all papers with a citation."
     )
 
     # min_score and k sweeps (truncate)
@@ -381,19 +388,17 @@ def iclr_section(rep: Report, quick: bool, results: dict[str, Any]) -> None:
     store = store_of(data)
     index = {p.id: i for i, p in enumerate(papers)}
     sample = sorted(random.Random(0).sample(range(n), 300 if quick else 600))
-    saved = related_mod.TERM_WEIGHT
-    try:
-        for w in TERM_WEIGHTS:
-            related_mod.TERM_WEIGHT = w
-            lists = [[] for _ in range(n)]
-            for i in sample:
-                lists[i] = [index[g.paper.id] for g in related_mod.related(store, paper=papers[i].id, first=10)]
-            a, r = keyword_proxy(lists, kws, rare, sample)
-            ls = [i for i in long_rows if i in set(sample)]
-            al, rl = keyword_proxy(lists, kws, rare, ls)
-            rows.append([f"related(), TERM_WEIGHT={w} ({len(sample)}-paper sample)", a, r, al, rl])
-    finally:
-        related_mod.TERM_WEIGHT = saved
+    lexical = LexicalIndex()
+    for name, weights in RELATED_CONFIGS:
+        lists = [[] for _ in range(n)]
+        for i in sample:
+            got = related_mod.related(store, paper=papers[i].id, first=10, lexical=lexical,
+                                      weights=weights)
+            lists[i] = [index[g.paper.id] for g in got]
+        a, r = keyword_proxy(lists, kws, rare, sample)
+        ls = [i for i in long_rows if i in set(sample)]
+        al, rl = keyword_proxy(lists, kws, rare, ls)
+        rows.append([f"{name} ({len(sample)}-paper sample)", a, r, al, rl])
     rep.add(
         f"### ICLR 2021: neighbours sharing an author keyword (proxy; {n} papers, "
         f"{len(long_rows)} long, {len(rare)} specific keywords = used by <= 1% of papers)\n\n"

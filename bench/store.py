@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import ROOT, Report, median, table
 from bench.load import start_server
-from graph.corpus import read_corpus
+from graph.ingest import read_corpus
 from graph.model import GraphChange, NodeKind
 from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore

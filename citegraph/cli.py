@@ -93,8 +93,11 @@ def _service() -> Iterator[GraphService]:
         raise typer.Exit(EXIT_ERROR) from None
     except (OSError, sqlite3.Error) as exc:
         raise _fail_os(exc) from None
+    service = GraphService(state.settings, store, Embedding(state.settings))
     try:
-        yield GraphService(state.settings, store, Embedding(state.settings))
+        yield service
+        for r in service.resolutions:  # "PaRa" is a concept and a paper: say which was used
+            err.print(f"[yellow]note:[/yellow] {escape(r.message())}")
     finally:
         store.close()
 

@@ -21,7 +21,6 @@ What is recomputed when papers are added or removed:
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -31,9 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from graph import extract as extract_mod
 from graph.cache import BlobCache
-from graph.corpus import InputProblem, read_corpus
 from graph.embed import (
     Embedder,
     EmbeddingCache,
@@ -42,10 +39,18 @@ from graph.embed import (
     text_key,
 )
 from graph.errors import NotFoundError
-from graph.extract import DatasetMention, Extraction, TermMention
+from graph.extract import (
+    Extraction,
+    Extractor,
+    RuleExtractor,
+    extraction_from_json,
+    extraction_to_json,
+)
+from graph.ingest import InputProblem, read_corpus
 from graph.link import (
     citation_edges,
     cooccurrence_edges,
+    mention_edges,
     neighbours_from_edges,
     shared_term_edges,
     similar_edges,
@@ -65,21 +70,6 @@ from graph.settings import Settings
 from graph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
-
-
-def _extractor_version() -> str:
-    """Hash of the extractor's code and data: a changed extractor never reuses old results."""
-    import hashlib
-
-    h = hashlib.sha256()
-    root = Path(extract_mod.__file__).parent
-    for f in [Path(extract_mod.__file__), *sorted((root / "data").glob("*"))]:
-        if f.is_file():
-            h.update(f.read_bytes())
-    return h.hexdigest()[:16]
-
-
-EXTRACTOR_VERSION = _extractor_version()
 
 
 class Progress(Protocol):
@@ -144,36 +134,28 @@ class BuildReport:
 
 
 class ExtractionCache:
-    """Per-text extraction results by (extractor version, text hash), as JSON."""
+    """Per-text extraction results by (extractor version, text hash), as JSON.
 
-    def __init__(self, path: Path | None) -> None:
+    The JSON holds field names only (:func:`graph.extract.extraction_to_json`), never a
+    module path: moving or renaming the extractor's code leaves the cache readable, and
+    a new extractor ``version`` simply finds nothing under its name.
+    """
+
+    def __init__(self, path: Path | None, version: str) -> None:
         self._blobs = BlobCache(path, "extraction_v2")
+        self.version = version
 
     def get_many(self, hashes: Sequence[str]) -> dict[str, Extraction]:
-        raw = self._blobs.get_many(EXTRACTOR_VERSION, hashes)
-        return {h: _extraction_from_json(v.decode("utf-8")) for h, v in raw.items()}
+        raw = self._blobs.get_many(self.version, hashes)
+        return {h: extraction_from_json(v.decode("utf-8")) for h, v in raw.items()}
 
     def put_many(self, items: Mapping[str, Extraction]) -> None:
         self._blobs.put_many(
-            EXTRACTOR_VERSION, {h: _extraction_to_json(e).encode("utf-8") for h, e in items.items()}
+            self.version, {h: extraction_to_json(e).encode("utf-8") for h, e in items.items()}
         )
 
     def close(self) -> None:
         self._blobs.close()
-
-
-def _extraction_to_json(e: Extraction) -> str:
-    return json.dumps(dataclasses.asdict(e), ensure_ascii=False)
-
-
-def _extraction_from_json(data: str) -> Extraction:
-    raw = json.loads(data)
-    return Extraction(
-        concepts=tuple(TermMention(**c) for c in raw["concepts"]),
-        datasets=tuple(DatasetMention(**d) for d in raw["datasets"]),
-        acronyms=tuple((a, b) for a, b in raw["acronyms"]),
-        label=raw["label"],
-    )
 
 
 def embedding_text(paper: Paper) -> str:
@@ -182,7 +164,11 @@ def embedding_text(paper: Paper) -> str:
 
 
 class Pipeline:
-    """Turns papers into a graph. Owns the caches; the store is passed to each call."""
+    """Turns papers into a graph. Owns the caches; the store is passed to each call.
+
+    ``extractor`` (default :class:`~graph.extract.RuleExtractor`) is the only way the
+    pipeline reaches concept extraction; its ``version`` keys the extraction cache.
+    """
 
     def __init__(
         self,
@@ -191,8 +177,10 @@ class Pipeline:
         *,
         progress: Progress | None = None,
         cache_dir: Path | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.settings = settings
+        self.extractor: Extractor = extractor or RuleExtractor()
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder(
             settings.model,
             dtype=settings.embed_dtype,
@@ -201,7 +189,9 @@ class Pipeline:
         )
         folder = cache_dir if cache_dir is not None else settings.cache_dir
         self.embedding_cache = EmbeddingCache(folder / "embeddings.sqlite")
-        self.extraction_cache = ExtractionCache(folder / "extractions.sqlite")
+        self.extraction_cache = ExtractionCache(
+            folder / "extractions.sqlite", self.extractor.version
+        )
         self.progress: Progress = progress or NoProgress()
 
     def close(self) -> None:
@@ -222,7 +212,7 @@ class Pipeline:
             fresh: dict[str, Extraction] = {}
             for p in todo:
                 if p.text_hash not in fresh:
-                    fresh[p.text_hash] = extract_mod.extract(p.abstract)
+                    fresh[p.text_hash] = self.extractor.extract(p.abstract)
                 self.progress.advance(1)
             self.progress.finish()
             self.extraction_cache.put_many(fresh)
@@ -281,7 +271,7 @@ class Pipeline:
                 p if p.title else dataclasses.replace(p, label=extractions[p.id].label)
                 for p in papers
             ]
-            resolution = extract_mod.resolve(extractions)
+            resolution = self.extractor.resolve(extractions)
         with self._timed(report, "embed"):
             vectors = self.embed_all(papers, previous, report)
         data = GraphData(embedding_model=self.embedder.key)
@@ -291,7 +281,7 @@ class Pipeline:
             data.nodes[c.id] = c
         for d in resolution.datasets.values():
             data.nodes[d.id] = d
-        for e in resolution.edges:
+        for e in mention_edges(resolution.terms):
             data.add_edge(e)
         ids = [p.id for p in papers]
         matrix = (

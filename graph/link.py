@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graph.model import Edge, Paper, RelType
+from graph.model import Edge, NodeKind, Paper, RelType
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+    from graph.extract import PaperTerm
 
 Neighbours = dict[str, list[tuple[str, float]]]
 BLOCK_ROWS = 1024
@@ -296,3 +298,16 @@ def citation_edges(papers: Iterable[Paper], known: Mapping[str, Any]) -> list[Ed
             if target and target != p.id:
                 edges[(p.id, target)] = Edge(p.id, target, RelType.CITES, 1.0, {})
     return [edges[k] for k in sorted(edges)]
+
+
+def mention_edges(terms: Iterable[PaperTerm]) -> list[Edge]:
+    """MENTIONS (concepts), INTRODUCES or USES (datasets): one edge per resolved paper term."""
+    edges: list[Edge] = []
+    for t in terms:
+        if t.kind is NodeKind.DATASET:
+            rel = RelType.INTRODUCES if t.introduces else RelType.USES
+        else:
+            rel = RelType.MENTIONS
+        attrs = {"evidence": t.evidence, "count": t.count}
+        edges.append(Edge(t.paper, t.term, rel, t.weight, attrs))
+    return edges

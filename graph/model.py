@@ -230,8 +230,9 @@ class SearchHit:
 class Reason:
     """One readable reason why a paper is recommended.
 
-    kind: ``similar`` (embedding cosine), ``concept`` / ``dataset`` (shared term, weight =
-    its contribution), ``cites`` / ``cited_by`` / ``co_cited``, ``path``.
+    kind: ``similar`` (embedding cosine), ``words`` (TF-IDF cosine of the wording, with
+    the grams that weigh most), ``concept`` / ``dataset`` (shared term, weight = its IDF),
+    ``cites`` / ``cited_by`` / ``co_cited``, ``path``.
     """
 
     kind: str

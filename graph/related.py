@@ -2,38 +2,70 @@
 
 Written once against the store protocol, so every store recommends the same papers.
 
-Scoring (see docs/benchmarks.md for how the weights were chosen): a query vector is
-the mean embedding of the seed papers minus ``NEGATIVE_WEIGHT`` x the mean of the
-negative ones (Rocchio), or the embedded text. Candidates are the nearest papers
-to it plus every paper joined to a seed by SHARES_TERM or CITES. Each candidate's
-score is
+Scoring (formula E of bench/ranking.py; docs/benchmarks.md says how the weights were
+chosen on one half of Cora and checked on the other half and on ICLR 2021). The query is
+the mean embedding of the seed papers minus ``negative`` x the mean of the negative ones
+(Rocchio), or the embedded text. Candidates are the nearest papers to it, the papers
+with the most word overlap, and every paper joined to a seed by SHARES_TERM or CITES.
+Each candidate c scores
 
-    cosine(query, candidate) + TERM_WEIGHT * min(shared IDF weight, TERM_CAP)
-                             + CITE_WEIGHT * [a citation joins them]
+    cos(query, c) + lexical * words(query, c) + terms * shared(query, c)
+                  - hub * hubness(c) + cite * [a citation joins them]
 
-and its reasons (at most three: the similarity, citations, then the strongest shared
-concepts/datasets with their IDF weight, none inside another) say why; ``path`` walks
-seed -> strongest shared term -> candidate.
+* words: TF-IDF cosine over word 1-2-grams (graph/lexical.py), computed from the
+  current document frequencies;
+* shared: the IDF mass of the concepts/datasets shared with the seeds, as a share of
+  the seeds' own (the terms SHARES_TERM links by: 2 <= df <= min(max_df x N, 1000));
+* hubness: the mean score of c's own SIMILAR_TO edges (CSLS's r term): a paper close to
+  everything is a weaker recommendation for any one seed.
+
+All four are computed when read, so nothing stored depends on N. The reasons (at most
+three: the similarity, the shared wording, citations, then the strongest shared
+concepts/datasets, none inside another) say why; ``path`` walks seed -> rarest shared
+term -> candidate.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from graph.errors import InvalidArgumentError, NotFoundError
+from graph.lexical import (
+    LexicalIndex,
+    LexVector,
+    appears,
+    mean_vector,
+    overlaps,
+    paper_text,
+    spelled,
+)
 from graph.model import Edge, GraphPath, Paper, Reason, RelatedPaper, RelType
 from graph.store.base import GraphStore
 
-TERM_WEIGHT = 0.01  # best of 0, .01, .02, .05, .1 on Cora citations and ICLR keywords
-TERM_CAP = 10.0
-CITE_WEIGHT = 0.1
-NEGATIVE_WEIGHT = 0.5
 MAX_REASONS = 3  # a reader reads three; more repeat what the first said
-CANDIDATE_FACTOR = 5
+CANDIDATE_FACTOR = 5  # vector and word-overlap candidates: first x this, each
 TERM_TYPES = (RelType.MENTIONS, RelType.USES, RelType.INTRODUCES)
+MAX_DF = 0.2  # as Settings.shared_term_max_df: terms in more papers say nothing
+MAX_TERM_PAPERS = 1000  # as graph.link.MAX_TERM_PAPERS
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """The weights of the score (chosen on the Cora tune half, docs/benchmarks.md)."""
+
+    lexical: float = 3.0
+    terms: float = 0.3
+    hub: float = 0.5
+    cite: float = 0.1
+    negative: float = 0.5
+
+
+WEIGHTS = Weights()
 
 
 def _mean(store: GraphStore, ids: Sequence[str]) -> np.ndarray | None:
@@ -45,21 +77,36 @@ def _mean(store: GraphStore, ids: Sequence[str]) -> np.ndarray | None:
     return np.asarray(m.mean(axis=0))
 
 
+@dataclass(slots=True)
+class _Candidate:
+    paper: Paper
+    sim: float = 0.0
+    words: float = 0.0
+    shared: float = 0.0
+    hub: float = 0.0
+    cites: tuple[Edge, ...] = ()
+    score: float = 0.0
+
+
 def related(
     store: GraphStore,
     *,
     paper: str | None = None,
     vector: Sequence[float] | None = None,
+    text: str | None = None,
     text_terms: Collection[str] = (),
     first: int = 10,
     exclude: Collection[str] = (),
     positive: Collection[str] = (),
     negative: Collection[str] = (),
+    lexical: LexicalIndex | None = None,
+    weights: Weights = WEIGHTS,
 ) -> list[RelatedPaper]:
-    """Papers related to ``paper`` (+ ``positive``, - ``negative``) or to a text's ``vector``.
+    """Papers related to ``paper`` (+ ``positive``, - ``negative``) or to a text.
 
-    ``text_terms``: concept/dataset node ids found in a free-text query, used as the
-    query's terms when there is no seed paper.
+    ``vector`` is the text's embedding, ``text`` the text itself (its word overlap) and
+    ``text_terms`` the concept/dataset ids found in it. ``lexical`` is the word-overlap
+    index to use (kept across calls by the caller; a fresh one reads every paper).
     """
     if first < 1:
         raise InvalidArgumentError("first", "must be at least 1")
@@ -81,20 +128,29 @@ def related(
     if negative and query is not None:
         neg = _mean(store, list(negative))
         if neg is not None:
-            query = query - NEGATIVE_WEIGHT * neg
+            query = query - weights.negative * neg
     skip = set(seeds) | set(exclude) | set(negative)
+    pool = first * CANDIDATE_FACTOR
 
-    # candidates: nearest by vector, and papers joined to a seed by shared terms/citations
+    if lexical is None:
+        lexical = LexicalIndex()
+    lexical.sync(store)
+    lex_query = mean_vector(
+        [v for v in (lexical.vector_of(s) for s in seeds) if v is not None]
+        + ([lexical.vector_for_text(text)] if text else [])
+    )
+    words = lexical.scores(lex_query) if lex_query is not None else {}
+
+    # candidates: nearest by vector, most word overlap, joined to a seed by terms/citations
     candidates: set[str] = set()
     if query is not None:
-        hits = store.vector_search(query.tolist(), limit=first * CANDIDATE_FACTOR, exclude=skip)
-        for h in hits:
+        for h in store.vector_search(query.tolist(), limit=pool, exclude=skip):
             candidates.add(h.node.id)
-    seed_edges = store.edges_of(seeds, [RelType.SHARES_TERM, RelType.CITES, *TERM_TYPES])
-    shared: dict[str, Edge] = {}
-    cites: dict[str, list[Edge]] = defaultdict(list)
+    lex_top = sorted((p for p in words if p not in skip), key=lambda p: (-words[p], p))
+    candidates.update(lex_top[:pool])
     seed_terms: dict[str, Edge] = {}
-    for e in seed_edges:
+    cites: dict[str, list[Edge]] = defaultdict(list)
+    for e in store.edges_of(seeds, [RelType.SHARES_TERM, RelType.CITES, *TERM_TYPES]):
         if e.type in TERM_TYPES:
             if e.source in seeds:
                 seed_terms.setdefault(e.target, e)
@@ -102,104 +158,162 @@ def related(
         other = e.target if e.source in seeds else e.source
         if other in skip:
             continue
-        if e.type is RelType.SHARES_TERM:
-            if other not in shared or e.weight > shared[other].weight:
-                shared[other] = e
-        else:
+        if e.type is RelType.CITES:
             cites[other].append(e)
         candidates.add(other)
+    candidates -= skip
     if not candidates:
         return []
 
     cand_ids = sorted(candidates)
     vecs = store.embeddings(cand_ids)
     nodes = store.get_nodes(cand_ids)
-    query_terms = set(text_terms)
+    query_terms = set(seed_terms) if seeds else set(text_terms)
+    idf = _linking_idf(store, sorted(query_terms), len(lexical))
+    seed_mass = sum(idf.values())
     term_edges: dict[str, dict[str, Edge]] = defaultdict(dict)
-    if query_terms or seed_terms:
-        for e in store.edges_of(cand_ids, TERM_TYPES):
-            if e.source in candidates:
-                term_edges[e.source][e.target] = e
-    term_nodes = store.get_nodes(sorted(query_terms | set(seed_terms)))
+    hub_scores: dict[str, list[float]] = defaultdict(list)
+    for e in store.edges_of(cand_ids, [*TERM_TYPES, RelType.SIMILAR_TO]):
+        if e.source not in candidates:
+            continue
+        if e.type is RelType.SIMILAR_TO:
+            hub_scores[e.source].append(float(e.weight))
+        else:
+            term_edges[e.source][e.target] = e
 
-    results: list[RelatedPaper] = []
+    scored: list[_Candidate] = []
     for cid in cand_ids:
         node = nodes.get(cid)
         if not isinstance(node, Paper):
             continue
-        sim = 0.0
+        c = _Candidate(node, words=words.get(cid, 0.0), cites=tuple(cites.get(cid, ())))
         if query is not None and cid in vecs:
             v = np.asarray(vecs[cid], dtype=np.float64)
-            sim = float(np.dot(query, v) / max(float(np.linalg.norm(v)), 1e-12))
-        reasons: list[Reason] = [Reason("similar", f"abstract similarity {sim:.2f}", round(sim, 4))]
-        term_score = 0.0
-        edge = shared.get(cid)
-        top_term: str | None = None
-        if edge is not None:
-            names = list(edge.attrs.get("terms", []))
-            ids = list(edge.attrs.get("term_ids", names))
-            weights = list(edge.attrs.get("term_weights", [1.0] * len(names)))
-            for name, tid, w in zip(names, ids, weights, strict=False):
-                kind = "dataset" if str(tid).startswith("dataset:") else "concept"
+            c.sim = float(np.dot(query, v) / max(float(np.linalg.norm(v)), 1e-12))
+        if seed_mass > 0:
+            c.shared = sum(w for t, w in idf.items() if t in term_edges.get(cid, {})) / seed_mass
+        hubs = hub_scores.get(cid)
+        c.hub = float(np.mean(hubs)) if hubs else 0.0
+        c.score = (
+            c.sim + weights.lexical * c.words + weights.terms * c.shared
+            - weights.hub * c.hub + (weights.cite if c.cites else 0.0)
+        )
+        scored.append(c)
+    scored.sort(key=lambda c: (-round(c.score, 9), c.paper.id))
+    top = scored[:first]
+    query_texts = [paper_text(p) for p in known.values() if isinstance(p, Paper) and p.id in seeds]
+    return _explain(store, top, seeds, seed_terms, term_edges, idf, lexical, lex_query,
+                    [spelled(t) for t in [*query_texts, *([text] if text else [])]])
+
+
+def _linking_idf(store: GraphStore, terms: Sequence[str], n: int) -> dict[str, float]:
+    """ln(N / df) of the terms that link papers (2 <= df <= min(MAX_DF x N, 1000))."""
+    if not terms or n < 2:
+        return {}
+    papers: dict[str, set[str]] = defaultdict(set)
+    for e in store.edges_of(terms, TERM_TYPES):
+        papers[e.target].add(e.source)
+    most = max(2, min(int(MAX_DF * n), MAX_TERM_PAPERS))
+    return {
+        t: math.log(n / len(papers[t])) for t in terms if 2 <= len(papers.get(t, ())) <= most
+    }
+
+
+def _explain(
+    store: GraphStore,
+    top: Sequence[_Candidate],
+    seeds: Sequence[str],
+    seed_terms: dict[str, Edge],
+    term_edges: dict[str, dict[str, Edge]],
+    idf: dict[str, float],
+    lexical: LexicalIndex,
+    lex_query: LexVector | None,
+    query_texts: Sequence[str],
+) -> list[RelatedPaper]:
+    """The reasons and the path of each kept candidate.
+
+    A shared gram is quoted only when it stands, as written, in the candidate and in a
+    seed (or the query text): the analyzer drops stop words before it pairs words, so
+    "generation of images" also counts as "generation images", which no reader would find.
+    """
+    shared_ids = sorted({t for c in top for t in term_edges.get(c.paper.id, {}) if t in idf})
+    names = store.get_nodes(shared_ids)
+    out: list[RelatedPaper] = []
+    for c in top:
+        cid = c.paper.id
+        reasons = [Reason("similar", f"abstract similarity {c.sim:.2f}", round(c.sim, 4))]
+        grams: list[str] = []
+        if lex_query is not None and c.words > 0:
+            vec = lexical.vector_of(cid)
+            grams = lexical.shared_words(lex_query, vec, top=8) if vec is not None else []
+            own = spelled(paper_text(c.paper))
+            grams = [
+                g for g in grams if appears(g, own) and any(appears(g, t) for t in query_texts)
+            ]
+            if grams:
                 reasons.append(
-                    Reason(
-                        kind,
-                        f"both {'use' if kind == 'dataset' else 'mention'} {name}",
-                        float(w),
-                        str(tid),
-                    )
+                    Reason("words", f"shared wording {c.words:.2f}: " + ", ".join(grams),
+                           round(c.words, 4))
                 )
-            term_score = float(edge.weight)
-            top_term = str(ids[0]) if ids else None
-        elif query_terms:
-            mine = sorted(query_terms & set(term_edges.get(cid, {})))
-            for tid in mine:
-                t = term_nodes.get(tid)
-                label = t.label if t is not None else tid
-                kind = "dataset" if tid.startswith("dataset:") else "concept"
-                reasons.append(Reason(kind, f"mentions {label}", 1.0, tid))
-            term_score = float(len(mine))
-            top_term = mine[0] if mine else None
-        cite_bonus = 0.0
-        for ce in cites.get(cid, []):
+        for ce in c.cites:
             text = "cited by the seed" if ce.source in seeds else "cites the seed"
             reasons.append(Reason("cites" if ce.source in seeds else "cited_by", text, 1.0))
-            cite_bonus = CITE_WEIGHT
-        score = sim + TERM_WEIGHT * min(term_score, TERM_CAP) + cite_bonus
-        results.append(
+        mine = sorted(
+            (t for t in term_edges.get(cid, {}) if t in idf), key=lambda t: (-idf[t], t)
+        )
+        for tid in mine:
+            node = names.get(tid)
+            label = node.label if node is not None else tid
+            kind = "dataset" if tid.startswith("dataset:") else "concept"
+            verb = ("use" if kind == "dataset" else "mention") if seeds else None
+            text = f"both {verb} {label}" if verb else f"mentions {label}"
+            reasons.append(Reason(kind, text, round(idf[tid], 4), tid))
+        out.append(
             RelatedPaper(
-                paper=node,
-                score=round(score, 6),
-                similarity=round(sim, 6),
-                reasons=tuple(_readable(reasons)),
-                path=_path(store, seeds, seed_terms, term_edges.get(cid, {}), node, top_term),
+                paper=c.paper,
+                score=round(c.score, 6),
+                similarity=round(c.sim, 6),
+                reasons=tuple(_readable(reasons, grams)),
+                path=_path(store, seeds, seed_terms, term_edges.get(cid, {}), c.paper,
+                           mine[0] if mine else None),
             )
         )
-    results.sort(key=lambda r: (-r.score, r.paper.id))
-    return results[:first]
+    return out
 
 
-def _readable(reasons: Sequence[Reason]) -> list[Reason]:
+def _readable(reasons: Sequence[Reason], grams: Sequence[str] = ()) -> list[Reason]:
     """At most MAX_REASONS, strongest first, none inside another.
 
-    The similarity comes first (it is most of the score), then citations, then the shared
-    terms by weight; a term whose words lie inside a stronger kept term's ("diffusion" in
-    "diffusion model"), or around them, says the same thing again and is left out.
+    The similarity comes first (it is most of the score), then citations, the shared
+    wording, then the shared terms by weight. A term whose words lie inside a stronger
+    kept term's ("diffusion" in "diffusion model"), or around them, says the same thing
+    again and is left out; so is a shared word or bigram inside or around a kept term.
     """
     similar = [r for r in reasons if r.kind == "similar"]
     cites = [r for r in reasons if r.kind in ("cites", "cited_by")]
+    wording = [r for r in reasons if r.kind == "words"]
     terms = sorted(
         (r for r in reasons if r.kind in ("concept", "dataset")), key=lambda r: (-r.weight, r.text)
     )
     kept_terms: list[Reason] = []
     names: list[str] = []
     for r in terms:
-        name = f" {_term_name(r).casefold()} "
-        if any(name in other or other in name for other in names):
+        name = _term_name(r)
+        if any(overlaps(name, other) for other in names):
             continue
         kept_terms.append(r)
         names.append(name)
-    return [*similar, *cites, *kept_terms][:MAX_REASONS]
+    room = MAX_REASONS - len(similar) - len(cites)
+    if wording and room > 0:
+        shown = names[: max(room - 1, 0)]
+        left = [g for g in grams if not any(overlaps(g, n) for n in shown)][:3]
+        if left:
+            w = wording[0]
+            head = w.text.split(":", 1)[0]
+            wording = [Reason("words", f"{head}: " + ", ".join(f"'{g}'" for g in left), w.weight)]
+        else:
+            wording = []
+    return [*similar, *cites, *wording, *kept_terms][:MAX_REASONS]
 
 
 def _term_name(reason: Reason) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from graph import lookup
 from graph.errors import InvalidArgumentError, NotFoundError
+from graph.lexical import LexicalIndex
 from graph.model import (
     Edge,
     GraphNode,
@@ -92,12 +93,26 @@ class Embedding:
 
 
 class GraphService:
-    """The use cases over one store. Cheap to make; holds no state of its own."""
+    """The use cases over one store. Cheap to make; the state it uses is passed in.
 
-    def __init__(self, settings: Settings, store: GraphStore, embedding: Embedding) -> None:
+    ``lexical`` is the word-overlap index of related papers; a long-lived caller (the
+    API) passes one that lives as long as the store, so it is read once and then kept
+    current; without one, the first related() call reads every paper.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: GraphStore,
+        embedding: Embedding,
+        lexical: LexicalIndex | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store
         self.embedding = embedding
+        self.lexical = lexical if lexical is not None else LexicalIndex()
+        #: names this service resolved that also named other nodes (for the caller to say)
+        self.resolutions: list[lookup.Resolution] = []
 
     # ------------------------------------------------------------------ names
     def find(self, ref: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
@@ -107,14 +122,20 @@ class GraphService:
     def node(
         self, ref: str, kinds: Collection[NodeKind] | None = None, argument: str = "id"
     ) -> GraphNode:
-        """:meth:`find`, or NotFoundError naming ``argument``."""
+        """:meth:`find`, or NotFoundError naming ``argument``.
+
+        When ``ref`` also names other nodes (a concept and a paper of the same short name),
+        the first is used and :attr:`resolutions` records the others.
+        """
         if not ref.strip():
             raise InvalidArgumentError(argument, "must not be empty")
-        node = self.find(ref, kinds)
-        if node is None:
+        found = lookup.matches(self.store, ref, kinds)
+        if not found:
             what = "/".join(k.value.lower() for k in kinds) if kinds else "node"
             raise NotFoundError(f"{argument}: no {what} with id, name or alias {ref!r}")
-        return node
+        if len(found) > 1:
+            self.resolutions.append(lookup.Resolution(argument, ref, found[0], tuple(found[1:])))
+        return found[0]
 
     # ------------------------------------------------------------------ graph queries
     def neighborhood(
@@ -243,8 +264,9 @@ class GraphService:
             vector = self.embedding.vector(text)
             terms = self.text_terms(text)
         found = related(
-            self.store, paper=seed.id if seed else None, vector=vector, text_terms=terms,
-            first=first, exclude=exclude, positive=pos, negative=neg,
+            self.store, paper=seed.id if seed else None, vector=vector, text=text,
+            text_terms=terms, first=first, exclude=exclude, positive=pos, negative=neg,
+            lexical=self.lexical,
         )
         return (seed if isinstance(seed, Paper) else None), found
 

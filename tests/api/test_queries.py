@@ -7,7 +7,7 @@ import base64
 import pytest
 from graphql import build_client_schema, get_introspection_query
 
-from graph.model import NodeKind, RelType
+from graph.model import NodeKind, Paper, RelType
 from graph.store.memory import NetworkxStore
 from tests.api.conftest import GQL
 
@@ -252,3 +252,54 @@ def test_related_reasons_are_few_and_none_repeats_another(
                 for b in names[i + 1 :]:
                     assert a not in b and b not in a, (a, b)
     assert seen_terms > 0
+
+
+def test_related_wording_reasons_quote_words_both_papers_have(
+    gql: GQL, seed_store: NetworkxStore
+) -> None:
+    """A "shared wording" reason is checkable: each quoted word or pair of words stands,
+    as written, in the seed's text and in the recommended paper's."""
+    import re
+
+    papers, _ = seed_store.list_nodes(NodeKind.PAPER, limit=100)
+    text_of = {
+        p.id: f"{p.title or ''} {p.abstract}".casefold() for p in papers if isinstance(p, Paper)
+    }
+    quoted = 0
+    for p in papers[:20]:
+        data = gql.data(
+            "query($p: ID!) { related(paper: $p, first: 10) {"
+            " paper { key } reasons { kind text weight } } }",
+            p=p.id,
+        )
+        for r in data["related"]:
+            for x in r["reasons"]:
+                if x["kind"] != "words":
+                    continue
+                assert 0 < x["weight"] <= 1
+                for gram in re.findall(r"'([^']+)'", x["text"]):
+                    quoted += 1
+                    pattern = r"(?<!\w)" + r"[\s-]+".join(map(re.escape, gram.split())) + r"(?!\w)"
+                    for pid in (p.id, r["paper"]["key"]):
+                        assert re.search(pattern, text_of[pid]), (gram, pid)
+    assert quoted > 0
+
+
+@pytest.mark.parametrize(("name", "kinds"), [("PaRa", None), ("LocoVR", None), ("SDE", None)])
+def test_a_name_of_two_nodes_reaches_both(
+    seed_store: NetworkxStore, name: str, kinds: list[NodeKind] | None
+) -> None:
+    """Issue 13: "PaRa" names a concept and a paper's method; both are reachable."""
+    from graph import lookup
+
+    found = lookup.matches(seed_store, name, kinds)
+    assert found, name
+    assert found[0].id == (lookup.find(seed_store, name, kinds) or found[0]).id
+    assert len({n.id for n in found}) == len(found)
+    papers = [n for n in found if n.kind is NodeKind.PAPER]
+    assert papers and all(p.label.casefold().startswith(name.casefold() + ":") for p in papers)
+    if name == "PaRa":
+        assert [n.kind for n in found] == [NodeKind.CONCEPT, NodeKind.PAPER]
+    # an id names exactly one node
+    for n in found:
+        assert [m.id for m in lookup.matches(seed_store, n.id)] == [n.id]

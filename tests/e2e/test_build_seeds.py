@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from graph.build import Pipeline, graphs_equal
-from graph.corpus import read_corpus
+from graph.ingest import read_corpus
 from graph.model import Concept, Dataset, NodeKind, Paper, RelType
 from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
@@ -146,6 +146,17 @@ def test_cli_build_stats_json(tmp_path: Path) -> None:
     counts = json.loads(stats.stdout)
     assert counts["nodes"]["Paper"] == 76
     assert set(counts["edges"]) == {t.value for t in RelType}
+    # issue 13: "PaRa" is a concept and the short name of a paper; the CLI says which it
+    # used and how to reach the other
+    near = subprocess.run([*cmd, "neighbors", "PaRa", "--json"], capture_output=True,
+                          text=True, timeout=120)
+    assert near.returncode == 0, near.stderr
+    assert "taken as the concept 'PaRa'" in near.stderr and "the paper 'PaRa:" in near.stderr
+    paper_id = near.stderr.split("(id ")[1].split(")")[0]
+    again = subprocess.run([*cmd, "neighbors", paper_id, "--json"], capture_output=True,
+                           text=True, timeout=120)
+    assert again.returncode == 0 and "note:" not in again.stderr
+    assert paper_id in {n["id"] for n in json.loads(again.stdout)["nodes"]}
 
 
 def test_cli_reports_bad_records_and_keeps_good_ones(tmp_path: Path) -> None:

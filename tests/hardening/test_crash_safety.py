@@ -36,8 +36,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graph.build import graphs_equal
-from graph.corpus import read_text
 from graph.errors import StoreError
+from graph.ingest import read_text
 from graph.model import Edge, GraphChange, GraphData, RelType
 from graph.store.embedded import EmbeddedStore
 from tests.hardening._hyp import fuzz_settings

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.corpus import (
+from graph.ingest import (
     MAX_ABSTRACT_CHARS,
     ReadResult,
     read_bibtex,

@@ -37,7 +37,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from api.export import gexf, graphml, to_networkx
-from graph.corpus import (
+from graph.errors import InputError
+from graph.ingest import (
     MAX_ID_CHARS,
     ReadResult,
     paper_from_record,
@@ -45,7 +46,6 @@ from graph.corpus import (
     read_table,
     read_text,
 )
-from graph.errors import InputError
 from graph.model import NodeKind, Paper, reserved_paper_id
 from tests.hardening._hyp import fuzz_settings
 

@@ -34,8 +34,8 @@ import pytest
 
 from bench.load import Server, start_server
 from graph.build import graphs_equal
-from graph.corpus import read_text
 from graph.errors import StoreError
+from graph.ingest import read_text
 from graph.model import GraphChange, GraphData, NodeKind, Paper
 from graph.store.embedded import EmbeddedStore
 from tests.support.seeds import ROOT, SEEDS

@@ -1,4 +1,4 @@
-"""Unit tests for graph.corpus: readers, cleaning, ids, duplicates and bad input."""
+"""Unit tests for graph.ingest: readers, cleaning, ids, duplicates and bad input."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graph.corpus import (
+from graph.errors import InputError
+from graph.ingest import (
     MAX_ABSTRACT_CHARS,
     InputProblem,
     ReadResult,
@@ -23,7 +24,6 @@ from graph.corpus import (
     read_text,
     text_hash,
 )
-from graph.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "seeds"

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from graph.extract import Extraction, Resolution, extract, make_label, resolve
-from graph.model import RelType, concept_id
+from graph.link import mention_edges
+from graph.model import Edge, RelType, concept_id
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = ROOT / "seeds"
@@ -53,6 +54,11 @@ def _paper_with(seeds: dict[str, str], needle: str) -> str:
     hits = [pid for pid, text in seeds.items() if needle in text]
     assert hits, f"{needle!r} not in the seeds"
     return hits[0]
+
+
+def _edges(res: Resolution) -> list[Edge]:
+    """The paper-to-term edges the build makes from a resolution."""
+    return mention_edges(res.terms)
 
 
 def _concept_names(res: Resolution, pid: str) -> set[str]:
@@ -149,7 +155,7 @@ def test_expected_concepts(seeds: dict[str, str], resolution: Resolution) -> Non
 
 
 def test_mentions_carry_evidence_and_weights(resolution: Resolution) -> None:
-    mentions = [e for e in resolution.edges if e.type is RelType.MENTIONS]
+    mentions = [e for e in _edges(resolution) if e.type is RelType.MENTIONS]
     assert mentions
     for e in mentions:
         assert 0 < e.weight <= 3.0
@@ -217,7 +223,7 @@ def test_datasets_are_not_concepts(resolution: Resolution) -> None:
     names = {c.name.lower() for c in resolution.concepts.values()}
     for d in resolution.datasets.values():
         assert d.name.lower() not in names
-    rels = {(e.target, e.type) for e in resolution.edges if e.target.startswith("dataset:")}
+    rels = {(e.target, e.type) for e in _edges(resolution) if e.target.startswith("dataset:")}
     assert any(t is RelType.INTRODUCES for _, t in rels)
     assert any(t is RelType.USES for _, t in rels)
 
@@ -273,10 +279,10 @@ def test_resolve_is_order_independent(extractions: dict[str, Extraction]) -> Non
         assert again.concepts == base.concepts
         assert list(again.concepts) == list(base.concepts)
         assert again.datasets == base.datasets
-        assert again.edges == base.edges
+        assert _edges(again) == _edges(base)
         assert again.paper_terms == base.paper_terms
-    assert [e.key for e in base.edges] == sorted(
-        (e.key for e in base.edges), key=lambda k: (k[0], k[1], k[2].value)
+    assert [e.key for e in _edges(base)] == sorted(
+        (e.key for e in _edges(base)), key=lambda k: (k[0], k[1], k[2].value)
     )
 
 
@@ -284,7 +290,7 @@ def test_incremental_equals_full(extractions: dict[str, Extraction]) -> None:
     ids = sorted(extractions)
     part = {pid: extractions[pid] for pid in ids[:40]}
     part.update({pid: extractions[pid] for pid in reversed(ids[40:])})
-    assert resolve(part).edges == resolve(extractions).edges
+    assert _edges(resolve(part)) == _edges(resolve(extractions))
 
 
 def test_extract_depends_only_on_text(seeds: dict[str, str]) -> None:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graph.bibtex import strip_braces
-from graph.corpus import read_bibtex, read_corpus
+from graph.ingest import read_bibtex, read_corpus
+from graph.ingest.bibtex import strip_braces
 from graph.model import Paper
 
 REFS = Path(__file__).parent / "data" / "refs.bib"

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from api.export import cytoscape, gexf, graphml, to_networkx
 from api.ids import from_global_id, to_global_id
-from graph.corpus import (
+from graph.errors import InputError
+from graph.ingest import (
     MAX_FIELD_CHARS,
     MAX_ID_CHARS,
     clean_text,
@@ -35,7 +36,6 @@ from graph.corpus import (
     read_text,
     text_hash,
 )
-from graph.errors import InputError
 from graph.model import NodeKind, Paper, concept_id, dataset_id, is_global_id, reserved_paper_id
 from graph.settings import DEFAULT_MAX_INPUT_FILE_BYTES, Settings
 

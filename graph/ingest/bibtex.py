@@ -1,7 +1,7 @@
 """BibTeX (``.bib``) entries as paper records, with bibtexparser 2.
 
 Each ``@article``/``@inproceedings``/… entry becomes one record for
-:func:`graph.corpus.paper_from_record` (which cleans and checks every field, as for
+:func:`graph.ingest.records.paper_from_record` (which cleans and checks every field, as for
 any other format):
 
 ==============================  ==========================================
@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bibtexparser import middlewares
@@ -48,6 +49,11 @@ from bibtexparser.model import (
     Preamble,
 )
 from bibtexparser.model import String as StringBlock
+
+from graph.ingest.clean import clean_text
+from graph.ingest.collect import Collector
+from graph.ingest.decode import decode_file
+from graph.ingest.records import _show
 
 _DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 # A brace right after a command ("\emph{", "\"{", "\frac{a}{") holds its argument.
@@ -104,8 +110,6 @@ _DOTLESS_RE = re.compile(r"\\([ij])(?![A-Za-z])")
 
 
 def _name_text(name: str) -> str:
-    from graph.corpus import clean_text  # corpus imports this module lazily
-
     return clean_text(strip_braces(_DOTLESS_RE.sub(r"\1", name)))[0]
 
 
@@ -195,3 +199,32 @@ def entries(text: str, n_lines: int) -> Iterator[BibEntry]:
             yield BibEntry(line, last, block.key, _record(block, notes), notes=notes)
         elif isinstance(block, ParsingFailedBlock):
             yield BibEntry(line, last, _failed_key(block), error=_failure(block))
+
+
+def _read_bibtex_into(path: Path, col: Collector) -> None:
+    decoded = decode_file(path, col)
+    if decoded is None:
+        return
+    name = str(path)
+    count = 0
+    for entry in entries("\n".join(decoded.lines), len(decoded.lines)):
+        count += 1
+        where = f": entry {_show(entry.key)}" if entry.key else ""
+        if bad := decoded.bad_in(entry.line, entry.last_line):
+            col.problem(name, entry.line, f"{where.lstrip(': ')}{': ' if where else ''}{bad}")
+        elif entry.record is None:
+            col.problem(name, entry.line, entry.error or "unreadable entry")
+        else:
+            col.record(entry.record, name, entry.line, where=where, notes=entry.notes)
+    if count == 0:
+        col.problem(name, None, "no records")
+
+
+class BibtexReader:
+    """``.bib``: one record per entry, the entry key as its id."""
+
+    suffixes: tuple[str, ...] = (".bib",)
+
+    def read_into(self, path: Path, sink: Collector) -> None:
+        """Read every entry of ``path`` into ``sink``."""
+        _read_bibtex_into(path, sink)

@@ -1,0 +1,118 @@
+"""The extractor's protocol and the types it trades in.
+
+An :class:`Extractor` turns one abstract into an :class:`Extraction` (mentions, acronym
+definitions, a label), and many papers' extractions into a :class:`Resolution`: the
+corpus's concepts and datasets, and each paper's :class:`PaperTerm` links to them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from graph.model import Concept, Dataset, NodeKind
+
+
+@dataclass(frozen=True, slots=True)
+class TermMention:
+    """A candidate concept in one abstract (before corpus resolution)."""
+
+    key: str  # normalised surface key: lower-case, head singular ("large language model")
+    surface: str  # as written ("Large Language Models")
+    count: int  # occurrences in this abstract
+    evidence: str  # the first sentence it occurs in, <= 300 chars
+    category: str  # method | task | model | technique | concept
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetMention:
+    """A named dataset or benchmark in one abstract."""
+
+    name: str  # as written ("CelebA-HQ")
+    key: str  # normalised key
+    introduces: bool  # the paper presents / releases / builds it
+    evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """Everything taken from one abstract; depends only on the text.
+
+    ``concepts`` are ordered by first occurrence, so ``concepts[0].evidence`` is the
+    first sentence that mentions any term (``resolve`` uses this as the lead sentence).
+    """
+
+    concepts: tuple[TermMention, ...]
+    datasets: tuple[DatasetMention, ...]
+    acronyms: tuple[tuple[str, str], ...]  # (short, long key), e.g. ("LLM", "large language model")
+    label: str  # readable label for a paper with no title
+
+
+@dataclass(frozen=True, slots=True)
+class PaperTerm:
+    """One paper's resolved link to a concept or a dataset (graph.link makes the edge)."""
+
+    paper: str
+    term: str  # the concept or dataset id
+    kind: NodeKind  # CONCEPT or DATASET
+    weight: float
+    evidence: str  # the sentence that shows the link
+    count: int  # mentions in the paper (1 for a dataset)
+    introduces: bool = False  # a dataset the paper presents, rather than uses
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """Corpus-wide concepts and datasets, and each paper's terms among them."""
+
+    concepts: dict[str, Concept]
+    datasets: dict[str, Dataset]
+    terms: list[PaperTerm]  # sorted by (paper, term)
+    paper_terms: dict[str, dict[str, float]]  # paper -> term id -> weight
+
+
+class Extractor(Protocol):
+    """What the build pipeline needs from a concept extractor.
+
+    ``extract`` reads one text and nothing else, so the pipeline caches its result by
+    (``version``, text hash) and calls it only for texts it has not seen. ``resolve``
+    sees every paper's extraction at once (acronyms defined in one paper resolve
+    another's; a term's weight may depend on the corpus) and must give the same result
+    for the same papers in any order.
+
+    ``version`` names the extractor and the state of its rules and data: when ``extract``
+    may answer differently for some text, ``version`` must change, or the pipeline will
+    keep serving cached extractions made by the old rules.
+    """
+
+    @property
+    def version(self) -> str:
+        """Cache key of this extractor's output (changes whenever that output may)."""
+        ...
+
+    def extract(self, text: str) -> Extraction:
+        """Concept, dataset and acronym mentions of one text, and a label for it."""
+        ...
+
+    def resolve(self, extractions: Mapping[str, Extraction]) -> Resolution:
+        """Concepts, datasets and per-paper terms for papers keyed by id."""
+        ...
+
+
+def extraction_to_json(e: Extraction) -> str:
+    """An Extraction as JSON (field names only: no module path, no pickle)."""
+    return json.dumps(dataclasses.asdict(e), ensure_ascii=False)
+
+
+def extraction_from_json(data: str) -> Extraction:
+    """The Extraction that :func:`extraction_to_json` wrote."""
+    raw = json.loads(data)
+    return Extraction(
+        concepts=tuple(TermMention(**c) for c in raw["concepts"]),
+        datasets=tuple(DatasetMention(**d) for d in raw["datasets"]),
+        acronyms=tuple((a, b) for a, b in raw["acronyms"]),
+        label=raw["label"],
+    )

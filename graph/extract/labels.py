@@ -1,0 +1,164 @@
+"""A readable label for a paper with no title."""
+
+from __future__ import annotations
+
+import re
+
+from graph.extract.acronyms import _find_acronyms
+from graph.extract.datasets import _INTRO_RE, _MIXED_RE, _looks_like_model
+from graph.extract.lexicon import _TOKEN_RE, _lex
+from graph.extract.phrases import _sentence_terms
+from graph.extract.tokens import (
+    _acronym_singular,
+    _participle,
+    _pos,
+    _prepare,
+    _sentences,
+    _singular,
+)
+
+_LABEL_NAMED_RE = re.compile(
+    r"\b(?i:we|this (?:paper|work)|here,? we)\s+(?:\w+\s+){0,2}?"
+    r"(?:propose|introduce|present|develop|design|build|construct|release|establish|"
+    r"curate|create|contribute|call|name|dub|term)(?:s|d|ed)?\s+"
+    r"(?:a\s+\w+\s+(?:\w+\s+)?(?:called|named|dubbed|termed)\s+)?"
+    r"(?P<name>[A-Z][\w.-]*(?:\s+\d[\w.]*)?)"
+    r"(?:\s*\((?P<paren>[^()]{3,80})\))?"
+    r"(?P<rest>[^.;]*)",
+)
+_LABEL_CALLED_RE = re.compile(
+    r"\b(?:called|named|dubbed|termed|coined)\s+(?P<name>[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)*)"
+    r"(?:\s*\((?P<paren>[^()]{3,80})\))?"
+)
+_LABEL_PHRASE_RE = re.compile(
+    r"\b(?:we|this (?:paper|work))\s+(?:\w+\s+){0,2}?"
+    r"(?:propose|introduce|present|develop|design|study|investigate|explore)(?:s|d|ed)?\s+"
+    r"(?P<rest>[^.;]{8,})",
+    re.IGNORECASE,
+)
+_APPOS_RE = re.compile(r"^\s*,\s*(?:which is\s+)?(?:a|an|the)\s+(?P<phrase>[^;]+)")
+_PHRASE_CUT_RE = re.compile(
+    r"\s*(?:,|;|:|—|\s-\s|\b(?:that|which|where|who|by|to|via|through|using|while|whose|"
+    r"and\s+(?:show|demonstrate|evaluate|achieve|find)\w*)\b)"
+)
+_FLUFF_RE = re.compile(
+    r"^(?:(?:simple|novel|new|effective|efficient|general|generic|unified|principled|"
+    r"scalable|lightweight|light-weight|flexible|powerful|practical|robust|fast|"
+    r"first|pioneering|comprehensive|large-scale|an?|the|and|yet|highly|plug-and-play|"
+    r"training-free|versatile|straightforward|theoretically|grounded|innovative)[\s,]+)+",
+    re.IGNORECASE,
+)
+_LABEL_MAX = 90
+
+
+def _clean_phrase(rest: str) -> str:
+    m = _PHRASE_CUT_RE.search(rest)
+    phrase = rest[: m.start()] if m else rest
+    phrase = _FLUFF_RE.sub("", phrase.strip())
+    words = phrase.split()
+    stop = _lex().stop
+    for i, w in enumerate(words):
+        bare = w.strip(",;:()").lower()
+        nxt = words[i + 1].lower() if i + 1 < len(words) else ""
+        if i >= 1 and (
+            (bare.endswith("ly") and not _pos(bare) - {"ADV"})
+            or _participle(bare)
+            or (bare == "and" and nxt in stop)
+        ):
+            words = words[:i]
+            break
+    while words and words[-1].lower().strip(",;:") in stop:
+        words.pop()
+    return " ".join(words).strip(" ,;:-")
+
+
+def _fit(label: str, limit: int = 80) -> str:
+    label = label.strip()
+    if len(label) <= limit:
+        return label
+    cut = label[:limit].rsplit(" ", 1)[0].rstrip(",;: ")
+    for tail in (" of", " for", " and", " with", " in", " on", " to", " the", " a", " an"):
+        if cut.endswith(tail):
+            cut = cut[: -len(tail)]
+    return cut + "…"
+
+
+def _capitalise(phrase: str) -> str:
+    return phrase[:1].upper() + phrase[1:] if phrase else phrase
+
+
+def _named_label(sentence: str) -> str | None:
+    for rx in (_LABEL_NAMED_RE, _LABEL_CALLED_RE):
+        m = rx.search(sentence)
+        if not m:
+            continue
+        name = m.group("name").rstrip(".,")
+        looks_new = bool(_MIXED_RE.search(name)) or name.isupper()
+        called_words = rx is _LABEL_CALLED_RE and " " in name
+        if name.lower() in _lex().stop or not (looks_new or called_words):
+            continue
+        if _looks_like_model(_acronym_singular(name)):
+            continue  # "the LLM prompting paradigm": a known family, not this paper's name
+        if called_words:
+            return _fit(name, _LABEL_MAX)
+        paren = m.group("paren")
+        if paren and len(paren.split()) >= 2:
+            return f"{name}: {_fit(paren, _LABEL_MAX - len(name) - 2)}"
+        rest = m.groupdict().get("rest") or ""
+        am = _APPOS_RE.match(rest)
+        if am:
+            phrase = _clean_phrase(am.group("phrase"))
+            generic = _lex().generic | _lex().stop
+            if phrase and all(
+                w.lower() in generic or _singular(w.lower()) in generic for w in phrase.split()
+            ):
+                # "MMAU, a novel benchmark designed to evaluate audio understanding models"
+                after = am.group("phrase")
+                after = after[after.find(phrase) + len(phrase) :]
+                topic = next(iter(_sentence_terms(after)), "")
+                if topic:
+                    phrase = f"{phrase} for {topic}"
+            if phrase:
+                return f"{name}: {_fit(phrase, _LABEL_MAX - len(name) - 2)}"
+        return name
+    return None
+
+
+def make_label(text: str) -> str:
+    """A readable label for an untitled paper: the introduced name plus a short phrase."""
+    sentences = _sentences(_prepare(text))
+    if not sentences:
+        return "Untitled abstract"
+    for sentence in sentences:
+        for short, long, _, _ in _find_acronyms(_TOKEN_RE.findall(sentence)):
+            # "we propose Self-Guided Confidence Reasoning (SCR)": a new name is title-cased
+            titled = all(w[0].isupper() for w in long if w.lower() not in _lex().stop)
+            if titled and _INTRO_RE.search(sentence) and len(long) >= 2:
+                intro = _INTRO_RE.search(sentence)
+                if intro and sentence.find(" ".join(long[:1])) > intro.start():
+                    named = _named_label(sentence)
+                    if named and ":" in named:
+                        return named
+                    return f"{_acronym_singular(short)}: {_fit(' '.join(long), 80)}"
+        named = _named_label(sentence)
+        if named:
+            return named
+    for sentence in sentences:
+        m = _LABEL_PHRASE_RE.search(sentence)
+        if m:
+            phrase = _clean_phrase(m.group("rest"))
+            words = [w.lower().strip("()") for w in phrase.split()]
+            generic = _lex().generic | _lex().stop
+            if (
+                len(words) >= 2
+                and words[0] not in _lex().stop
+                and words[0] not in {"how", "why", "whether", "what", "when"}
+                and not all(w in generic or _singular(w) in generic for w in words)
+            ):
+                return _fit(_capitalise(phrase))
+    ex_terms = _sentence_terms(sentences[0])
+    if len(ex_terms) < 2 and len(sentences) > 1:
+        ex_terms += [t for t in _sentence_terms(sentences[1]) if t not in ex_terms]
+    if ex_terms:
+        return _fit(_capitalise(", ".join(ex_terms[:3])))
+    return _fit(sentences[0])

@@ -1,0 +1,264 @@
+"""One record (a mapping of fields) to a Paper: field names, coercion, limits."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from graph.errors import InputError
+from graph.ingest.clean import (
+    _CONTROL_RE,
+    _ID_CONTROL_RE,
+    _SURROGATE_RE,
+    clean_text,
+    text_hash,
+)
+from graph.model import Paper, reserved_paper_id
+
+MAX_ABSTRACT_CHARS = 100_000
+MAX_FIELD_CHARS = 10_000  # a title, a venue, or one author, keyword, url or reference
+MAX_ID_CHARS = 512
+MIN_ABSTRACT_WORDS = 5
+LABEL_WORDS = 8
+_ALIASES = {
+    "paper_id": "id", "paperid": "id",
+    "summary": "abstract", "text": "abstract",
+    "link": "url", "links": "urls",
+    "author": "authors", "keyword": "keywords", "refs": "references",
+}
+_MISSING = frozenset({"", "nan", "none", "null", "n/a", "na"})
+_YEAR_RE = re.compile(r"(?<!\d)(1[89]\d\d|2[01]\d\d)(?!\d)")
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD_RE = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
+
+
+def _canonical_key(key: object) -> str:
+    name = re.sub(r"[\s\-]+", "_", str(key).strip().lower())
+    return _ALIASES.get(name, name)
+
+
+def _canonical(record: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        out.setdefault(_canonical_key(key), value)  # the first of two aliases wins
+    return out
+
+
+def _is_missing(value: object) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and value.strip().lower() in _MISSING
+
+
+def _type_name(value: object) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _show(value: object, limit: int = 60) -> str:
+    """A short repr for a problem message; safe for any value (a huge int, a long text)."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # an int over 4300 digits; a self-nested list
+        return f"<{_type_name(value)}>"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _checked(text: str, name: str) -> str:
+    """``text`` without control characters; InputError when it holds a lone surrogate.
+
+    Every string that ends up in a Paper passes through here (or through clean_text,
+    after this check), so none can break a UTF-8 save or an XML export.
+    """
+    if m := _SURROGATE_RE.search(text):
+        raise InputError(f"field {name!r}: contains an unpaired surrogate U+{ord(m.group()):04X}")
+    return _CONTROL_RE.sub(" ", text) if _CONTROL_RE.search(text) else text
+
+
+def _as_list(value: object, name: str, notes: list[str], *, commas: bool) -> tuple[str, ...]:
+    if _is_missing(value):
+        return ()
+    if isinstance(value, str):
+        text = _checked(value, name).strip()
+        if text.startswith("["):
+            with contextlib.suppress(ValueError, RecursionError):
+                value = json.loads(text)
+        if isinstance(value, str):
+            sep = ";" if (";" in text or not commas) else ","
+            value = text.split(sep)
+    if not isinstance(value, list | tuple):
+        notes.append(f"{name} is not a list or string (got {_type_name(value)}); field dropped")
+        return ()
+    items: list[str] = []
+    seen: set[str] = set()  # a set: a list of a million authors must not take n² steps
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, str | int):
+            notes.append(f"{name}: dropped a {_type_name(item)} element")
+            continue
+        if isinstance(item, int):
+            try:
+                item = str(item)
+            except ValueError:  # over Python's 4300-digit limit
+                notes.append(f"{name}: dropped an integer element too large to read")
+                continue
+        text = " ".join(_checked(item, name).split())
+        if len(text) > MAX_FIELD_CHARS:
+            notes.append(
+                f"{name}: dropped an element of {len(text)} characters (> {MAX_FIELD_CHARS})"
+            )
+            continue
+        if text and text not in seen:
+            seen.add(text)
+            items.append(text)
+    return tuple(items)
+
+
+def _as_year(value: object, notes: list[str]) -> int | None:
+    if _is_missing(value):
+        return None
+    year: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        year = value
+    elif isinstance(value, float) and value.is_integer():
+        year = int(value)
+    elif isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d{4})(?:\.0+|-\d\d(?:-\d\d)?)?\s*", _checked(value, "year"))
+        year = int(m.group(1)) if m else None
+    if year is None or not 1800 <= year <= 2199:
+        notes.append(f"year {_show(value)} is not a year; field dropped")
+        return None
+    return year
+
+
+def _as_text(value: object, name: str, notes: list[str]) -> str | None:
+    if _is_missing(value):
+        return None
+    if not isinstance(value, str):
+        notes.append(f"{name} is not text (got {_type_name(value)}); field dropped")
+        return None
+    text = clean_text(_checked(value, name))[0]
+    if len(text) > MAX_FIELD_CHARS:
+        notes.append(f"{name} too long: {len(text)} characters > {MAX_FIELD_CHARS}; field dropped")
+        return None
+    return text or None
+
+
+def _as_id(value: object) -> str | None:
+    """The given id, or None; InputError when it is unusable (never silently replaced)."""
+    if _is_missing(value):
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputError(f"id must be a string or integer (got {_type_name(value)})")
+    if isinstance(value, int):
+        if value.bit_length() > 3 * MAX_ID_CHARS:  # far more digits than MAX_ID_CHARS
+            raise InputError(f"field 'id': longer than {MAX_ID_CHARS} characters")
+        value = str(value)
+    text = value.strip()
+    if m := _SURROGATE_RE.search(text):
+        raise InputError(f"field 'id': contains an unpaired surrogate U+{ord(m.group()):04X}")
+    if m := _ID_CONTROL_RE.search(text):
+        raise InputError(f"field 'id': contains the control character U+{ord(m.group()):04X}")
+    if len(text) > MAX_ID_CHARS:
+        raise InputError(f"field 'id': {len(text)} characters, longer than {MAX_ID_CHARS}")
+    if text and (reason := reserved_paper_id(text)):
+        raise InputError(f"field 'id': {text!r} is reserved: {reason}")
+    return text or None
+
+
+def placeholder_label(abstract: str) -> str:
+    """First few words of the abstract and an ellipsis; replaced by a real label later."""
+    words = abstract.split()
+    label = " ".join(words[:LABEL_WORDS])
+    cut = len(words) > LABEL_WORDS
+    if len(label) > 80:
+        label, cut = label[:80], True
+    return label.rstrip(" ,;:.–—-") + "…" if cut else label
+
+
+def paper_from_record(
+    record: Mapping[str, Any],
+    *,
+    source: str,
+    default_venue: str | None = None,
+    notes: list[str] | None = None,
+) -> Paper:
+    """Build a Paper from one record; raises InputError(reason) when it is unusable.
+
+    ``notes`` (optional) collects the fields that were dropped for a bad value. A lone
+    surrogate in any field, or an unusable id, rejects the whole record (one InputError
+    naming the field); control characters are replaced by spaces (or refused, in an id).
+    """
+    notes = notes if notes is not None else []
+    rec = _canonical(record)
+    raw = rec.get("abstract")
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        raise InputError("empty abstract" if "abstract" in rec else "no abstract")
+    if not isinstance(raw, str):
+        raise InputError(f"abstract is not text (got {_type_name(raw)})")
+    if len(raw) > MAX_ABSTRACT_CHARS:
+        raise InputError(f"abstract too long: {len(raw)} characters > {MAX_ABSTRACT_CHARS}")
+    abstract, found = clean_text(_checked(raw, "abstract"))
+    if not abstract:
+        raise InputError("empty abstract")
+    n_words = len(_WORD_RE.findall(abstract))
+    if n_words < MIN_ABSTRACT_WORDS:
+        raise InputError(f"abstract too short: {n_words} words (minimum {MIN_ABSTRACT_WORDS})")
+    given_id = _as_id(rec.get("id"))
+    digest = text_hash(abstract, clean=True)
+
+    urls: list[str] = []
+    for key in ("url", "urls"):
+        for url in _as_list(rec.get(key), key, notes, commas=True):
+            if url not in urls:
+                urls.append(url)
+    urls.extend(u for u in found if u not in urls)
+
+    title = _as_text(rec.get("title"), "title", notes)
+    venue = _as_text(rec.get("venue"), "venue", notes)
+    if venue is None and default_venue:
+        venue = _checked(default_venue, "venue")
+    year = _as_year(rec.get("year"), notes)
+    if year is None and venue and (m := _YEAR_RE.search(venue)):
+        year = int(m.group(1))
+    return Paper(
+        id=given_id or f"p-{digest[:12]}",
+        label=title or placeholder_label(abstract),
+        abstract=abstract,
+        text_hash=digest,
+        title=title,
+        venue=venue,
+        year=year,
+        authors=_as_list(rec.get("authors"), "authors", notes, commas=False),
+        keywords=_as_list(rec.get("keywords"), "keywords", notes, commas=True),
+        urls=tuple(urls),
+        references=_as_list(rec.get("references"), "references", notes, commas=False),
+        source=_display(source),
+    )
+
+
+def _display(name: str | os.PathLike[str]) -> str:
+    """A path (or source) as printable UTF-8 text: undecodable bytes and controls escaped.
+
+    A file name holding the byte 0xff reaches Python as a lone surrogate; kept as is in
+    a paper's ``source`` it would make the graph file unsavable.
+    """
+    text = os.fspath(name)
+    if _SURROGATE_RE.search(text):
+        try:
+            raw = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a surrogate that no file name decodes to
+            raw = text.encode("utf-8", "backslashreplace")
+        text = raw.decode("utf-8", "backslashreplace")
+    if _ID_CONTROL_RE.search(text):
+        text = _ID_CONTROL_RE.sub(lambda m: repr(m.group())[1:-1], text)
+    return text

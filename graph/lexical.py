@@ -1,0 +1,277 @@
+"""A word-overlap channel for related papers: TF-IDF over word 1-2-grams, kept current.
+
+The index holds each paper's raw 1-2-gram counts and the corpus' document frequencies;
+the TF-IDF weights are computed when read, from the current N and df, so adding papers
+never rewrites what was stored for the others (the weights follow the corpus as it grows).
+
+Weights are scikit-learn's ``TfidfVectorizer(sublinear_tf=True, stop_words="english",
+ngram_range=(1, 2), min_df=2)``: tf = 1 + ln(count), idf = ln((1 + N) / (1 + df)) + 1,
+grams in fewer than two papers left out, each vector L2-normalised; the analyzer
+(tokens, stop words, bigrams) is scikit-learn's own. bench/ranking.py measured this
+channel (see docs/benchmarks.md, "Ranking research").
+
+The index is store-agnostic: ``sync`` compares the store's papers (id + text hash +
+title) with what it holds and tokenises only the new or changed ones.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graph.model import NodeKind, Paper
+from graph.store.base import GraphStore
+
+MIN_DF = 2
+LIST_PAGE = 5000
+# stores that cannot say whether they changed (Neo4j: other processes write it) are
+# compared at most this often
+UNVERSIONED_TTL_S = 5.0
+
+
+def _analyzer() -> Callable[[str], list[str]]:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(stop_words="english", ngram_range=(1, 2)).build_analyzer()  # type: ignore[no-any-return]
+
+
+def paper_text(paper: Paper) -> str:
+    """What the channel reads of a paper: its title (when it has one) and abstract."""
+    return f"{paper.title}. {paper.abstract}" if paper.title else paper.abstract
+
+
+@dataclass(frozen=True, slots=True)
+class LexVector:
+    """A sparse L2-normalised TF-IDF vector: sorted gram ids and their weights."""
+
+    ids: np.ndarray
+    weights: np.ndarray
+
+    def dot(self, other: LexVector) -> float:
+        """Cosine of two normalised vectors."""
+        _, a, b = np.intersect1d(self.ids, other.ids, assume_unique=True, return_indices=True)
+        return float(np.dot(self.weights[a], other.weights[b]))
+
+
+class LexicalIndex:
+    """Per-paper 1-2-gram counts + document frequencies; TF-IDF computed on read.
+
+    Thread-safe: ``sync`` and the read methods take one lock; reads are short (a sparse
+    matrix-vector product over the corpus).
+    """
+
+    def __init__(self) -> None:
+        self._analyzer: Callable[[str], list[str]] | None = None  # scikit-learn loads on use
+        self._lock = threading.Lock()
+        self._version: str | None = None
+        self._synced_at = 0.0
+        self._key: dict[str, tuple[str, str | None]] = {}  # pid -> (text_hash, title)
+        self._counts: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # pid -> (gram ids, counts)
+        self._vocab: dict[str, int] = {}
+        self._words: list[str] = []
+        self._df = np.zeros(1024, dtype=np.int64)
+        self._matrix: Any = None  # scipy csr: rows = self._rows, L2-normalised TF-IDF
+        self._rows: list[str] = []
+        self._row_of: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ keeping current
+    def sync(self, store: GraphStore) -> None:
+        """Catch up with the store's papers: tokenise the new or changed, drop the gone."""
+        version = store.version()
+        now = time.monotonic()
+        with self._lock:
+            if self._synced_at and (
+                version == self._version if version is not None
+                else now - self._synced_at < UNVERSIONED_TTL_S
+            ):
+                return
+            seen: set[str] = set()
+            offset = 0
+            while True:
+                page, total = store.list_nodes(NodeKind.PAPER, offset=offset, limit=LIST_PAGE)
+                for node in page:
+                    if not isinstance(node, Paper):
+                        continue
+                    seen.add(node.id)
+                    key = (node.text_hash, node.title)
+                    if self._key.get(node.id) != key:
+                        self._drop(node.id)
+                        self._add(node.id, paper_text(node))
+                        self._key[node.id] = key
+                offset += len(page)
+                if not page or offset >= total:
+                    break
+            for pid in [p for p in self._key if p not in seen]:
+                self._drop(pid)
+                del self._key[pid]
+            self._version = version
+            self._synced_at = now
+
+    def _analyze(self, text: str) -> list[str]:
+        if self._analyzer is None:
+            self._analyzer = _analyzer()
+        return self._analyzer(text)
+
+    def _add(self, pid: str, text: str) -> None:
+        grams: dict[int, int] = {}
+        for g in self._analyze(text):
+            gid = self._vocab.get(g)
+            if gid is None:
+                gid = self._vocab[g] = len(self._words)
+                self._words.append(g)
+            grams[gid] = grams.get(gid, 0) + 1
+        ids = np.fromiter(sorted(grams), dtype=np.int64, count=len(grams))
+        counts = np.asarray([grams[i] for i in ids.tolist()], dtype=np.float64)
+        if len(self._words) > len(self._df):
+            self._df = np.concatenate([self._df, np.zeros(len(self._df) + len(self._words),
+                                                          dtype=np.int64)])
+        self._df[ids] += 1
+        self._counts[pid] = (ids, counts)
+        self._matrix = None
+
+    def _drop(self, pid: str) -> None:
+        old = self._counts.pop(pid, None)
+        if old is not None:
+            self._df[old[0]] -= 1
+            self._matrix = None
+
+    # ------------------------------------------------------------------ weights
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def _idf(self, ids: np.ndarray) -> np.ndarray:
+        n = len(self._counts)
+        df = self._df[ids]
+        idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+        return np.where(df >= MIN_DF, idf, 0.0)
+
+    def _weigh(self, ids: np.ndarray, counts: np.ndarray) -> LexVector:
+        w = (1.0 + np.log(counts)) * self._idf(ids)
+        keep = w > 0
+        ids, w = ids[keep], w[keep]
+        norm = float(np.linalg.norm(w))
+        return LexVector(ids, w / norm if norm > 0 else w)
+
+    def _ensure_matrix(self) -> Any:
+        if self._matrix is None:
+            import scipy.sparse as sp
+
+            self._rows = sorted(self._counts)
+            self._row_of = {p: i for i, p in enumerate(self._rows)}
+            vecs = [self._weigh(*self._counts[p]) for p in self._rows]
+            indptr = np.zeros(len(vecs) + 1, dtype=np.int64)
+            indptr[1:] = np.cumsum([len(v.ids) for v in vecs])
+            cols = np.concatenate([v.ids for v in vecs]) if vecs else np.zeros(0, np.int64)
+            data = np.concatenate([v.weights for v in vecs]) if vecs else np.zeros(0)
+            self._matrix = sp.csr_matrix(
+                (data, cols, indptr), shape=(len(vecs), max(len(self._words), 1))
+            )
+        return self._matrix
+
+    # ------------------------------------------------------------------ reads
+    def vector_of(self, pid: str) -> LexVector | None:
+        """A paper's TF-IDF vector under the current corpus (None if it is not indexed)."""
+        with self._lock:
+            counts = self._counts.get(pid)
+            return self._weigh(*counts) if counts is not None else None
+
+    def vector_for_text(self, text: str) -> LexVector:
+        """A free text's TF-IDF vector against the corpus (grams unknown to it are dropped)."""
+        grams: dict[int, int] = {}
+        with self._lock:
+            for g in self._analyze(text):
+                gid = self._vocab.get(g)
+                if gid is not None:
+                    grams[gid] = grams.get(gid, 0) + 1
+            ids = np.fromiter(sorted(grams), dtype=np.int64, count=len(grams))
+            counts = np.asarray([grams[i] for i in ids.tolist()], dtype=np.float64)
+            return self._weigh(ids, counts)
+
+    def scores(self, query: LexVector) -> dict[str, float]:
+        """Cosine of ``query`` with every indexed paper that shares a gram with it."""
+        with self._lock:
+            m = self._ensure_matrix()
+            if not len(query.ids) or not m.shape[0]:
+                return {}
+            q = np.zeros(m.shape[1])
+            q[query.ids] = query.weights
+            got = m @ q
+            hit = np.flatnonzero(got > 0)
+            return {self._rows[i]: float(got[i]) for i in hit.tolist()}
+
+    def shared_words(self, a: LexVector, b: LexVector, top: int = 3) -> list[str]:
+        """The grams that contribute most to a . b, strongest first."""
+        common, ia, ib = np.intersect1d(a.ids, b.ids, assume_unique=True, return_indices=True)
+        if not len(common):
+            return []
+        contrib = a.weights[ia] * b.weights[ib]
+        order = np.lexsort((common, -contrib))
+        with self._lock:
+            words = [self._words[int(common[i])] for i in order]
+        kept: list[str] = []
+        for w in words:
+            if any(overlaps(w, k) for k in kept):
+                continue
+            kept.append(w)
+            if len(kept) == top:
+                break
+        return kept
+
+
+_WORD_OR_MARK = re.compile(r"\w+|[^\w\s-]")
+
+
+def spelled(text: str) -> str:
+    """``text`` as space-separated words and marks, lower-cased, hyphens as spaces: the
+    form :func:`appears` looks in (make it once per text)."""
+    return " " + " ".join(_WORD_OR_MARK.findall(text.casefold())) + " "
+
+
+def appears(gram: str, text: str) -> bool:
+    """Whether ``gram`` stands in ``text`` as written (any case; a space may be a hyphen).
+
+    ``text`` is either raw or already :func:`spelled` (starts with a space)."""
+    hay = text if text.startswith(" ") and text.endswith(" ") else spelled(text)
+    return f" {' '.join(gram.casefold().replace('-', ' ').split())} " in hay
+
+
+def overlaps(a: str, b: str) -> bool:
+    """Whether two phrases say the same thing: one's words inside the other's.
+
+    Words match when one is a prefix of the other of at least 4 letters ("robust" and
+    "robustness", "perturbation" and "perturbations"), so a unigram inside a shown bigram
+    or a plural beside its singular is one reason, not two.
+    """
+    wa, wb = a.casefold().replace("-", " ").split(), b.casefold().replace("-", " ").split()
+    if len(wa) > len(wb):
+        wa, wb = wb, wa
+    for i in range(len(wb) - len(wa) + 1):
+        if all(_same_word(x, y) for x, y in zip(wa, wb[i:], strict=False)):
+            return True
+    return False
+
+
+def _same_word(x: str, y: str) -> bool:
+    if x == y:
+        return True
+    short, long_ = (x, y) if len(x) <= len(y) else (y, x)
+    return len(short) >= 4 and long_.startswith(short)
+
+
+def mean_vector(vectors: Sequence[LexVector]) -> LexVector | None:
+    """The mean of several vectors (for a query of several seed papers), not renormalised."""
+    vectors = [v for v in vectors if len(v.ids)]
+    if not vectors:
+        return None
+    if len(vectors) == 1:
+        return vectors[0]
+    ids = np.concatenate([v.ids for v in vectors])
+    w = np.concatenate([v.weights for v in vectors]) / len(vectors)
+    uniq, inv = np.unique(ids, return_inverse=True)
+    return LexVector(uniq, np.bincount(inv, weights=w))

@@ -1,0 +1,169 @@
+"""The word-overlap channel: scikit-learn's TF-IDF, kept current as the corpus changes.
+
+Checked against scikit-learn itself (not against numbers written here), and an index
+kept current through adds, edits and removals must score exactly like a fresh one.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from graph.lexical import LexicalIndex, appears, overlaps, paper_text, spelled
+from graph.model import GraphChange, NodeKind, Paper
+from graph.store.memory import NetworkxStore
+
+WORDS = [
+    "graph", "neural", "network", "message", "passing", "diffusion", "model", "score",
+    "matching", "language", "model", "preference", "optimization", "reward", "alignment",
+    "benchmark", "dataset", "retrieval", "transformer", "attention", "sparse", "kernel", "token",
+    "image", "video", "robot", "policy", "reinforcement", "learning",
+]
+
+
+def _paper(i: int, rng: random.Random, title: bool = True) -> Paper:
+    text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 40)))
+    return Paper(
+        id=f"p{i:03d}",
+        label=f"paper {i}",
+        abstract=text,
+        text_hash=f"h{i}-{hash(text)}",
+        title=f"{rng.choice(WORDS)} {rng.choice(WORDS)}" if title else None,
+    )
+
+
+def _store(papers: list[Paper]) -> NetworkxStore:
+    store = NetworkxStore()
+    store.apply(GraphChange(upsert_nodes=tuple(papers)))
+    return store
+
+
+def _sklearn_cosines(papers: list[Paper]) -> np.ndarray:
+    vec = TfidfVectorizer(sublinear_tf=True, stop_words="english", ngram_range=(1, 2), min_df=2)
+    m = vec.fit_transform([paper_text(p) for p in sorted(papers, key=lambda p: p.id)])
+    return np.asarray((m @ m.T).todense())
+
+
+def _index_cosines(index: LexicalIndex, papers: list[Paper]) -> np.ndarray:
+    ids = sorted(p.id for p in papers)
+    out = np.zeros((len(ids), len(ids)))
+    for i, pid in enumerate(ids):
+        vec = index.vector_of(pid)
+        assert vec is not None
+        got = index.scores(vec)
+        for j, other in enumerate(ids):
+            out[i, j] = got.get(other, 0.0)
+    return out
+
+
+def test_weights_are_scikit_learns_tfidf() -> None:
+    rng = random.Random(3)
+    papers = [_paper(i, rng, title=i % 3 != 0) for i in range(40)]
+    store = _store(papers)
+    index = LexicalIndex()
+    index.sync(store)
+    assert len(index) == 40
+    np.testing.assert_allclose(_index_cosines(index, papers), _sklearn_cosines(papers), atol=1e-9)
+
+
+def test_kept_current_through_adds_edits_and_removals_equals_a_fresh_index() -> None:
+    rng = random.Random(5)
+    papers = [_paper(i, rng) for i in range(30)]
+    store = _store(papers)
+    index = LexicalIndex()
+    index.sync(store)
+    # add 10, rewrite 5 abstracts, retitle 2, remove 4, in separate changes
+    added = [_paper(i, rng) for i in range(30, 40)]
+    store.apply(GraphChange(upsert_nodes=tuple(added)))
+    index.sync(store)
+    edited = []
+    for p in papers[:5]:
+        text = " ".join(rng.choice(WORDS) for _ in range(20))
+        edited.append(
+            Paper(id=p.id, label=p.label, abstract=text, text_hash=f"new-{p.id}", title=p.title)
+        )
+    edited += [
+        Paper(
+            id=p.id,
+            label=p.label,
+            abstract=p.abstract,
+            text_hash=p.text_hash,
+            title="retitled kernel attention",
+        )
+        for p in papers[5:7]
+    ]
+    store.apply(GraphChange(upsert_nodes=tuple(edited)))
+    index.sync(store)
+    gone = [p.id for p in papers[10:14]]
+    store.apply(GraphChange(delete_nodes=tuple(gone)))
+    index.sync(store)
+
+    now = store.list_nodes(NodeKind.PAPER, limit=100)[0]
+    assert len(now) == 36 and len(index) == 36
+    fresh = LexicalIndex()
+    fresh.sync(store)
+    papers_now = [p for p in now if isinstance(p, Paper)]
+    np.testing.assert_allclose(
+        _index_cosines(index, papers_now), _index_cosines(fresh, papers_now), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        _index_cosines(index, papers_now), _sklearn_cosines(papers_now), atol=1e-9
+    )
+    assert index.vector_of(gone[0]) is None
+
+
+def test_a_free_text_is_weighed_against_the_corpus() -> None:
+    rng = random.Random(7)
+    papers = sorted((_paper(i, rng) for i in range(20)), key=lambda p: p.id)
+    store = _store(papers)
+    index = LexicalIndex()
+    index.sync(store)
+    text = "Message passing graph neural network for preference optimization, unheardofword."
+    vec = TfidfVectorizer(sublinear_tf=True, stop_words="english", ngram_range=(1, 2), min_df=2)
+    m = vec.fit_transform([paper_text(p) for p in papers])
+    want = np.asarray((m @ vec.transform([text]).T).todense()).ravel()
+    got = index.scores(index.vector_for_text(text))
+    np.testing.assert_allclose([got.get(p.id, 0.0) for p in papers], want, atol=1e-9)
+    assert len(index.vector_for_text("").ids) == 0
+    assert index.scores(index.vector_for_text("zzzz qqqq")) == {}
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("diffusion", "diffusion model", True),
+        ("robust", "robustness", True),
+        ("perturbations", "perturbation", True),
+        ("graph neural", "graph neural network", True),
+        ("text", "text-to-image", True),
+        ("image", "text-to-image", True),
+        ("imagenet", "image", True),
+        ("token", "attention", False),
+        ("var", "variance", False),
+        ("score matching", "matching pursuit", False),
+    ],
+)
+def test_overlaps(a: str, b: str, same: bool) -> None:
+    assert overlaps(a, b) is same
+    assert overlaps(b, a) is same
+
+
+@pytest.mark.parametrize(
+    ("gram", "text", "found"),
+    [
+        ("generation images", "the generation of images", False),  # a stop word between
+        ("text image", "Text-to-image models", False),
+        ("text", "Text-to-image models", True),
+        ("image models", "Text-to-image models", True),
+        ("graph neural", "a graph-neural, sparse", True),
+        ("generation text", "for generation. Text is", False),  # a sentence between
+        ("t2i", "(T2I) models", True),
+        ("robust", "robustness", False),
+    ],
+)
+def test_appears_means_as_written(gram: str, text: str, found: bool) -> None:
+    assert appears(gram, text) is found
+    assert appears(gram, spelled(text)) is found
