@@ -8,8 +8,7 @@ in-memory engine walks its adjacency dicts without building objects per visit.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType, Subgraph
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Types = frozenset[RelType] | None
-Ring = Callable[[Collection[str]], Collection[str]]
 #: [(neighbour, the best edge to it)] sorted by neighbour id
 Adjacent = list[tuple[str, Edge]]
 
@@ -83,19 +81,22 @@ def neighborhood(
 
 
 def adjacency(edges: Iterable[Edge], ids: Collection[str]) -> dict[str, Adjacent]:
-    """(neighbour, best edge) lists, sorted by neighbour, for each of ``ids``."""
-    wanted = set(ids)
-    by_nb: dict[str, dict[str, list[Edge]]] = {i: defaultdict(list) for i in wanted}
-    seen: set[tuple[str, str, RelType]] = set()
+    """(neighbour, best edge) lists, sorted by neighbour, for each of ``ids``.
+
+    An edge listed twice (once from each end) changes nothing: the best of equal
+    copies is the same edge.
+    """
+    by_nb: dict[str, dict[str, list[Edge]]] = {i: {} for i in ids}
     for e in edges:
-        if e.key in seen:
-            continue
-        seen.add(e.key)
-        if e.source in wanted:
-            by_nb[e.source][e.target].append(e)
-        if e.target in wanted:
-            by_nb[e.target][e.source].append(e)
-    return {u: [(v, best_edge(es)) for v, es in sorted(nbs.items())] for u, nbs in by_nb.items()}
+        s, t = e.source, e.target
+        if s in by_nb:
+            by_nb[s].setdefault(t, []).append(e)
+        if t in by_nb:
+            by_nb[t].setdefault(s, []).append(e)
+    return {
+        u: [(v, es[0] if len(es) == 1 else best_edge(es)) for v, es in sorted(nbs.items())]
+        for u, nbs in by_nb.items()
+    }
 
 
 class _Adjacency:
@@ -117,19 +118,40 @@ class _Adjacency:
         return self._cache[u]
 
 
-def _ring(b: Backend, allowed: Types) -> Ring:
-    return lambda ids: b.ring_neighbors(ids, allowed)
+class _Neighbours:
+    """Neighbour ids per node, fetched a whole ring at a time and kept for the query
+    (a path search walks from both ends and back again over the same nodes)."""
+
+    def __init__(self, b: Backend, allowed: Types) -> None:
+        self._b = b
+        self._allowed = allowed
+        self._cache: dict[str, Collection[str]] = {}
+
+    def of(self, ids: Collection[str]) -> dict[str, Collection[str]]:
+        todo = [i for i in ids if i not in self._cache]
+        if todo:
+            got = self._b.ring_neighbors(todo, self._allowed)
+            for i in todo:
+                self._cache[i] = got.get(i, ())
+        return {i: self._cache[i] for i in ids}
+
+    def __call__(self, ids: Collection[str]) -> set[str]:
+        """Every neighbour of the ring ``ids``."""
+        out: set[str] = set()
+        for nbs in self.of(ids).values():
+            out.update(nbs)
+        return out
 
 
 def best_shortest_path(
-    source: str, target: str, ring: Ring, adjacent: _Adjacency, max_hops: int
+    source: str, target: str, ring: _Neighbours, adjacent: _Adjacency, max_hops: int
 ) -> list[tuple[str, Edge | None]] | None:
     """The shortest path under :func:`~graph.query.rules.path_sort_key`, exactly.
 
     Breadth-first layers from ``source`` until ``target``'s layer (one ring call per
-    layer); a backward sweep keeps only the nodes that lie on some shortest path (one
-    call per layer); their edges are loaded at once, and a forward pass keeps, for each
-    node, the best (strength, id sequence) prefix. Returns [(node, edge into it)], or
+    layer); a backward sweep over the same neighbour lists keeps only the nodes that lie
+    on some shortest path; their edges are loaded at once, and a forward pass keeps, for
+    each node, the best (strength, id sequence) prefix. Returns [(node, edge into it)], or
     None when ``target`` is farther than ``max_hops``.
     """
     if source == target:
@@ -168,7 +190,7 @@ def best_shortest_path(
     return best[target][2]
 
 
-def hop_distance(source: str, target: str, ring: Ring, max_hops: int) -> int | None:
+def hop_distance(source: str, target: str, ring: _Neighbours, max_hops: int) -> int | None:
     """Fewest hops from ``source`` to ``target`` (at most ``max_hops``), or None.
 
     Breadth-first from both ends at once, always growing the smaller frontier, so the
@@ -201,7 +223,7 @@ def hop_distance(source: str, target: str, ring: Ring, max_hops: int) -> int | N
 class _Layers:
     """Breadth-first distances from one node, grown a ring at a time when asked."""
 
-    def __init__(self, start: str, ring: Ring) -> None:
+    def __init__(self, start: str, ring: _Neighbours) -> None:
         self.dist = {start: 0}
         self._frontier = [start]
         self._ring = ring
@@ -225,7 +247,7 @@ def shortest_path(
         if len(b.get_nodes([source, target])) < len({source, target}):
             return None
         steps = best_shortest_path(
-            source, target, _ring(b, allowed), _Adjacency(b, allowed), max_hops
+            source, target, _Neighbours(b, allowed), _Adjacency(b, allowed), max_hops
         )
         if steps is None:
             return None
@@ -251,7 +273,7 @@ def k_paths(
     with b.reading():
         if source == target or k == 0 or len(b.get_nodes([source, target])) < 2:
             return []
-        ring = _ring(b, allowed)
+        ring = _Neighbours(b, allowed)
         shortest = hop_distance(source, target, ring, max_hops)
         if shortest is None:
             return []

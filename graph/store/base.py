@@ -252,8 +252,9 @@ class Backend(Protocol):
 
     def ring_neighbors(
         self, ids: Collection[str], types: frozenset[RelType] | None
-    ) -> Collection[str]:
-        """The ids joined to any of ``ids`` by an edge of ``types`` (each once)."""
+    ) -> dict[str, Collection[str]]:
+        """For each of ``ids``: the ids joined to it by an edge of ``types`` (repeats
+        allowed; an unknown id may be absent)."""
 
     def ring_weights(
         self,

@@ -270,11 +270,11 @@ RING_WEIGHTS = _union_over_kinds(
     "RETURN b.id AS id, sum(coalesce(r.weight, 1.0)) AS w"
 )
 
-#: The ids next to a ring (one breadth-first layer of a path search).
+#: The neighbour ids of each node of a ring (one breadth-first layer of a path search).
 RING_NEIGHBORS = _union_over_kinds(
     "MATCH (a:{label})-[r]-(b)\n"
     "WHERE a.id IN $ids AND type(r) IN $types\n"
-    "RETURN DISTINCT b.id AS id"
+    "RETURN a.id AS near, collect(DISTINCT b.id) AS ids"
 )
 
 #: Edges with both ends in ``$ids`` (edges among kept nodes).

@@ -376,16 +376,16 @@ class NetworkxStore(QueryLayer):
 
     def ring_neighbors(
         self, ids: Collection[str], types: frozenset[RelType] | None
-    ) -> Collection[str]:
-        out: set[str] = set()
+    ) -> dict[str, Collection[str]]:
         succ, pred = self.g._succ, self.g._pred
-        for u in ids:
-            for adj in (succ[u], pred[u]):
-                if types is None:
-                    out.update(adj)
-                else:
-                    out.update(v for v, keys in adj.items() if not types.isdisjoint(keys))
-        return out
+        if types is None:
+            return {u: [*succ[u], *pred[u]] for u in ids if u in succ}
+        return {
+            u: [v for adj in (succ[u], pred[u]) for v, keys in adj.items()
+                if not types.isdisjoint(keys)]
+            for u in ids
+            if u in succ
+        }
 
     def ring_weights(
         self,

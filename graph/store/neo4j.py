@@ -526,11 +526,11 @@ class Neo4jStore(QueryLayer):
 
     def ring_neighbors(
         self, ids: Collection[str], types: frozenset[RelType] | None
-    ) -> Collection[str]:
+    ) -> dict[str, Collection[str]]:
         if not ids:
-            return set()
+            return {}
         rows = self._read(cypher.RING_NEIGHBORS, ids=list(ids), types=self._types(types))
-        return {r["id"] for r in rows}
+        return {r["near"]: r["ids"] for r in rows}
 
     def ring_weights(
         self,
