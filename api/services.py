@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from graph.errors import CitegraphError, StoreUnavailableError
@@ -20,8 +20,9 @@ from graph.settings import Settings
 from graph.store import GraphStore, open_store
 
 if TYPE_CHECKING:
-    from graph.build import Pipeline
+    from graph.build import BuildReport, Pipeline
     from graph.embed import SentenceTransformerEmbedder
+    from graph.model import Paper
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,14 @@ class Services:
 
                 self._pipeline = Pipeline(self.settings, embedder=embedder)
             return self._pipeline
+
+    def write(self, *, papers: Sequence[Paper] = (), remove: Sequence[str] = ()) -> BuildReport:
+        """Add or remove papers through the one pipeline, one write at a time."""
+        with self.write_lock:
+            try:
+                return self.service().write(papers=papers, remove=remove, pipeline=self.pipeline())
+            finally:
+                self.wrote()
 
     def wrote(self) -> None:
         """Forget caches derived from the graph after a write."""

@@ -25,8 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from api.context import Context  # noqa: E402
-from api.schema import build_schema  # noqa: E402
+from api.graphql.context import Context  # noqa: E402
+from api.graphql.schema import build_schema  # noqa: E402
 from api.services import Services  # noqa: E402
 from graph.model import NodeKind, Paper  # noqa: E402
 from graph.related import related  # noqa: E402

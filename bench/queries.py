@@ -117,8 +117,8 @@ async def throughput(url: str, queries: list[tuple[str, dict[str, Any]]], client
 async def run(args: argparse.Namespace) -> None:
     from load import start_server  # bench/load.py: loopback server started and stopped by PID
 
-    from api.context import Context
-    from api.schema import build_schema
+    from api.graphql.context import Context
+    from api.graphql.schema import build_schema
     from api.services import Services
 
     rep = Report(f"Queries: store vs GraphQL vs HTTP, {args.store} store, ICLR 2021"

@@ -119,6 +119,12 @@ class GraphService:
         """A node by id, name, label, title or alias; a paper also by its short name."""
         return lookup.find(self.store, ref, kinds)
 
+    def matches(
+        self, ref: str, kinds: Collection[NodeKind] | None = None
+    ) -> list[GraphNode]:
+        """Every node ``ref`` names, the one :meth:`find` picks first."""
+        return lookup.matches(self.store, ref, kinds)
+
     def node(
         self, ref: str, kinds: Collection[NodeKind] | None = None, argument: str = "id"
     ) -> GraphNode:

@@ -10,7 +10,7 @@ const EXPORT_URL = "/export";
 const MAX_HOPS = 6; // the server's default cap (Settings.max_hops)
 
 const NODE_FIELDS = "id label kind"; // GraphNode: `id` is the raw key edges refer to
-const EDGE_FIELDS = "source target type weight terms";
+const EDGE_FIELDS = "source target type weight terms reason"; // `reason`: the server's wording
 // `Node` (search, node) is an interface keyed by a global id; the page works in raw keys.
 const ANY_NODE = `__typename ... on Paper { key label } ... on Concept { key name } ... on Dataset { key name }`;
 
@@ -29,6 +29,10 @@ const Q = {
       nodes { ${NODE_FIELDS} } edges { ${EDGE_FIELDS} } hops { from to type weight reason }
     }
   }`,
+  registry: `query Registry {
+    nodeKinds { kind name color shape }
+    edgeTypes { type name color shown }
+  }`,
   paper: `query Paper($id: ID!, $first: Int!) {
     paper(id: $id) {
       key label title abstract venue year authors url
@@ -39,21 +43,13 @@ const Q = {
   }`,
 };
 
-/** The kinds and types the page knows, in legend order (the API's enum values). */
-const NODE_KINDS = [
-  { kind: "PAPER", name: "Paper", color: "#2b6cb0", shape: "round-rectangle" },
-  { kind: "CONCEPT", name: "Concept", color: "#dd6b20", shape: "ellipse" },
-  { kind: "DATASET", name: "Dataset", color: "#2f855a", shape: "diamond" },
-];
-const EDGE_TYPES = [
-  { type: "SIMILAR_TO", name: "similar to", color: "#805ad5", on: true },
-  { type: "SHARES_TERM", name: "shares a term", color: "#319795", on: true },
-  { type: "MENTIONS", name: "mentions", color: "#ed8936", on: true },
-  { type: "USES", name: "uses dataset", color: "#38a169", on: true },
-  { type: "INTRODUCES", name: "introduces dataset", color: "#22543d", on: true },
-  { type: "RELATED_TO", name: "concepts related", color: "#b7791f", on: false },
-  { type: "CITES", name: "cites", color: "#c53030", on: true },
-];
+/**
+ * The node kinds and edge types, in legend order, with their colours and wording: the server's
+ * registry (graph/schema.py), read once at start (`api.registry`). A new edge type gets its
+ * colour, legend line and toggle from there, with no change here.
+ */
+const NODE_KINDS = [];
+const EDGE_TYPES = [];
 
 /** Normalise an enum value the API may spell "Paper" or "PAPER". */
 const kindOf = (k) => String(k || "").toUpperCase();
@@ -66,7 +62,7 @@ function toNode(n) {
 function toEdge(e, reason = null) {
   return {
     source: e.source, target: e.target, type: kindOf(e.type),
-    weight: typeof e.weight === "number" ? e.weight : 1, terms: e.terms || [], reason,
+    weight: typeof e.weight === "number" ? e.weight : 1, terms: e.terms || [], reason: reason || e.reason || null,
   };
 }
 
@@ -102,6 +98,14 @@ async function gql(query, variables) {
 const isNotFound = (err) => err instanceof ApiError && err.codes.includes("NOT_FOUND");
 
 const api = {
+  /** The registry: [{kind, name, color, shape}] and [{type, name, color, on}]. */
+  async registry() {
+    const d = await gql(Q.registry, {});
+    return {
+      nodeKinds: d.nodeKinds.map((k) => ({ kind: k.kind, name: k.name, color: k.color, shape: k.shape })),
+      edgeTypes: d.edgeTypes.map((t) => ({ type: t.type, name: t.name, color: t.color, on: t.shown })),
+    };
+  },
   async search(q, mode, kinds, first = 15) {
     const d = await gql(Q.search, { q, mode, kinds, first });
     return d.search.map((h) => ({ score: h.score, ...toNode(h.node) }));
@@ -187,33 +191,20 @@ function labelOf(id) {
   return n.nonempty() ? n.data("label") : id;
 }
 
-/** A short sentence saying why two nodes are joined (mirrors the CLI's hop reasons). */
+/** Why two nodes are joined: the server's sentence (graph/schema.py words every edge type). */
 function reasonFor(e) {
-  if (e.reason) return e.reason;
-  switch (e.type) {
-    case "SIMILAR_TO": return `similar abstracts (cosine ${e.weight.toFixed(2)})`;
-    case "SHARES_TERM": return e.terms && e.terms.length
-      ? `share ${e.terms.slice(0, 3).map(labelOf).join(", ")}` : `share terms (weight ${fmt(e.weight)})`;
-    case "MENTIONS": return `mentions ${labelOf(e.target)}`;
-    case "USES": return `uses ${labelOf(e.target)}`;
-    case "INTRODUCES": return `introduces ${labelOf(e.target)}`;
-    case "RELATED_TO": return `concepts mentioned together (weight ${fmt(e.weight)})`;
-    case "CITES": return `${short(labelOf(e.source), 30)} cites ${short(labelOf(e.target), 30)}`;
-    default: return e.type.toLowerCase().replace(/_/g, " ");
-  }
+  return e.reason || e.type.toLowerCase().replace(/_/g, " ");
 }
 
 // ---------------------------------------------------------------------------------------------
 // The drawing.
 
-const kindStyle = Object.fromEntries(NODE_KINDS.map((k) => [k.kind, k]));
-const typeStyle = Object.fromEntries(EDGE_TYPES.map((t) => [t.type, t]));
+const kindStyle = {};
+const typeStyle = {};
 
-const cy = cytoscape({
-  container: $("#cy"),
-  minZoom: 0.15,
-  maxZoom: 3,
-  style: [
+/** The drawing's stylesheet; the per-kind and per-type rules come from the registry. */
+function stylesheet() {
+  return [
     {
       selector: "node",
       style: {
@@ -261,7 +252,14 @@ const cy = cytoscape({
       },
     },
     { selector: "node.path", style: { opacity: 1, "border-width": 4, "border-color": "#e53e3e", "z-index": 10 } },
-  ],
+  ];
+}
+
+const cy = cytoscape({
+  container: $("#cy"),
+  minZoom: 0.15,
+  maxZoom: 3,
+  style: stylesheet(),
 });
 
 function edgeHidden(type) {
@@ -306,7 +304,6 @@ function merge(nodes, edges, near) {
   }
   const col = cy.add(added);
   rescaleWeights();
-  // Reasons need labels, so they are computed once every endpoint is drawn.
   col.edges().forEach((ed) => ed.data("reason", reasonFor(ed.data())));
   return col;
 }
@@ -673,17 +670,37 @@ $("#reset").addEventListener("click", () => {
 });
 $("#depth").addEventListener("change", updateExport);
 
-async function start() {
+/** Take the registry's kinds and types: legend, toggles, colours (canvas and CSS swatches). */
+function useRegistry(reg) {
+  NODE_KINDS.splice(0, NODE_KINDS.length, ...reg.nodeKinds);
+  EDGE_TYPES.splice(0, EDGE_TYPES.length, ...reg.edgeTypes);
+  for (const k of NODE_KINDS) {
+    kindStyle[k.kind] = k;
+    document.documentElement.style.setProperty(`--${k.kind.toLowerCase()}`, k.color);
+  }
+  for (const t of EDGE_TYPES) typeStyle[t.type] = t;
+  cy.style(stylesheet());
   buildLegend();
+}
+
+async function start() {
   updateExport();
+  let health;
   try {
-    const r = await fetch("/healthz");
-    setConn(r.ok, r.ok ? "Connected" : `Server answered HTTP ${r.status}`);
+    health = await fetch("/healthz");
   } catch {
     setConn(false, "Server unreachable");
     overlay("The citegraph server cannot be reached. Is `citegraph serve` running?", "error");
     return;
   }
+  try {
+    useRegistry(await api.registry());
+  } catch (err) {
+    reportError(err, null);
+    return;
+  }
+  // "Connected" once the page can draw: the legend and the colours are in
+  setConn(health.ok, health.ok ? "Connected" : `Server answered HTTP ${health.status}`);
   await fromHash();
   window.addEventListener("hashchange", fromHash);
 }

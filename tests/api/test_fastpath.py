@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from api.context import Context
-from api.schema import build_schema
+from api.graphql.context import Context
+from api.graphql.schema import build_schema
 from api.services import Services
 from graph.model import NodeKind
 from graph.settings import Settings

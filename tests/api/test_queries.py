@@ -303,3 +303,24 @@ def test_a_name_of_two_nodes_reaches_both(
     # an id names exactly one node
     for n in found:
         assert [m.id for m in lookup.matches(seed_store, n.id)] == [n.id]
+
+
+def test_graphql_says_which_node_a_name_of_two_was_taken_as(gql: GQL) -> None:
+    """Issue 13: "PaRa" names a concept and a paper; the response says which it used and
+    gives the other's id, which then reaches the paper."""
+    q = '{ neighborhood(id: "PaRa", depth: 1, limit: 5) { nodes { id kind } } }'
+    body = gql.raw(q)
+    assert "errors" not in body
+    resolved = body["extensions"]["resolved"]
+    assert len(resolved) == 1 and resolved[0]["argument"] == "id"
+    assert resolved[0]["used"]["kind"] == "Concept"
+    other = resolved[0]["others"][0]
+    assert other["kind"] == "Paper" and other["label"].startswith("PaRa:")
+    again = gql.raw(
+        "query($i: ID!) { neighborhood(id: $i, depth: 1) { nodes { id } } }", i=other["id"]
+    )
+    assert "resolved" not in (again.get("extensions") or {})
+    assert other["id"] in {n["id"] for n in again["data"]["neighborhood"]["nodes"]}
+    # a name that names one node adds nothing
+    plain = gql.raw('{ neighborhood(id: "LLM", depth: 1, limit: 3) { nodes { id } } }')
+    assert "resolved" not in (plain.get("extensions") or {})

@@ -254,3 +254,78 @@ def test_a_concept_panel_lists_the_papers_about_it_strongest_first(
     assert drawn and set(drawn) <= {"PAPER", "CONCEPT"}
     assert drawn.count("CONCEPT") == 1
     assert tab.errors == []
+
+
+def test_legend_and_colours_come_from_the_registry(tab: Page, seed_server: Server) -> None:
+    """Issue 14: the page keeps no list of its own; it draws what the server's registry says.
+
+    The registry answer is changed on its way to the page (a colour, a wording, a type
+    that does not exist, one shown type turned off): the page must follow every change.
+    """
+    from graph.schema import EDGE_TYPES, NODE_KINDS
+
+    def change(route: Any) -> None:
+        body = route.request.post_data or ""
+        if "query Registry" not in body:
+            route.continue_()
+            return
+        answer = route.fetch().json()
+        data = answer["data"]
+        for t in data["edgeTypes"]:
+            if t["type"] == "CITES":
+                t["color"], t["name"] = "#123456", "quotes"
+            if t["type"] == "SIMILAR_TO":
+                t["shown"] = False
+        data["edgeTypes"].append(
+            {"type": "SAME_AUTHOR", "name": "same author", "color": "#abcdef", "shown": True}
+        )
+        data["nodeKinds"][0]["color"] = "#654321"
+        route.fulfill(json=answer)
+
+    page = tab.page
+    page.route("**/graphql", change)
+    pg = open_page(tab, seed_server)
+    toggles = pg.locator("#edge-toggles li")
+    assert toggles.count() == len(EDGE_TYPES) + 1
+    assert pg.inner_text("label[for='toggle-CITES']").strip() == "quotes"
+    assert pg.inner_text("label[for='toggle-SAME_AUTHOR']").strip() == "same author"
+    assert not pg.is_checked("#toggle-SIMILAR_TO")
+    assert pg.is_checked("#toggle-SAME_AUTHOR")
+    for spec in EDGE_TYPES.values():
+        if spec.type not in (RelType.CITES, RelType.SIMILAR_TO):
+            box = f"#toggle-{spec.type.value}"
+            assert pg.is_checked(box) == spec.shown, spec.type
+            assert pg.inner_text(f"label[for='toggle-{spec.type.value}']").strip() == spec.name
+    line = pg.locator("label[for='toggle-CITES'] .line").get_attribute("style") or ""
+    assert "#123456" in line.replace(" ", "").lower() or "rgb(18,52,86)" in line.replace(" ", "")
+    # the swatches follow the CSS variables the registry sets
+    first_kind = next(iter(NODE_KINDS.values()))
+    var = pg.evaluate(
+        "k => getComputedStyle(document.documentElement).getPropertyValue(`--${k}`).trim()",
+        first_kind.kind.value.lower(),
+    )
+    assert var == "#654321"
+    # the canvas too: a drawn paper has the changed colour, a drawn MENTIONS edge its own
+    # (the made-up type is turned off first: the server's RelType enum does not know it)
+    pg.uncheck("#toggle-SAME_AUTHOR")
+    paper = first_paper(seed_server, "diffusion")
+    search(pg, "diffusion", kind="PAPER")
+    choose(pg, paper)
+    colour = pg.evaluate(f"{DRAWN}.getElementById({json.dumps(paper)}).style('background-color')")
+    assert colour.replace(" ", "") == "rgb(101,67,33)"
+    mentions = EDGE_TYPES[RelType.MENTIONS].color.lstrip("#")
+    want = "rgb({},{},{})".format(*(int(mentions[i : i + 2], 16) for i in (0, 2, 4)))
+    got = pg.evaluate(f"{DRAWN}.edges('[type = \"MENTIONS\"]').first().style('line-color')")
+    assert got.replace(" ", "") == want
+    # and an edge reads as the server words it (graph/schema.py), not as the page would
+    from graph.schema import hop_reason
+
+    source, target, reason = pg.evaluate(
+        f"(() => {{ const e = {DRAWN}.edges('[type = \"MENTIONS\"]').first().data();"
+        " return [e.source, e.target, e.reason]; })()"
+    )
+    store = seed_server.store
+    (edge,) = [e for e in store.edges_of([source], [RelType.MENTIONS]) if e.target == target]
+    labels = {n.id: n.label for n in store.get_nodes([source, target]).values()}
+    assert reason == hop_reason(edge, labels)
+    assert tab.errors == []

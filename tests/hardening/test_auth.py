@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.context import Context
+from api.graphql.context import Context
 from bench.load import Server
 from graph.settings import Settings
 from graph.store.embedded import EmbeddedStore

@@ -34,7 +34,7 @@ from graphql import (
 )
 
 from api.app import create_app
-from api.schema import build_schema
+from api.graphql.schema import build_schema
 from bench.load import Server
 from graph.model import GraphChange, Paper
 from graph.settings import Settings

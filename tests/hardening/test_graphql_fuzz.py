@@ -47,8 +47,8 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from api.app import create_app
+from api.graphql.schema import build_schema
 from api.ids import to_global_id
-from api.schema import build_schema
 from bench.load import Server
 from graph.model import NodeKind
 from tests.hardening._hyp import fuzz_settings

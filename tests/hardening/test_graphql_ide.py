@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 from strawberry.http.ides import get_graphql_ide_html
 
-from api.app import GRAPHIQL_DIR, local_graphiql_html
+from api.graphql.router import GRAPHIQL_DIR, local_graphiql_html
 from bench.load import Server
 
 pytestmark = [pytest.mark.slow]

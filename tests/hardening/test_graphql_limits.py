@@ -17,8 +17,8 @@ import httpx
 import pytest
 from graphql import get_introspection_query, parse
 
-from api.limits import operation_cost, operation_depths
-from api.schema import build_schema
+from api.graphql.limits import operation_cost, operation_depths
+from api.graphql.schema import build_schema
 from bench.load import Server
 from graph.settings import Settings
 from tests.hardening.conftest import assert_no_leak, gql

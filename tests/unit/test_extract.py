@@ -347,3 +347,60 @@ def test_iclr2021_keyword_recall() -> None:
           f"({elapsed:.2f}s to extract)", file=sys.stderr)
     assert total > 200
     assert recall >= 0.4
+
+
+@pytest.mark.parametrize(
+    ("abstract", "want"),
+    [
+        # a new name built on a model family's is a name ("LLM-" alone is the family)
+        (
+            "This paper introduces LLM-Streamline, a pioneer work on layer pruning for large "
+            "language models. It removes layers.",
+            "LLM-Streamline: layer pruning for large language models",
+        ),
+        # a generic appositive says nothing the name does not
+        ("We introduce STRATEGIST, a new approach that combines both. It plays games.",
+         "STRATEGIST"),
+        ("This paper introduces a novel strength system, denoted as SE-MCTS, for games.",
+         "SE-MCTS"),
+        # the verb far from "we": "we revisit X and propose Y"
+        (
+            "To explore this, we revisit the core feature mechanism in representation learning "
+            "and propose a novel non-linear robust pattern matching technique as a robust "
+            "alternative.",
+            "Non-linear robust pattern matching technique",
+        ),
+        # a participle between nouns is part of the name; before a clause it ends it
+        (
+            "We propose a novel function vector guided training methodology, incorporating a "
+            "regularizer.",
+            "Function vector guided training methodology",
+        ),
+        ("We propose a CI test specifically designed to accommodate discretization.", "CI test"),
+        # a short generic contribution gains what the paper is about
+        (
+            "Direct Preference Optimization (DPO) is cheap. DPO is underused. We study DPO's "
+            "dynamics in LLMs. To address these challenges, we propose simple regularization "
+            "techniques that improve training stability.",
+            "Regularization techniques for DPO",
+        ),
+        (
+            "Evaluating chatbot fairness is crucial. This paper addresses these challenges by "
+            "introducing a scalable counterfactual approach to evaluate fairness.",
+            "Counterfactual approach for chatbot fairness",
+        ),
+        # "this transition": a phrase that points elsewhere is no label
+        (
+            "Transformers exhibit in-context learning without weight updates. Here, we examine "
+            "the mechanistic underpinnings of this transition using a small transformer.",
+            None,
+        ),
+    ],
+)
+def test_label_names_the_contribution(abstract: str, want: str | None) -> None:
+    label = make_label(abstract)
+    if want is None:
+        assert "this transition" not in label, label
+    else:
+        assert label == want
+    assert 3 <= len(label) <= 91

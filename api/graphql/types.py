@@ -1,12 +1,9 @@
-"""GraphQL types. They convert from the domain types in ``graph.model`` here, at the edge.
+"""GraphQL node types and the rest of the object types, converted from ``graph.model``
+at the edge.
 
-Two families:
-
-* ``Node`` types (``Paper``, ``Concept``, ``Dataset``) with global ids and nested
-  fields resolved through the request's DataLoaders;
-* flat rows (``GraphNode``, ``GraphEdge``, ``PathHop``) used by the graph-shaped
-  payloads (neighborhood, paths). Their fields are plain attributes, so
-  :mod:`api.fastpath` can complete whole lists of them at once.
+``Node`` types (``Paper``, ``Concept``, ``Dataset``) have global ids and nested fields
+resolved through the request's DataLoaders; the flat rows of the graph payloads are in
+:mod:`api.graphql.rows`.
 """
 
 # strawberry's field decorators are untyped for mypy; the resolvers themselves are typed.
@@ -15,21 +12,18 @@ Two families:
 from __future__ import annotations
 
 from enum import Enum
-from typing import Generic, TypeVar
 
 import strawberry
 from strawberry.types import Info
 
-from api.context import Context
-from api.errors import check_range
-from api.ids import encode_cursor, offset_of, to_global_id
-from api.loaders import edge_key
+from api.graphql.connection import Connection, connection
+from api.graphql.context import Context
+from api.graphql.errors import check_range
+from api.graphql.loaders import edge_key
+from api.graphql.rows import Path, RelTypeEnum, path
+from api.ids import offset_of, to_global_id
 from graph import model
 from graph.model import NodeKind, RelType
-from graph.schema import hop_reason
-
-NodeKindEnum = strawberry.enum(NodeKind, name="NodeKind", description="What a node is.")
-RelTypeEnum = strawberry.enum(RelType, name="RelType", description="Relationship types.")
 
 
 @strawberry.enum(description="How `search` matches.")
@@ -37,134 +31,6 @@ class SearchMode(Enum):
     KEYWORD = "keyword"
     SEMANTIC = "semantic"
     HYBRID = "hybrid"
-
-
-# --------------------------------------------------------------------------- flat rows
-
-
-@strawberry.type(description="A node in a graph payload; `id` is the raw key edges refer to.")
-class GraphNode:
-    id: strawberry.ID
-    label: str
-    kind: NodeKindEnum  # type: ignore[valid-type]
-
-
-@strawberry.type(description="An edge in its stored direction; `terms` for SHARES_TERM edges.")
-class GraphEdge:
-    source: strawberry.ID
-    target: strawberry.ID
-    type: RelTypeEnum  # type: ignore[valid-type]
-    weight: float
-    terms: list[str] | None
-
-
-@strawberry.type(description="One step of a path, in walking order, with why it is there.")
-class PathHop:
-    from_: strawberry.ID = strawberry.field(name="from")
-    to: strawberry.ID
-    type: RelTypeEnum  # type: ignore[valid-type]
-    weight: float
-    reason: str
-    terms: list[str] | None
-
-
-FLAT_TYPES = (GraphNode, GraphEdge, PathHop)
-
-
-def graph_node(node: model.GraphNode) -> GraphNode:
-    return GraphNode(id=strawberry.ID(node.id), label=node.label, kind=node.kind)
-
-
-def graph_edge(edge: model.Edge) -> GraphEdge:
-    terms = edge.attrs.get("terms")
-    return GraphEdge(
-        source=strawberry.ID(edge.source), target=strawberry.ID(edge.target), type=edge.type,
-        weight=edge.weight, terms=list(terms) if terms is not None else None,
-    )
-
-
-@strawberry.type(description="Nodes and edges around the start; `truncated` when `limit` cut it.")
-class Subgraph:
-    nodes: list[GraphNode]
-    edges: list[GraphEdge]
-    truncated: bool
-
-
-def subgraph(sub: model.Subgraph) -> Subgraph:
-    return Subgraph(
-        nodes=[graph_node(n) for n in sub.nodes],
-        edges=[graph_edge(e) for e in sub.edges],
-        truncated=sub.truncated,
-    )
-
-
-@strawberry.type(description="An ordered path: `hops[i]` joins `nodes[i]` and `nodes[i+1]`.")
-class Path:
-    nodes: list[GraphNode]
-    edges: list[GraphEdge]
-    hops: list[PathHop]
-    length: int
-    strength: float
-
-
-def path(p: model.GraphPath) -> Path:
-    labels = {n.id: n.label for n in p.nodes}
-    hops = []
-    for a, b, e in zip(p.nodes, p.nodes[1:], p.edges, strict=False):
-        terms = e.attrs.get("terms")
-        hops.append(
-            PathHop(
-                from_=strawberry.ID(a.id), to=strawberry.ID(b.id), type=e.type, weight=e.weight,
-                reason=hop_reason(e, labels), terms=list(terms) if terms is not None else None,
-            )
-        )
-    return Path(
-        nodes=[graph_node(n) for n in p.nodes],
-        edges=[graph_edge(e) for e in p.edges],
-        hops=hops,
-        length=p.hops,
-        strength=round(p.strength, 6),
-    )
-
-
-# --------------------------------------------------------------------------- connections
-
-T = TypeVar("T")
-
-
-@strawberry.type
-class PageInfo:
-    has_next_page: bool
-    has_previous_page: bool
-    start_cursor: str | None
-    end_cursor: str | None
-
-
-@strawberry.type
-class Edge(Generic[T]):
-    cursor: str
-    node: T
-
-
-@strawberry.type(description="A Relay connection; cursors are opaque offsets.")
-class Connection(Generic[T]):
-    edges: list[Edge[T]]
-    page_info: PageInfo
-    total_count: int
-
-
-def connection(items: list[T], offset: int, total: int) -> Connection[T]:
-    edges = [Edge(cursor=encode_cursor(offset + i + 1), node=n) for i, n in enumerate(items)]
-    return Connection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=offset + len(items) < total,
-            has_previous_page=offset > 0,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
-        ),
-        total_count=total,
-    )
 
 
 # --------------------------------------------------------------------------- nodes
@@ -349,11 +215,10 @@ class Paper(Node):
 
     @strawberry.field(description="Related papers with reasons (see `Query.related`).")
     async def related(self, info: Info[Context, None], first: int = 5) -> list[RelatedPaper]:
-        from graph.related import related
-
         first = _first(first, info)
-        store = info.context.store()
-        found = await info.context.call_fn(related, store, paper=self._p.id, first=first)
+        _, found = await info.context.on_service(
+            lambda service: service.related(paper=self._p.id, first=first)
+        )
         return [related_paper(r) for r in found]
 
 
@@ -447,11 +312,12 @@ async def paper_page(
     """One page of papers (by id) straight from the store's own paging."""
     first = _first(first, info)
     offset = offset_of(after)
-    nodes, total = await info.context.call(
-        "list_nodes", NodeKind.PAPER, offset=offset, limit=first, venue=venue, year=year,
-        neighbor=neighbor,
+    nodes, total = await info.context.on_store(
+        lambda store: store.list_nodes(
+            NodeKind.PAPER, offset=offset, limit=first, venue=venue, year=year, neighbor=neighbor
+        )
     )
-    return connection([Paper.of(n) for n in nodes], offset, total)
+    return connection([Paper.of(n) for n in nodes if isinstance(n, model.Paper)], offset, total)
 
 
 # --------------------------------------------------------------------------- search, stats

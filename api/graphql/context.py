@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from strawberry.fastapi import BaseContext
 
-from api.loaders import Loaders, in_thread, make_loaders
+from api.graphql.loaders import Loaders, in_thread, make_loaders
 from api.services import Services
 from graph.errors import CitegraphError
+from graph.lookup import Resolution
+from graph.service import GraphService
 from graph.settings import Settings
 from graph.store import GraphStore
 
@@ -33,17 +35,20 @@ class Context(BaseContext):
         self.settings: Settings = services.settings
         self.loaders: Loaders = make_loaders(services.store)
         self._api_key = api_key
+        #: names that named several nodes in this request (see api/graphql/resolutions.py)
+        self.resolutions: list[Resolution] = []
 
-    def store(self) -> GraphStore:
-        return self.services.store()
+    async def on_store(self, fn: Callable[[GraphStore], T]) -> T:
+        """``fn(store)`` in a worker thread.
 
-    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        """``store.<method>(*args, **kwargs)`` in a worker thread."""
-        return await in_thread(lambda: getattr(self.services.store(), method)(*args, **kwargs))
+        The store is fetched in that thread too: while it is down, fetching it may try
+        to re-open it, which blocks.
+        """
+        return await in_thread(lambda: fn(self.services.store()))
 
-    async def call_fn(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(*args, **kwargs)`` in a worker thread (library code that calls the store)."""
-        return await in_thread(fn, *args, **kwargs)
+    async def on_service(self, fn: Callable[[GraphService], T]) -> T:
+        """``fn(service)`` in a worker thread: the use cases the CLI calls too."""
+        return await in_thread(lambda: fn(self.services.service()))
 
     def require_api_key(self) -> None:
         """Raise ForbiddenError unless the request carries the configured API key."""

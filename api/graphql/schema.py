@@ -1,7 +1,10 @@
 """The GraphQL schema: root queries and mutations, and :func:`build_schema`.
 
-``python -m api.schema`` prints the SDL; ``schema.graphql`` at the repository
-root is that output, and ``tests/api/test_schema.py`` fails when they drift.
+``python -m api.graphql.schema`` prints the SDL; ``schema.graphql`` at the repository
+root is that output, and ``tests/api/test_schema_file.py`` fails when they drift.
+
+Resolvers parse their arguments, call one use case (:class:`graph.service.GraphService`,
+a store primitive, or :mod:`api.graphql.pages`) in a worker thread and convert the answer.
 """
 
 # strawberry's field decorators are untyped for mypy; the resolvers themselves are typed.
@@ -11,29 +14,38 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import MaxTokensLimiter, ParserCache, ValidationCache
+from strawberry.extensions import MaxTokensLimiter, ValidationCache
 from strawberry.types import ExecutionContext, Info
 
-from api import types as t
-from api.arguments import ValidUnicodeArguments
-from api.context import Context
-from api.errors import check_range, is_client_error, masking_extension
-from api.fastpath import execution_context_for, flat_plan
+from api.graphql import registry
+from api.graphql import rows as r
+from api.graphql import types as t
+from api.graphql.arguments import ValidUnicodeArguments
+from api.graphql.connection import Connection, connection
+from api.graphql.context import Context
+from api.graphql.errors import ErrorCodes, ParserCacheInside, check_range, is_client_error
+from api.graphql.fastpath import execution_context_for, flat_plan
+from api.graphql.limits import limit_extensions
+from api.graphql.loaders import in_thread
+from api.graphql.pages import filtered_papers, text_page
+from api.graphql.resolutions import NameResolutions
 from api.ids import from_global_id, offset_of, raw_id
-from api.limits import limit_extensions
-from graph import lookup, model
+from graph import model
 from graph.errors import InputError, InvalidArgumentError, NotFoundError
+from graph.lookup import Resolution
 from graph.model import NodeKind, RelType
 from graph.service import SearchMode
 from graph.settings import Settings
 
+if TYPE_CHECKING:
+    from graph.build import BuildReport
+
 log = logging.getLogger(__name__)
 
-TEXT_FILTER_CAP = 10_000  # most candidates a free-text filter considers
 MAX_ADD = 1000  # most papers one addPapers call takes
 
 Ctx = Info[Context, None]
@@ -53,9 +65,12 @@ async def find(
     node = await info.context.loaders.nodes.load(key)
     if node is None and decoded is None:
         wanted = list(kinds) if kinds else None
-        node = await info.context.call_fn(
-            lambda: lookup.find(info.context.services.store(), ref, wanted)
-        )
+        found = await info.context.on_service(lambda service: service.matches(ref, wanted))
+        node = found[0] if found else None
+        if len(found) > 1:  # "PaRa": a concept and a paper; say which, offer the others
+            info.context.resolutions.append(
+                Resolution(argument, ref, found[0], tuple(found[1:]))
+            )
     if node is None or (kinds is not None and node.kind not in kinds):
         what = "/".join(k.value.lower() for k in kinds) if kinds else "node"
         raise NotFoundError(f"{argument}: no {what} with id, name or alias {ref!r}")
@@ -75,11 +90,10 @@ async def _text_page(
     info: Ctx, kind: NodeKind, text: str | None, first: int, after: str | None
 ) -> tuple[list[model.GraphNode], int, int]:
     first, offset = _page(info, first, after)
-    if not text:
-        nodes, total = await info.context.call("list_nodes", kind, offset=offset, limit=first)
-        return nodes, total, offset
-    hits = await info.context.call("keyword_search", text, [kind], TEXT_FILTER_CAP)
-    return [h.node for h in hits[offset : offset + first]], len(hits), offset
+    nodes, total = await info.context.on_store(
+        lambda store: text_page(store, kind, text, offset, first)
+    )
+    return nodes, total, offset
 
 
 # --------------------------------------------------------------------------- inputs
@@ -122,35 +136,21 @@ class Query:
     async def papers(
         self, info: Ctx, filter: PaperFilter | None = None,
         first: int = 10, after: str | None = None,
-    ) -> t.Connection[t.Paper]:
+    ) -> Connection[t.Paper]:
         f = filter or PaperFilter()
         first, offset = _page(info, first, after)
-        neighbors: list[str | None] = []
+        neighbors: list[str] = []
         if f.concept:
             neighbors.append((await find(info, f.concept, [NodeKind.CONCEPT], "filter.concept")).id)
         if f.dataset:
             neighbors.append((await find(info, f.dataset, [NodeKind.DATASET], "filter.dataset")).id)
-        if len(neighbors) <= 1 and not f.text:
-            return await t.paper_page(
-                info, first, after, neighbor=neighbors[0] if neighbors else None,
-                venue=f.venue, year=f.year,
+        papers, total = await info.context.on_store(
+            lambda store: filtered_papers(
+                store, neighbors=neighbors, venue=f.venue, year=f.year, text=f.text,
+                offset=offset, first=first,
             )
-        pools = [
-            (await info.context.call(
-                "list_nodes", NodeKind.PAPER, offset=0, limit=TEXT_FILTER_CAP,
-                venue=f.venue, year=f.year, neighbor=nb,
-            ))[0]
-            for nb in neighbors or [None]
-        ]
-        keep = set.intersection(*({n.id for n in pool} for pool in pools))
-        papers = [n for n in pools[0] if n.id in keep]
-        if f.text:
-            from graph.store.base import keyword_score
-
-            papers = [p for p in papers if keyword_score(f.text, p) > 0]
-        page = papers[offset : offset + first]
-        return t.connection([t.Paper.of(p) for p in page if isinstance(p, model.Paper)],
-                            offset, len(papers))
+        )
+        return connection([t.Paper.of(p) for p in papers], offset, total)
 
     @strawberry.field(description="A concept by name, alias (\"LLM\"), raw or global id.")
     async def concept(self, info: Ctx, name: str) -> t.Concept | None:
@@ -161,9 +161,9 @@ class Query:
     @strawberry.field(description="Concepts by id, or matching `text` (best first).")
     async def concepts(
         self, info: Ctx, text: str | None = None, first: int = 10, after: str | None = None
-    ) -> t.Connection[t.Concept]:
+    ) -> Connection[t.Concept]:
         nodes, total, offset = await _text_page(info, NodeKind.CONCEPT, text, first, after)
-        return t.connection(
+        return connection(
             [t.Concept.of(n) for n in nodes if isinstance(n, model.Concept)], offset, total
         )
 
@@ -176,23 +176,21 @@ class Query:
     @strawberry.field(description="Datasets by id, or matching `text` (best first).")
     async def datasets(
         self, info: Ctx, text: str | None = None, first: int = 10, after: str | None = None
-    ) -> t.Connection[t.Dataset]:
+    ) -> Connection[t.Dataset]:
         nodes, total, offset = await _text_page(info, NodeKind.DATASET, text, first, after)
-        return t.connection(
+        return connection(
             [t.Dataset.of(n) for n in nodes if isinstance(n, model.Dataset)], offset, total
         )
 
     @strawberry.field(description="Keyword, semantic (papers only) or hybrid search.")
     async def search(
         self, info: Ctx, query: str, mode: t.SearchMode = t.SearchMode.KEYWORD,
-        kinds: list[t.NodeKindEnum] | None = None, first: int = 10,  # type: ignore[valid-type]
+        kinds: list[r.NodeKindEnum] | None = None, first: int = 10,  # type: ignore[valid-type]
     ) -> list[t.SearchHit]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
         wanted = list(kinds) if kinds else None
-        hits = await info.context.call_fn(
-            lambda: info.context.services.service().search(
-                query, SearchMode[mode.name], wanted, first
-            )
+        hits = await info.context.on_service(
+            lambda service: service.search(query, SearchMode[mode.name], wanted, first)
         )
         return [t.SearchHit(node=t.to_node(h.node), score=h.score, keyword_score=h.keyword_score,
                             similarity=h.similarity) for h in hits]
@@ -200,19 +198,22 @@ class Query:
     @strawberry.field(description="The subgraph within `depth` hops of a node (graph-tool shape).")
     async def neighborhood(
         self, info: Ctx, id: strawberry.ID, depth: int = 1,
-        rel_types: list[t.RelTypeEnum] | None = None,  # type: ignore[valid-type]
-        node_kinds: list[t.NodeKindEnum] | None = None,  # type: ignore[valid-type]
+        rel_types: list[r.RelTypeEnum] | None = None,  # type: ignore[valid-type]
+        node_kinds: list[r.NodeKindEnum] | None = None,  # type: ignore[valid-type]
         limit: int = 100,
-    ) -> t.Subgraph | None:
+    ) -> r.Subgraph | None:
         s = info.context.settings
         check_range("depth", depth, 1, s.max_depth)
         check_range("limit", limit, 1, s.max_neighborhood_nodes)
         start = await find(info, id, None, "id")
-        sub = await info.context.call(
-            "neighborhood", [start.id], depth=depth, rel_types=_types(rel_types),
-            node_kinds=list(node_kinds) if node_kinds else None, limit=limit,
+        kinds = list(node_kinds) if node_kinds else None
+        sub = await info.context.on_store(
+            lambda store: store.neighborhood(
+                [start.id], depth=depth, rel_types=_types(rel_types), node_kinds=kinds,
+                limit=limit,
+            )
         )
-        return t.subgraph(sub)
+        return r.subgraph(sub)
 
     @strawberry.field(
         name="shortestPath",
@@ -220,28 +221,32 @@ class Query:
     )
     async def shortest_path(
         self, info: Ctx, from_: Annotated[strawberry.ID, strawberry.argument(name="from")],
-        to: strawberry.ID, rel_types: list[t.RelTypeEnum] | None = None,  # type: ignore[valid-type]
+        to: strawberry.ID, rel_types: list[r.RelTypeEnum] | None = None,  # type: ignore[valid-type]
         max_hops: int = 4,
-    ) -> t.Path | None:
+    ) -> r.Path | None:
         check_range("maxHops", max_hops, 1, info.context.settings.max_hops)
         a = await find(info, from_, None, "from")
         b = await find(info, to, None, "to")
-        found = await info.context.call("shortest_path", a.id, b.id, _types(rel_types), max_hops)
-        return t.path(found) if found is not None else None
+        found = await info.context.on_store(
+            lambda store: store.shortest_path(a.id, b.id, _types(rel_types), max_hops)
+        )
+        return r.path(found) if found is not None else None
 
     @strawberry.field(description="Up to `k` simple paths, shortest and strongest first.")
     async def paths(
         self, info: Ctx, from_: Annotated[strawberry.ID, strawberry.argument(name="from")],
-        to: strawberry.ID, k: int = 3, rel_types: list[t.RelTypeEnum] | None = None,  # type: ignore[valid-type]
+        to: strawberry.ID, k: int = 3, rel_types: list[r.RelTypeEnum] | None = None,  # type: ignore[valid-type]
         max_hops: int = 4,
-    ) -> list[t.Path]:
+    ) -> list[r.Path]:
         s = info.context.settings
         check_range("k", k, 1, s.max_paths)
         check_range("maxHops", max_hops, 1, s.max_hops)
         a = await find(info, from_, None, "from")
         b = await find(info, to, None, "to")
-        found = await info.context.call("k_paths", a.id, b.id, k, _types(rel_types), max_hops)
-        return [t.path(p) for p in found]
+        found = await info.context.on_store(
+            lambda store: store.k_paths(a.id, b.id, k, _types(rel_types), max_hops)
+        )
+        return [r.path(p) for p in found]
 
     @strawberry.field(
         description="Papers related to a paper (and `positive`, away from `negative`) or a text, "
@@ -259,18 +264,26 @@ class Query:
         pos = [(await find(info, p, papers, "positive")).id for p in positive or []]
         neg = [(await find(info, p, papers, "negative")).id for p in negative or []]
         excl = [raw_id(x) for x in exclude or []]
-        _, found = await info.context.call_fn(
-            lambda: info.context.services.service().related(
+        _, found = await info.context.on_service(
+            lambda service: service.related(
                 paper=seed, text=text, first=first, exclude=excl, positive=pos, negative=neg
             )
         )
         return [t.related_paper(r) for r in found]
 
+    @strawberry.field(description="The node kinds, with how they are drawn.")
+    def node_kinds(self) -> list[registry.NodeKindSpec]:
+        return registry.node_kinds()
+
+    @strawberry.field(description="The edge types: endpoints, direction, wording and colour.")
+    def edge_types(self) -> list[registry.EdgeTypeSpec]:
+        return registry.edge_types()
+
     @strawberry.field(description="Counts per node and edge kind; the most central concepts.")
     async def stats(self, info: Ctx) -> t.Stats:
-        s = await info.context.call("stats")
+        s = await info.context.on_store(lambda store: store.stats())
         # PageRank over the whole graph only when asked for (~1 s on ICLR 2021 uncached)
-        central = (await info.context.call_fn(_central, info.context)
+        central = (await in_thread(_central, info.context)
                    if _selects(info.selected_fields, "centralConcepts") else [])
         return t.Stats(
             nodes=[t.KindCount(kind=k, count=v) for k, v in s.nodes.items()],
@@ -310,22 +323,14 @@ def _central(ctx: Context) -> list[t.CentralConcept]:
 # --------------------------------------------------------------------------- mutations
 
 
-def _report(r: Any, problems: list[str]) -> t.ChangeReport:
+def _report(rep: BuildReport, problems: list[str]) -> t.ChangeReport:
     return t.ChangeReport(
-        added=[strawberry.ID(x) for x in r.added], removed=[strawberry.ID(x) for x in r.removed],
-        updated=r.updated, duplicates=r.duplicates, nodes_written=r.nodes_written,
-        edges_written=r.edges_written, nodes_deleted=r.nodes_deleted,
-        edges_deleted=r.edges_deleted, problems=problems + [str(p) for p in r.problems],
+        added=[strawberry.ID(x) for x in rep.added],
+        removed=[strawberry.ID(x) for x in rep.removed],
+        updated=rep.updated, duplicates=rep.duplicates, nodes_written=rep.nodes_written,
+        edges_written=rep.edges_written, nodes_deleted=rep.nodes_deleted,
+        edges_deleted=rep.edges_deleted, problems=problems + [str(p) for p in rep.problems],
     )
-
-
-def _write(ctx: Context, **kwargs: Any) -> Any:
-    services = ctx.services
-    with services.write_lock:
-        try:
-            return services.pipeline().run(services.store(), **kwargs)
-        finally:
-            services.wrote()
 
 
 @strawberry.type
@@ -343,15 +348,17 @@ class Mutation:
         problems: list[str] = []
         for i, item in enumerate(input):
             record = {k: v for k, v in vars(item).items() if v is not None}
+            notes: list[str] = []  # fields dropped for a bad value: the paper still goes in
             try:
-                papers.append(paper_from_record(record, source=f"api:addPapers[{i}]"))
+                papers.append(paper_from_record(record, source=f"api:addPapers[{i}]", notes=notes))
             except InputError as exc:
                 problems.append(f"input[{i}]: {exc}")
+            problems.extend(f"input[{i}]: {note}" for note in notes)
         if not papers:
             return t.ChangeReport(added=[], removed=[], updated=0, duplicates=0, nodes_written=0,
                                   edges_written=0, nodes_deleted=0, edges_deleted=0,
                                   problems=problems)
-        report = await info.context.call_fn(_write, info.context, add_papers=papers)
+        report = await in_thread(lambda: info.context.services.write(papers=papers))
         return _report(report, problems)
 
     @strawberry.mutation(
@@ -361,14 +368,11 @@ class Mutation:
     async def remove_paper(self, info: Ctx, id: strawberry.ID) -> t.ChangeReport:
         info.context.require_api_key()
         node = await find(info, id, [NodeKind.PAPER], "id")
-        report = await info.context.call_fn(_write, info.context, remove=[node.id])
+        report = await in_thread(lambda: info.context.services.write(remove=[node.id]))
         return _report(report, [])
 
 
 # --------------------------------------------------------------------------- schema
-
-
-FLAT_ROWS = (t.GraphNode, t.GraphEdge, t.PathHop)
 
 
 class CitegraphSchema(strawberry.Schema):
@@ -401,15 +405,16 @@ def build_schema(settings: Settings | None = None) -> strawberry.Schema:
             }),
             lambda: MaxTokensLimiter(max_token_count=s.max_tokens),
             ValidUnicodeArguments,
-            masking_extension,
-            lambda: ParserCache(maxsize=256),
+            ErrorCodes,
+            NameResolutions,
+            lambda: ParserCacheInside(maxsize=256),
             lambda: ValidationCache(maxsize=256),
         ],
         execution_context_class=context_class,
     )
     converter = schema.config.name_converter
     plan = {}
-    for cls in FLAT_ROWS:
+    for cls in r.FLAT_ROWS:
         definition = getattr(cls, "__strawberry_definition__")  # noqa: B009 (set by strawberry)
         plan[converter.from_object(definition)] = {
             converter.get_graphql_name(f): f.python_name for f in definition.fields

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from strawberry.dataloader import DataLoader
@@ -18,13 +18,14 @@ from graph.model import Edge, GraphNode, RelType
 from graph.store import GraphStore
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 EdgeKey = tuple[str, frozenset[RelType] | None]
 
 
-async def in_thread(store_fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a (sync, maybe slow) store call off the event loop."""
-    return await run_in_threadpool(store_fn, *args, **kwargs)
+async def in_thread(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run a (sync, maybe slow) store call off the event loop; mypy checks the arguments."""
+    return await run_in_threadpool(fn, *args, **kwargs)
 
 
 @dataclass

@@ -1,0 +1,113 @@
+"""How errors reach clients: citegraph's own errors with their message and a code,
+everything else masked (and logged with its traceback here, never sent)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from graphql import GraphQLError
+from strawberry.extensions import ParserCache, SchemaExtension
+
+from api.graphql.context import ForbiddenError
+from api.graphql.limits import QueryTooCostlyError
+from graph.errors import (
+    CitegraphError,
+    InvalidArgumentError,
+    ModelUnavailableError,
+    NotFoundError,
+    StoreUnavailableError,
+)
+
+log = logging.getLogger(__name__)
+
+MASKED_MESSAGE = "Internal server error; the server log has the details."
+
+
+def error_code(exc: BaseException | None) -> str | None:
+    """A stable ``extensions.code`` for an error raised by a resolver."""
+    codes: list[tuple[type[BaseException], str]] = [
+        (InvalidArgumentError, "INVALID_ARGUMENT"),
+        (NotFoundError, "NOT_FOUND"),
+        (ForbiddenError, "FORBIDDEN"),
+        (StoreUnavailableError, "STORE_UNAVAILABLE"),
+        (ModelUnavailableError, "MODEL_UNAVAILABLE"),
+        (QueryTooCostlyError, "QUERY_TOO_COSTLY"),
+        (CitegraphError, "BAD_REQUEST"),
+    ]
+    for cls, code in codes:
+        if isinstance(exc, cls):
+            return code
+    return None
+
+
+def should_mask(error: GraphQLError) -> bool:
+    """Mask unexpected exceptions; keep GraphQL's own (validation) and citegraph's errors."""
+    original = error.original_error
+    return original is not None and not isinstance(original, CitegraphError | GraphQLError)
+
+
+def is_client_error(error: GraphQLError) -> bool:
+    """Errors meant for the client (bad query, unknown id): not worth a traceback here."""
+    return error.original_error is None or isinstance(error.original_error, CitegraphError)
+
+
+class ErrorCodes(SchemaExtension):
+    """Every error a client sees carries ``extensions.code``; unexpected ones are masked.
+
+    Written as strawberry's MaskErrors is: the result's errors are rewritten when the
+    operation ends, after ``Schema.process_errors`` has logged the originals.
+    """
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        errors = getattr(result, "errors", None)
+        if result is not None and errors:
+            result.errors = [client_error(e) for e in errors]
+
+
+class ParserCacheInside(ParserCache):
+    """strawberry's ParserCache, minus its one hole: a document that does not parse.
+
+    ParserCache parses in its hook, so a syntax error leaves the operation as an
+    exception, and the result made from it is seen by no extension (no code, and
+    MaskErrors would miss it too). Left unparsed, the document is parsed again by
+    strawberry inside the operation, where :class:`ErrorCodes` sees the error.
+    """
+
+    def on_parse(self) -> Iterator[None]:
+        try:
+            yield from super().on_parse()
+        except GraphQLError:
+            self.execution_context.graphql_document = None
+            yield
+
+
+def client_error(error: GraphQLError) -> GraphQLError:
+    """``error`` with its code (and ``argument``), or the masked error that replaces it."""
+    if should_mask(error):
+        return GraphQLError(
+            MASKED_MESSAGE, nodes=error.nodes, source=error.source,
+            positions=error.positions, path=error.path,
+            extensions={"code": "INTERNAL_SERVER_ERROR"},
+        )
+    original = error.original_error
+    code = error_code(original)
+    if code is None:
+        if original is not None and error.path:
+            return error  # GraphQL's own error from a resolver: left as graphql-core made it
+        code = "GRAPHQL_VALIDATION_FAILED"  # a document or variable the schema refuses
+    ext = dict(error.extensions or {})
+    ext["code"] = code
+    if isinstance(original, InvalidArgumentError):
+        ext["argument"] = original.argument
+    error.extensions = ext
+    return error
+
+
+def check_range(argument: str, value: int, low: int, high: int) -> int:
+    """``value`` when low <= value <= high, else InvalidArgumentError naming ``argument``."""
+    if value < low or value > high:
+        raise InvalidArgumentError(argument, f"must be between {low} and {high} (got {value})")
+    return value

@@ -1,0 +1,112 @@
+"""The flat rows of the graph-shaped payloads (neighborhood, paths) and their conversions.
+
+``GraphNode``, ``GraphEdge`` and ``PathHop`` have plain attributes and no resolvers,
+so :mod:`api.graphql.fastpath` can complete whole lists of them at once.
+"""
+
+# mypy: disable-error-code="untyped-decorator"
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import strawberry
+
+from graph import model
+from graph.model import NodeKind, RelType
+from graph.schema import hop_reason
+
+NodeKindEnum = strawberry.enum(NodeKind, name="NodeKind", description="What a node is.")
+RelTypeEnum = strawberry.enum(RelType, name="RelType", description="Relationship types.")
+
+
+@strawberry.type(description="A node in a graph payload; `id` is the raw key edges refer to.")
+class GraphNode:
+    id: strawberry.ID
+    label: str
+    kind: NodeKindEnum  # type: ignore[valid-type]
+
+
+@strawberry.type(description="An edge in its stored direction; `terms` for SHARES_TERM edges.")
+class GraphEdge:
+    source: strawberry.ID
+    target: strawberry.ID
+    type: RelTypeEnum  # type: ignore[valid-type]
+    weight: float
+    terms: list[str] | None
+    reason: str = strawberry.field(
+        description="Why its ends are joined, as a sentence (the registry's wording)."
+    )
+
+
+@strawberry.type(description="One step of a path, in walking order, with why it is there.")
+class PathHop:
+    from_: strawberry.ID = strawberry.field(name="from")
+    to: strawberry.ID
+    type: RelTypeEnum  # type: ignore[valid-type]
+    weight: float
+    reason: str
+    terms: list[str] | None
+
+
+#: the types api.graphql.fastpath completes a list at a time
+FLAT_ROWS = (GraphNode, GraphEdge, PathHop)
+
+
+def graph_node(node: model.GraphNode) -> GraphNode:
+    return GraphNode(id=strawberry.ID(node.id), label=node.label, kind=node.kind)
+
+
+def graph_edge(edge: model.Edge, labels: Mapping[str, str]) -> GraphEdge:
+    """The row for ``edge``; ``labels`` (node id -> label) words its reason."""
+    terms = edge.attrs.get("terms")
+    return GraphEdge(
+        source=strawberry.ID(edge.source), target=strawberry.ID(edge.target), type=edge.type,
+        weight=edge.weight, terms=list(terms) if terms is not None else None,
+        reason=hop_reason(edge, labels),
+    )
+
+
+@strawberry.type(description="Nodes and edges around the start; `truncated` when `limit` cut it.")
+class Subgraph:
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    truncated: bool
+
+
+def subgraph(sub: model.Subgraph) -> Subgraph:
+    labels = {n.id: n.label for n in sub.nodes}
+    return Subgraph(
+        nodes=[graph_node(n) for n in sub.nodes],
+        edges=[graph_edge(e, labels) for e in sub.edges],
+        truncated=sub.truncated,
+    )
+
+
+@strawberry.type(description="An ordered path: `hops[i]` joins `nodes[i]` and `nodes[i+1]`.")
+class Path:
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    hops: list[PathHop]
+    length: int
+    strength: float
+
+
+def path(p: model.GraphPath) -> Path:
+    labels = {n.id: n.label for n in p.nodes}
+    hops = []
+    for a, b, e in zip(p.nodes, p.nodes[1:], p.edges, strict=False):
+        terms = e.attrs.get("terms")
+        hops.append(
+            PathHop(
+                from_=strawberry.ID(a.id), to=strawberry.ID(b.id), type=e.type, weight=e.weight,
+                reason=hop_reason(e, labels), terms=list(terms) if terms is not None else None,
+            )
+        )
+    return Path(
+        nodes=[graph_node(n) for n in p.nodes],
+        edges=[graph_edge(e, labels) for e in p.edges],
+        hops=hops,
+        length=p.hops,
+        strength=round(p.strength, 6),
+    )

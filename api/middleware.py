@@ -1,0 +1,93 @@
+"""Request body size (413) and per-request time (504) limits, as plain ASGI middleware."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
+
+
+def error_body(message: str, code: str) -> bytes:
+    """A GraphQL-shaped error body, for answers given outside GraphQL execution."""
+    return json.dumps({"errors": [{"message": message, "extensions": {"code": code}}]}).encode()
+
+
+class LimitsMiddleware:
+    """Request body size (413) and per-request time (504), as plain ASGI."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int, timeout_s: float) -> None:
+        self.app = app
+        self.max_body = max_body_bytes
+        self.timeout = timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            await self._reply(send, 413, self._too_large())
+            return
+        seen = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body:
+                    raise _BodyTooLargeError
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await asyncio.wait_for(self.app(scope, limited_receive, tracking_send), self.timeout)
+        except _BodyTooLargeError:
+            if not started:
+                await self._reply(send, 413, self._too_large())
+        except TimeoutError:
+            log.warning("request to %s ran past %.1fs", scope.get("path"), self.timeout)
+            if not started:
+                await self._reply(send, 504, error_body(
+                    f"the request took longer than {self.timeout:g} s "
+                    "(CITEGRAPH_REQUEST_TIMEOUT_S); narrow it (depth, limit, first, maxHops)",
+                    "TIMEOUT",
+                ))
+        except RecursionError:
+            # e.g. a JSON body nested tens of thousands deep (small enough to pass the size
+            # limit): json.loads gives up inside strawberry; that is the client's error
+            log.warning("request to %s nested too deeply to parse", scope.get("path"))
+            if not started:
+                await self._reply(send, 400, error_body(
+                    "the request body is nested too deeply to parse", "BAD_REQUEST"
+                ))
+
+    def _too_large(self) -> bytes:
+        return error_body(
+            f"request body larger than {self.max_body} bytes (CITEGRAPH_MAX_BODY_BYTES)",
+            "PAYLOAD_TOO_LARGE",
+        )
+
+    @staticmethod
+    async def _reply(send: Send, status: int, body: bytes) -> None:
+        await send({
+            "type": "http.response.start", "status": status,
+            "headers": [(b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode())],
+        })
+        await send({"type": "http.response.body", "body": body})
+
+
+class _BodyTooLargeError(Exception):
+    pass

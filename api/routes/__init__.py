@@ -1,0 +1,1 @@
+"""The HTTP routes beside GraphQL: health, exports, the explorer page."""

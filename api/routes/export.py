@@ -1,0 +1,116 @@
+"""``/export/{format}``: the graph, a neighbourhood, a path or a node set as a file.
+
+The formats are written by :mod:`api.export`; which nodes go in is
+:meth:`graph.service.GraphService.export_parts`, so ``around=SDE`` finds what
+``neighborhood(id: "SDE")`` and ``citegraph neighbors SDE`` find.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from api import export
+from api.graphql.arguments import bad_text
+from api.graphql.errors import error_code
+from api.ids import raw_id
+from api.services import Services
+from graph.errors import CitegraphError, NotFoundError
+from graph.model import Edge, GraphNode
+
+
+def router(services: Services) -> APIRouter:
+    """The export route over ``services``."""
+    routes = APIRouter()
+
+    @routes.get("/export/{fmt}", summary="The graph or a subgraph for Gephi, Cytoscape, yEd…")
+    async def export_graph(
+        fmt: str,
+        around: str | None = Query(None, description="Node id: export its neighborhood"),
+        depth: int = Query(2, description="Hops around `around`"),
+        path: str | None = Query(None, description="Two node ids 'A,B': their shortest path"),
+        ids: str | None = Query(
+            None, description="Node ids 'A,B,C': exactly these nodes and the edges among them"
+        ),
+        limit: int | None = Query(None, description="Most nodes for `around`"),
+    ) -> Response:
+        if fmt not in export.FORMATS:
+            return _client_error(
+                NotFoundError(f"unknown export format {fmt!r}; use graphml, gexf or cytoscape.json")
+            )
+        try:
+            nodes, edges = await run_in_threadpool(
+                _export_parts, services, around, depth, path, ids, limit
+            )
+        except CitegraphError as exc:
+            return _client_error(exc)
+        writer, media, filename = export.FORMATS[fmt]
+        headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+        # text stored before it was checked (a lone surrogate) cannot be written as UTF-8 or
+        # XML: export it with U+FFFD in its place rather than fail, and say so
+        g, changed = await run_in_threadpool(_valid_unicode, export.to_networkx(nodes, edges))
+        body = await run_in_threadpool(writer, g)
+        if changed:
+            headers["X-Citegraph-Warning"] = (
+                f"{changed} value(s) held invalid Unicode (lone surrogates), exported with "
+                "U+FFFD in their place"
+            )
+        return Response(body, media_type=media, headers=headers)
+
+    return routes
+
+
+def _valid_unicode(g: Any) -> tuple[Any, int]:
+    """``g``, or a copy with lone surrogates replaced by U+FFFD; how many values changed."""
+    import networkx as nx
+
+    def bad(value: Any) -> bool:
+        return isinstance(value, str) and bad_text(value) is not None
+
+    if not any(bad(n) or any(bad(v) for v in a.values()) for n, a in g.nodes(data=True)) and \
+            not any(any(bad(v) for v in a.values()) for *_, a in g.edges(keys=True, data=True)):
+        return g, 0
+    changed = 0
+
+    def fix(value: Any) -> Any:
+        nonlocal changed
+        if not bad(value):
+            return value
+        changed += 1
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+    out = nx.MultiDiGraph()
+    for n, attrs in g.nodes(data=True):
+        out.add_node(fix(n), **{k: fix(v) for k, v in attrs.items()})
+    for a, b, key, attrs in g.edges(keys=True, data=True):
+        out.add_edge(fix(a), fix(b), key=key, **{k: fix(v) for k, v in attrs.items()})
+    return out, changed
+
+
+def _client_error(exc: CitegraphError) -> JSONResponse:
+    code = error_code(exc) or "BAD_REQUEST"
+    status = {"NOT_FOUND": 404, "STORE_UNAVAILABLE": 503}.get(code, 400)
+    err: dict[str, Any] = {"message": str(exc), "extensions": {"code": code}}
+    return JSONResponse({"errors": [err]}, status_code=status)
+
+
+def _export_parts(
+    services: Services,
+    around: str | None,
+    depth: int,
+    path: str | None,
+    ids: str | None = None,
+    limit: int | None = None,
+) -> tuple[list[GraphNode], list[Edge]]:
+    """Nodes and edges for an export (global ids accepted wherever a raw id is)."""
+
+    def raw_list(value: str | None) -> str | None:
+        return None if value is None else ",".join(raw_id(v.strip()) for v in value.split(","))
+
+    return services.service().export_parts(
+        around=raw_id(around) if around is not None else None,
+        depth=depth, path=raw_list(path), ids=raw_list(ids), limit=limit,
+    )
