@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -141,7 +142,10 @@ def child(code: Path, graph: Path, samples: int, bolt: list[str]) -> dict[str, A
 
 def run(code: Path, graph: Path, samples: int, bolt: list[str]) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__)), "--child", str(code), str(graph), str(samples), *bolt]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=900)
+    # one BLAS thread: on a shared machine its spinning threads made one 3,000 x 384
+    # product take 0.3 ms or 8 ms at random, on either side
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    res = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=900, env=env)
     return dict(json.loads(res.stdout.strip().splitlines()[-1]))
 
 
