@@ -1,4 +1,9 @@
-"""The GraphStore protocol every store implements, and the ordering rules they share.
+"""The GraphStore protocol, the narrow Backend seam under it, and the ordering contract.
+
+Layers: the public :class:`GraphStore` reads (lookup, neighbourhood, paths, search) are
+written once in :mod:`graph.query` (inherited through :class:`graph.query.QueryLayer`)
+over the primitives of :class:`Backend`, which is all a store implements besides its
+writes and counts. So every store applies the same rules and argument checks.
 
 Ordering contract (so every store gives the same answers on the same graph):
 
@@ -13,28 +18,31 @@ Ordering contract (so every store gives the same answers on the same graph):
   Edges returned are all the edges among kept nodes that pass the type filter,
   sorted by (source, target, type).
 * ``shortest_path``: fewest hops; ties broken by :func:`path_sort_key` (strongest total
-  weight first, then the node id sequence).
+  weight first, then the node id sequence). Between two nodes a path uses
+  :func:`best_edge`: highest weight, then type name, then (source, target).
 * ``k_paths``: simple paths of at most ``max_hops``, sorted by :func:`path_sort_key`
   over (hops, -strength, ids), the first ``k``. Lengths are searched shortest first
   and the search stops after the length at which ``k`` are found; at most 1,000
-  candidates are collected (beyond that, which candidates are seen depends on the
-  store, so answers may differ on very dense graphs).
+  candidates are collected, depth first in node id order (the same search on every
+  store, so the same candidates even on very dense graphs).
 * ``keyword_search``: score from :func:`keyword_score`; ties by id.
 * ``vector_search``: cosine similarity rounded to 6 places, descending; ties by id;
-  a zero or empty vector gives no hits.
+  a zero or empty vector, or one of another dimension than the stored ones, gives no hits.
+* Counts (``limit``, ``offset``, ``depth``, ``k``) are ints >= 0, ``max_hops`` is
+  1..:data:`MAX_HOPS`, and an unknown node kind or relationship type is refused, with an
+  :class:`~graph.errors.InvalidArgumentError` naming the argument, on every store.
 * ``apply``: an edge whose ``attrs`` has ``weight`` must carry the same value as
   ``Edge.weight``; embeddings for ids that are not papers in the graph are an error.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from graph.errors import InvalidArgumentError
+import numpy as np
+
 from graph.model import (
     Edge,
     GraphChange,
@@ -47,6 +55,20 @@ from graph.model import (
     SearchHit,
     Subgraph,
 )
+from graph.query.rules import (
+    MAX_HOPS,
+    best_edge,
+    check_count,
+    check_hops,
+    edge_sort_key,
+    hit_sort_key,
+    kinds_filter,
+    name_key,
+    name_variants,
+    path_sort_key,
+    types_filter,
+)
+from graph.query.text import MAX_QUERY_CHARS, SearchText, keyword_score, query_terms
 
 
 @runtime_checkable
@@ -185,251 +207,100 @@ class GraphStore(Protocol):
         """The whole graph in memory (for diffs and exports)."""
 
 
-# --------------------------------------------------------------------------- shared rules
+# --------------------------------------------------------------------------- the backend seam
 
 
-def path_sort_key(path: GraphPath) -> tuple[int, float, tuple[str, ...], tuple[str, ...]]:
-    """Fewest hops, then strongest (highest summed weight), then node ids, then edge types.
+class Backend(Protocol):
+    """The primitives a store implements; :mod:`graph.query` answers every read from them.
 
-    Between two nodes joined by several edges a path uses the strongest one (ties by
-    type name), so paths are told apart by their node sequence.
+    Batch-oriented: each call takes a whole ring of node ids, so a server store answers
+    one round trip per ring. Arguments arrive checked (types and kinds as sets, None for
+    all); ordering, limits and ties are the query layer's job, not the backend's.
     """
-    return (
-        path.hops,
-        -round(path.strength, 9),
-        tuple(n.id for n in path.nodes),
-        tuple(e.type.value for e in path.edges),
-    )
+
+    #: True when each call costs a round trip (a server): the query layer then loads the
+    #: region a path search may visit at once, instead of node by node.
+    batch_reads: bool
+
+    def reading(self) -> AbstractContextManager[object]:
+        """Held around one query: the primitives see one state of the graph."""
+
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
+        """Nodes by id; unknown ids are simply absent."""
+
+    def nodes_named(self, keys: Sequence[str]) -> list[GraphNode]:
+        """Nodes whose label/name, title or an alias folds (:func:`name_key`) to one of
+        ``keys`` (a superset is fine: the query layer checks again)."""
+
+    def page(
+        self,
+        kind: NodeKind,
+        *,
+        offset: int,
+        limit: int,
+        venue: str | None,
+        year: int | None,
+        neighbor: str | None,
+    ) -> tuple[list[GraphNode], int]:
+        """A page of one kind by id, and the total (``neighbor``: joined to that id)."""
+
+    def incident_edges(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
+        """Edges touching any of ``ids``, either way (duplicates allowed)."""
+
+    def edges_among(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
+        """Edges with both ends in ``ids``, each once."""
+
+    def ring_neighbors(
+        self, ids: Collection[str], types: frozenset[RelType] | None
+    ) -> dict[str, Collection[str]]:
+        """For each of ``ids``: the ids joined to it by an edge of ``types`` (repeats
+        allowed; an unknown id may be absent)."""
+
+    def ring_weights(
+        self,
+        ids: Collection[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+    ) -> dict[str, float]:
+        """For each node of ``kinds`` not in ``exclude`` next to the ring ``ids``: the sum
+        of the weights of the edges of ``types`` that join it to the ring."""
+
+    def keyword_candidates(
+        self, query: str, kinds: frozenset[NodeKind] | None
+    ) -> Iterable[tuple[GraphNode, SearchText]]:
+        """Nodes of ``kinds`` that may match ``query`` (every node that scores above zero
+        must be among them), each with its :class:`SearchText`."""
+
+    def vector_candidates(
+        self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
+    ) -> list[tuple[str, float]]:
+        """(paper id, rounded cosine to ``unit``) for at least the best ``limit`` papers
+        not in ``exclude``, every paper tied with the last of them included; an
+        embedding of another dimension never matches."""
 
 
-def best_edge(edges: Iterable[Edge]) -> Edge:
-    """The edge a path uses between two nodes: highest weight, then type name."""
-    return min(edges, key=lambda e: (-e.weight, e.type.value))
-
-
-Adjacency = Callable[[str], Iterable[tuple[str, Edge]]]
-
-
-def best_shortest_path(
-    source: str,
-    target: str,
-    adjacent: Adjacency,
-    max_hops: int,
-    neighbors: Callable[[str], Iterable[str]] | None = None,
-    prefetch: Callable[[list[str]], None] | None = None,
-) -> list[tuple[str, Edge | None]] | None:
-    """The shortest path under :func:`path_sort_key`, exactly, without enumerating paths.
-
-    Breadth-first layers from ``source`` until ``target``'s layer; a backward sweep keeps
-    only the nodes that lie on some shortest path; a forward pass over those keeps, for
-    each node, the best (strength, id sequence) prefix. ``adjacent(n)`` yields
-    (neighbour, best edge) pairs with the type filter applied; ``neighbors(n)``, if
-    given, yields the same neighbours' ids only (cheaper, for the searches);
-    ``prefetch(nodes)``, if given, is told every node ``adjacent`` will be asked about,
-    before it is (a server store loads them in one query). Returns
-    [(node, edge into it)] or None when ``target`` is farther than ``max_hops``.
-    """
-    if source == target:
-        return [(source, None)]
-
-    def ids_of(u: str) -> Iterable[str]:
-        return neighbors(u) if neighbors is not None else (v for v, _ in adjacent(u))
-
-    dist = {source: 0}
-    frontier = [source]
-    found = False
-    depth = 0
-    while frontier and depth < max_hops and not found:
-        depth += 1
-        nxt: list[str] = []
-        for u in frontier:
-            for v in ids_of(u):
-                if v not in dist:
-                    dist[v] = depth
-                    nxt.append(v)
-                    found = found or v == target
-        frontier = nxt
-    if target not in dist:
-        return None
-    # nodes on some shortest path, by distance from the source
-    on_path: list[set[str]] = [set() for _ in range(dist[target] + 1)]
-    on_path[-1].add(target)
-    for d in range(dist[target], 0, -1):
-        for v in on_path[d]:
-            on_path[d - 1].update(u for u in ids_of(v) if dist.get(u) == d - 1)
-    if prefetch is not None:
-        prefetch(sorted(set().union(*on_path[:-1])))
-    # best[v] = (-strength, id sequence, path)
-    best: dict[str, tuple[float, tuple[str, ...], list[tuple[str, Edge | None]]]] = {
-        source: (0.0, (source,), [(source, None)])
-    }
-    for d in range(1, dist[target] + 1):
-        for u in sorted(on_path[d - 1]):
-            if u not in best:
-                continue
-            neg, seq, path = best[u]
-            for v, edge in adjacent(u):
-                if v not in on_path[d]:
-                    continue
-                cand = (round(neg - edge.weight, 9), (*seq, v), [*path, (v, edge)])
-                if v not in best or cand[:2] < best[v][:2]:
-                    best[v] = cand
-    return best[target][2]
-
-
-def hop_distance(
-    source: str, target: str, neighbors: Callable[[str], Iterable[str]], max_hops: int
-) -> int | None:
-    """Fewest hops from ``source`` to ``target`` (at most ``max_hops``), or None.
-
-    Breadth-first from both ends at once, always growing the smaller frontier, so the
-    search touches about the square root of what a one-sided search would.
-    """
-    if source == target:
-        return 0
-    dist = ({source: 0}, {target: 0})
-    frontier = ([source], [target])
-    depth = [0, 0]
-    while frontier[0] and frontier[1] and depth[0] + depth[1] < max_hops:
-        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
-        mine, other = dist[side], dist[1 - side]
-        depth[side] += 1
-        nxt: list[str] = []
-        best: int | None = None
-        for u in frontier[side]:
-            for v in neighbors(u):
-                if v in other:
-                    total = depth[side] + other[v]
-                    best = total if best is None else min(best, total)
-                if v not in mine:
-                    mine[v] = depth[side]
-                    nxt.append(v)
-        if best is not None:
-            return best if best <= max_hops else None
-        frontier = (nxt, frontier[1]) if side == 0 else (frontier[0], nxt)
-    return None
-
-
-_WORD = re.compile(r"[\w][\w\-]*", re.UNICODE)
-
-
-#: A keyword query is read up to this many characters: longer text is not a keyword query,
-#: and scoring every node against 90 KB of it would take seconds.
-MAX_QUERY_CHARS = 500
-
-
-def query_terms(query: str) -> list[str]:
-    """Lower-cased words of a keyword query (its first MAX_QUERY_CHARS characters)."""
-    return [w.casefold() for w in _WORD.findall(query[:MAX_QUERY_CHARS])]
-
-
-@dataclass(frozen=True, slots=True)
-class SearchText:
-    """A node's text as keyword scoring reads it (case-folded once, reusable)."""
-
-    names: tuple[str, ...]  # label/name, then aliases
-    title: str
-    body: str
-    name_text: str  # names and title joined, for word tests
-
-    @classmethod
-    def of(cls, node: GraphNode) -> SearchText:
-        names = (node.label.casefold(), *(a.casefold() for a in getattr(node, "aliases", ())))
-        title = (getattr(node, "title", None) or "").casefold()
-        body = (getattr(node, "abstract", None) or "").casefold()
-        return cls(names, title, body, " ".join(names) + " " + title)
-
-
-def keyword_score(query: str, node: GraphNode | SearchText) -> float:
-    """Score a node for a keyword query, the same way in every store.
-
-    The whole query in the label/name/alias scores 3 (exact equality 5); each query
-    word in the label/aliases scores 1, in title/abstract 0.25. Zero means no hit.
-    A store that scores many nodes passes their :class:`SearchText`, made once.
-    """
-    q = query[:MAX_QUERY_CHARS].strip().casefold()
-    if not q:
-        return 0.0
-    text = node if isinstance(node, SearchText) else SearchText.of(node)
-    score = 0.0
-    if any(n == q for n in text.names):
-        score += 5.0
-    elif any(q in n for n in text.names) or q in text.title:
-        score += 3.0
-    terms = query_terms(q)
-    for t in terms:
-        if t in text.name_text:
-            score += 1.0
-        elif t in text.body:
-            score += 0.25
-    if score and terms and not all(t in text.name_text or t in text.body for t in terms):
-        # every word must occur somewhere; partial matches rank but only above zero
-        score *= 0.5
-    return score
-
-
-def name_variants(name: str) -> list[str]:
-    """Case-folded lookup keys for a name: itself, then its singular ("LLMs" -> "llm")."""
-    key = " ".join(name.split()).casefold()
-    out = [key]
-    if len(key) > 3 and key.endswith("s") and not key.endswith("ss"):
-        out.append(key[:-1])
-    return out
-
-
-#: the most hops a path query walks, on every store (a bound on the work one query does)
-MAX_HOPS = 20
-
-
-def check_count(argument: str, value: int) -> int:
-    """``value`` as a count (an int >= 0); InvalidArgumentError naming ``argument``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentError(argument, "must be an integer")
-    if value < 0:
-        raise InvalidArgumentError(argument, "must be >= 0")
-    return value
-
-
-def check_hops(value: int) -> int:
-    """``max_hops`` between 1 and :data:`MAX_HOPS`."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentError("max_hops", "must be an integer")
-    if not 1 <= value <= MAX_HOPS:
-        raise InvalidArgumentError("max_hops", f"must be between 1 and {MAX_HOPS}")
-    return value
-
-
-def kinds_filter(kinds: Iterable[NodeKind | str] | None) -> frozenset[NodeKind] | None:
-    """Node kinds as a set (None: every kind); InvalidArgumentError for an unknown one."""
-    if kinds is None:
-        return None
-    try:
-        return frozenset(NodeKind(k) for k in kinds)
-    except ValueError:
-        raise InvalidArgumentError(
-            "kinds", f"unknown node kind; choose from {', '.join(k.value for k in NodeKind)}"
-        ) from None
-
-
-def types_filter(types: Iterable[RelType | str] | None) -> frozenset[RelType] | None:
-    """Relationship types as a set (None: every type); InvalidArgumentError if unknown."""
-    if types is None:
-        return None
-    try:
-        return frozenset(RelType(t) for t in types)
-    except ValueError:
-        raise InvalidArgumentError(
-            "rel_types",
-            f"unknown relationship type; choose from {', '.join(t.value for t in RelType)}",
-        ) from None
-
-
-def edge_sort_key(edge: Edge) -> tuple[str, str, str]:
-    return (edge.source, edge.target, edge.type.value)
-
-
-def hit_sort_key(hit: SearchHit) -> tuple[float, str]:
-    return (-round(hit.score, 9), hit.node.id)
+# The rules live in graph.query; these names stay importable from here.
+__all__ = [
+    "MAX_HOPS",
+    "MAX_QUERY_CHARS",
+    "Backend",
+    "GraphStore",
+    "SearchText",
+    "best_edge",
+    "check_count",
+    "check_hops",
+    "edge_sort_key",
+    "hit_sort_key",
+    "jsonable_attrs",
+    "keyword_score",
+    "kinds_filter",
+    "name_key",
+    "name_variants",
+    "path_sort_key",
+    "query_terms",
+    "types_filter",
+]
 
 
 def jsonable_attrs(attrs: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ Rules kept here:
 * Values always travel as parameters (``$ids``, ``$rows``…), never inside the text.
 * The only names put into query text are labels and relationship types, and they come
   from :class:`~graph.model.NodeKind` / :class:`~graph.model.RelType` members (checked by
-  :func:`label` and :func:`rel_pattern`), never from user input.
+  :func:`label` and :func:`rel_type`), never from user input.
 * Neo4j 5 syntax only (runs unchanged on 5.26 and 2025.x). No APOC, no GDS.
 * The vector index DDL is the one statement with a number in its text (index options
   cannot be parameters): the dimension, checked by :func:`vector_dims`.
@@ -19,8 +19,6 @@ from graph.errors import InvalidArgumentError
 from graph.model import NodeKind, RelType
 from graph.schema import endpoints
 
-#: Upper bound for any variable-length pattern; keeps a bad argument from a runaway query.
-MAX_PATTERN_HOPS = 20
 #: Neo4j 5 refuses a vector index over more dimensions ("must be between 1 and 4096").
 MAX_VECTOR_DIMS = 4096
 #: The cosine vector index on ``Paper.embedding``.
@@ -46,22 +44,6 @@ def rel_type(t: RelType) -> str:
     if not isinstance(t, RelType):
         raise InvalidArgumentError("rel_types", f"not a relationship type: {t!r}")
     return t.value
-
-
-def hops(max_hops: int) -> int:
-    """``max_hops`` validated as a bounded int (it is the one number put into query text)."""
-    if isinstance(max_hops, bool) or not isinstance(max_hops, int):
-        raise InvalidArgumentError("max_hops", "must be an integer")
-    if not 1 <= max_hops <= MAX_PATTERN_HOPS:
-        raise InvalidArgumentError("max_hops", f"must be between 1 and {MAX_PATTERN_HOPS}")
-    return max_hops
-
-
-def rel_pattern(types: Iterable[RelType] | None, min_hops: int, max_hops: int) -> str:
-    """``[:A|B*min..max]`` (undirected use) from enum members and validated ints."""
-    low, high = hops(min_hops), hops(max_hops)
-    names = "" if types is None else ":" + "|".join(sorted(rel_type(t) for t in types))
-    return f"[{names}*{low}..{high}]"
 
 
 # --------------------------------------------------------------------------- schema
@@ -228,11 +210,6 @@ RETURN count(*) AS deleted
 
 PING = "RETURN 1 AS ok"
 
-SERVER_COMPONENTS = (
-    "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition"
-)
-
-
 # --------------------------------------------------------------------------- reads
 
 GET_NODES = _union_over_kinds(
@@ -276,19 +253,28 @@ def count_list_nodes(kind: NodeKind, *, venue: bool, year: bool, neighbor: bool)
     return f"MATCH (n:{label(kind)})\n{where}RETURN count(n) AS total"
 
 
-def count_nodes(kind: NodeKind) -> str:
-    return f"MATCH (n:{label(kind)}) RETURN count(n) AS c"
+#: Node and edge counts, one row per label and per type (each branch reads the counts store).
+STATS = "\nUNION ALL\n".join(
+    [f"MATCH (n:{label(k)}) RETURN 'node' AS what, '{label(k)}' AS name, count(n) AS c"
+     for k in NodeKind]
+    + [f"MATCH ()-[r:{rel_type(t)}]->() RETURN 'edge' AS what, '{rel_type(t)}' AS name,"
+       " count(r) AS c" for t in RelType]
+)
 
+#: One neighbourhood ring: for each node next to ``$ids`` (of a label in ``$kinds``, not
+#: in ``$exclude``), the summed weight of the ``$types`` edges joining it to the ring.
+RING_WEIGHTS = _union_over_kinds(
+    "MATCH (a:{label})-[r]-(b)\n"
+    "WHERE a.id IN $ids AND type(r) IN $types AND NOT b.id IN $exclude\n"
+    "  AND any(x IN labels(b) WHERE x IN $kinds)\n"
+    "RETURN b.id AS id, sum(coalesce(r.weight, 1.0)) AS w"
+)
 
-def count_edges(t: RelType) -> str:
-    return f"MATCH ()-[r:{rel_type(t)}]->() RETURN count(r) AS c"
-
-
-#: Every edge touching ``$ids`` whose type is in ``$types``, with the node on the far side.
-EDGES_TOUCHING = _union_over_kinds(
+#: The neighbour ids of each node of a ring (one breadth-first layer of a path search).
+RING_NEIGHBORS = _union_over_kinds(
     "MATCH (a:{label})-[r]-(b)\n"
     "WHERE a.id IN $ids AND type(r) IN $types\n"
-    "RETURN a.id AS near, " + _rel_cols("r") + ", " + _node_cols("b")
+    "RETURN a.id AS near, collect(DISTINCT b.id) AS ids"
 )
 
 #: Edges with both ends in ``$ids`` (edges among kept nodes).
@@ -305,32 +291,6 @@ ADJACENT = _union_over_kinds(
     "WHERE a.id IN $ids AND type(r) IN $types\n"
     "RETURN a.id AS near, " + _rel_cols("r")
 )
-
-
-#: Neighbour ids only (no edge properties): the cheap query path searches walk with.
-NEIGHBOR_IDS = _union_over_kinds(
-    "MATCH (a:{label})-[r]-(b)\n"
-    "WHERE a.id IN $ids AND type(r) IN $types\n"
-    "RETURN a.id AS near, collect(DISTINCT b.id) AS ids"
-)
-
-
-def simple_paths(
-    types: Iterable[RelType] | None, length: int, source: NodeKind, target: NodeKind
-) -> str:
-    """Distinct node-id sequences of simple undirected paths of exactly ``length`` hops.
-
-    At most ``$limit``; the caller picks the edge each step uses and ranks in Python.
-    """
-    pattern = rel_pattern(types, length, length)
-    return (
-        f"MATCH (a:{label(source)} {{id: $source}})\n"
-        f"MATCH (b:{label(target)} {{id: $target}})\n"
-        f"MATCH p = (a)-{pattern}-(b)\n"
-        f"WHERE all(x IN nodes(p) WHERE single(y IN nodes(p) WHERE y = x))\n"
-        f"RETURN DISTINCT [x IN nodes(p) | x.id] AS ids\n"
-        f"LIMIT $limit"
-    )
 
 
 #: Keyword candidates: any of ``$terms`` (lower-cased) in a name, alias, title or abstract.

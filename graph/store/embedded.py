@@ -31,38 +31,42 @@ The old single-file format (``graph.citegraph``, a ZIP) is migrated on first ope
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import json
 import logging
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from graph.errors import StoreError, WriteLockTimeoutError
+from graph.errors import StoreError
 from graph.model import (
-    UNDIRECTED,
     Edge,
     GraphChange,
     GraphData,
     GraphNode,
-    GraphPath,
     GraphStats,
     NodeKind,
     RelType,
-    SearchHit,
-    Subgraph,
     node_from_props,
-    node_to_props,
 )
-from graph.store.base import jsonable_attrs
+from graph.query import QueryLayer
+from graph.store.base import Backend
+from graph.store.filelock import WriterLock
 from graph.store.memory import NetworkxStore
+from graph.store.rows import (
+    Rows,
+    chunks,
+    edge_key,
+    embedding_rows,
+    normalised,
+    prepare,
+    stored_attrs,
+)
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +74,6 @@ FORMAT = "citegraph-db"
 FORMAT_VERSION = 1
 #: a read checks for other processes' commits at most this often (seconds)
 SYNC_INTERVAL_S = 0.2
-_CHUNK = 500  # host parameters per IN (...) list
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -96,138 +99,7 @@ SCHEMA = (
     " pid INTEGER NOT NULL, summary TEXT NOT NULL)",
 )
 
-def _edge_key(source: str, target: str, type_: str) -> str:
-    """A deleted edge's key in ``tombstones``: a JSON list, whatever the ids contain."""
-    return json.dumps([source, target, type_], ensure_ascii=False)
-
-
-class _JsonAttrs(Mapping[str, Any]):
-    """An edge's attributes, decoded from their stored JSON on first access.
-
-    Loading a graph decodes 100,000s of these, and most are never read (a traversal
-    needs the weight and type only): decoding on demand halves the load time.
-    """
-
-    __slots__ = ("_data", "_raw")
-
-    def __init__(self, raw: str) -> None:
-        self._raw = raw
-        self._data: dict[str, Any] | None = None
-
-    def _decoded(self) -> dict[str, Any]:
-        if self._data is None:
-            self._data = dict(json.loads(self._raw))
-        return self._data
-
-    def __getitem__(self, key: str) -> Any:
-        return self._decoded()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._decoded())
-
-    def __len__(self) -> int:
-        return len(self._decoded())
-
-    def __repr__(self) -> str:
-        return repr(self._decoded())
-
-
-_NO_ATTRS = "{}"
-
-
-def _attrs(raw: str) -> Mapping[str, Any]:
-    return {} if raw == _NO_ATTRS else _JsonAttrs(raw)
-
-
-def _utf8(text: str, what: str) -> str:
-    """``text`` if it can be stored as UTF-8; StoreError naming ``what`` otherwise."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        bad = text[exc.start : exc.end]
-        raise StoreError(
-            f"{what}: cannot be stored: contains {bad!r} (an unpaired surrogate); "
-            "nothing was written"
-        ) from None
-    return text
-
-
-class _WriterLock:
-    """An exclusive OS lock on a file (``fcntl.flock``), re-entrant within a thread."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._local = threading.local()
-        self._thread_lock = threading.Lock()
-
-    @contextlib.contextmanager
-    def hold(
-        self, timeout_s: float, on_wait: Callable[[str], None] | None = None
-    ) -> Iterator[None]:
-        depth = getattr(self._local, "depth", 0)
-        if depth:
-            self._local.depth = depth + 1
-            try:
-                yield
-            finally:
-                self._local.depth -= 1
-            return
-        deadline = time.monotonic() + timeout_s
-        if not self._thread_lock.acquire(timeout=max(timeout_s, 0.0)):
-            raise WriteLockTimeoutError(
-                f"another writer in this process held the write lock for {timeout_s:g} s"
-            )
-        fd = -1
-        try:
-            try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
-            except OSError as exc:
-                raise StoreError(f"cannot open the write lock {self.path}: {exc.strerror}") from exc
-            told = False
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as exc:
-                    if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                        raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
-                if not told:
-                    holder = self._holder()
-                    message = f"waiting for another writer ({holder}) to finish …"
-                    log.warning(message)
-                    if on_wait is not None:
-                        on_wait(message)
-                    told = True
-                if time.monotonic() >= deadline:
-                    raise WriteLockTimeoutError(
-                        f"another writer ({self._holder()}) held {self.path} for more than "
-                        f"{timeout_s:g} s (CITEGRAPH_WRITE_LOCK_TIMEOUT_S); try again later"
-                    )
-                time.sleep(0.05)
-            os.ftruncate(fd, 0)
-            os.write(fd, f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}".encode())
-            self._local.depth = 1
-            try:
-                yield
-            finally:
-                self._local.depth = 0
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, 0)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            if fd >= 0:
-                os.close(fd)
-            self._thread_lock.release()
-
-    def _holder(self) -> str:
-        try:
-            text = self.path.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            text = ""
-        return text or "another process"
-
-
-class EmbeddedStore:
+class EmbeddedStore(QueryLayer):
     """GraphStore over a SQLite database file, answered from an in-memory mirror."""
 
     def __init__(
@@ -245,7 +117,7 @@ class EmbeddedStore:
             raise StoreError(
                 f"cannot create the data folder {path.parent}: {exc.strerror}"
             ) from exc
-        self._writer = _WriterLock(path.with_name(path.name + ".lock"))
+        self._writer = WriterLock(path.with_name(path.name + ".lock"))
         if not path.exists() and legacy_file is not None and legacy_file.exists():
             with self._writer.hold(lock_timeout_s):
                 if not path.exists():
@@ -343,8 +215,8 @@ class EmbeddedStore:
                 for s, t, typ, w, attrs in self._db.execute(
                     "SELECT source, target, type, weight, attrs FROM edges"
                 ):
-                    data.add_edge(Edge(s, t, types[typ], float(w), _attrs(attrs)))
-                ids, rows = _embedding_rows(
+                    data.add_edge(Edge(s, t, types[typ], float(w), stored_attrs(attrs)))
+                ids, rows = embedding_rows(
                     self._db.execute("SELECT id, dim, vector FROM embeddings ORDER BY id")
                 )
             finally:
@@ -421,7 +293,7 @@ class EmbeddedStore:
                 "SELECT source, target, type, weight, attrs FROM edges WHERE seq > ?", (seq,)
             )
         ]
-        ids, rows = _embedding_rows(
+        ids, rows = embedding_rows(
             db.execute("SELECT id, dim, vector FROM embeddings WHERE seq > ? ORDER BY id", (seq,))
         )
         # a node deleted and created again since ``seq`` has a tombstone and a row: the
@@ -496,18 +368,18 @@ class EmbeddedStore:
                 if self._db_seq() != self._seq:
                     self._next_check = 0.0
                     self._sync()
-                rows = _prepare(change, mirror)
+                rows = prepare(change, mirror)
                 seq = self._seq + 1
                 self._commit(seq, change, rows)
                 try:
-                    mirror.apply_trusted(_normalised(change))
+                    mirror.apply_trusted(normalised(change))
                     self._seq = seq
                 except Exception:
                     log.exception("the in-memory graph could not take a commit; reloading it")
                     self._load()
                 self._changed_elsewhere()  # our own commit is not news
 
-    def _commit(self, seq: int, change: GraphChange, rows: _Rows) -> None:
+    def _commit(self, seq: int, change: GraphChange, rows: Rows) -> None:
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -540,7 +412,7 @@ class EmbeddedStore:
     def _before_commit(self) -> None:
         """A hook between writing the rows and COMMIT (the crash tests kill here)."""
 
-    def _write_rows(self, seq: int, rows: _Rows) -> None:
+    def _write_rows(self, seq: int, rows: Rows) -> None:
         db = self._db
         for s, t, typ in rows.delete_edges:
             db.execute(
@@ -548,9 +420,9 @@ class EmbeddedStore:
             )
         db.executemany(
             "INSERT INTO tombstones VALUES (?, 'edge', ?)",
-            [(seq, _edge_key(s, t, typ)) for s, t, typ in rows.delete_edges],
+            [(seq, edge_key(s, t, typ)) for s, t, typ in rows.delete_edges],
         )
-        for part in _chunks(rows.delete_nodes):
+        for part in chunks(rows.delete_nodes):
             marks = ",".join("?" * len(part))
             db.execute(f"DELETE FROM edges WHERE source IN ({marks})", part)  # noqa: S608 - only placeholders
             db.execute(f"DELETE FROM edges WHERE target IN ({marks})", part)  # noqa: S608
@@ -585,7 +457,7 @@ class EmbeddedStore:
         if self._mirror is not None:
             return self._mem().get_nodes(ids)
         found: dict[str, GraphNode] = {}
-        for part in _chunks(list(dict.fromkeys(ids))):
+        for part in chunks(list(dict.fromkeys(ids))):
             marks = ",".join("?" * len(part))
             for nid, kind, props in self._query(
                 f"SELECT id, kind, props FROM nodes WHERE id IN ({marks})", part  # noqa: S608
@@ -609,64 +481,9 @@ class EmbeddedStore:
         return str(rows[0][0]) if rows else None
 
     # ------------------------------------------------------------------ reads (mirror)
-    def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
-        return self._mem().find_node(name, kinds)
-
-    def list_nodes(
-        self,
-        kind: NodeKind,
-        *,
-        offset: int = 0,
-        limit: int = 50,
-        venue: str | None = None,
-        year: int | None = None,
-        neighbor: str | None = None,
-    ) -> tuple[list[GraphNode], int]:
-        return self._mem().list_nodes(
-            kind, offset=offset, limit=limit, venue=venue, year=year, neighbor=neighbor
-        )
-
-    def edges_of(self, ids: Sequence[str], types: Collection[RelType] | None = None) -> list[Edge]:
-        return self._mem().edges_of(ids, types)
-
-    def neighborhood(
-        self,
-        ids: Sequence[str],
-        depth: int = 1,
-        rel_types: Collection[RelType] | None = None,
-        node_kinds: Collection[NodeKind] | None = None,
-        limit: int = 200,
-    ) -> Subgraph:
-        return self._mem().neighborhood(ids, depth, rel_types, node_kinds, limit)
-
-    def shortest_path(
-        self,
-        source: str,
-        target: str,
-        rel_types: Collection[RelType] | None = None,
-        max_hops: int = 6,
-    ) -> GraphPath | None:
-        return self._mem().shortest_path(source, target, rel_types, max_hops)
-
-    def k_paths(
-        self,
-        source: str,
-        target: str,
-        k: int = 3,
-        rel_types: Collection[RelType] | None = None,
-        max_hops: int = 4,
-    ) -> list[GraphPath]:
-        return self._mem().k_paths(source, target, k, rel_types, max_hops)
-
-    def keyword_search(
-        self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
-    ) -> list[SearchHit]:
-        return self._mem().keyword_search(query, kinds, limit)
-
-    def vector_search(
-        self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
-    ) -> list[SearchHit]:
-        return self._mem().vector_search(vector, limit, exclude)
+    def read_backend(self) -> Backend:
+        """Queries are answered by the mirror (:mod:`graph.query` over its primitives)."""
+        return self._mem()
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return self._mem().embeddings(ids)
@@ -677,121 +494,6 @@ class EmbeddedStore:
 
     def snapshot(self) -> GraphData:
         return self._mem().snapshot()
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-class _Rows:
-    """A change serialised to rows, checked before any of it is written."""
-
-    __slots__ = ("delete_edges", "delete_nodes", "edges", "embeddings", "model", "nodes")
-
-    def __init__(self) -> None:
-        self.delete_edges: list[tuple[str, str, str]] = []
-        self.delete_nodes: list[str] = []
-        self.nodes: list[tuple[str, str, str]] = []
-        self.edges: list[tuple[str, str, str, float, str]] = []
-        self.embeddings: list[tuple[str, int, bytes]] = []
-        self.model: str | None = None
-
-
-def _normalised(change: GraphChange) -> GraphChange:
-    """Undirected edges with source < target, as stored."""
-    flip = [
-        e if e.type not in UNDIRECTED or e.source <= e.target
-        else Edge(e.target, e.source, e.type, e.weight, e.attrs)
-        for e in change.upsert_edges
-    ]
-    dels = [
-        (t, s, typ) if typ in UNDIRECTED and s > t else (s, t, typ)
-        for s, t, typ in change.delete_edges
-    ]
-    return GraphChange(
-        upsert_nodes=change.upsert_nodes,
-        delete_nodes=change.delete_nodes,
-        upsert_edges=tuple(flip),
-        delete_edges=tuple(dels),
-        embedding_ids=change.embedding_ids,
-        embeddings=change.embeddings,
-        embedding_model=change.embedding_model,
-    )
-
-
-def _prepare(change: GraphChange, current: NetworkxStore) -> _Rows:
-    """Validate ``change`` against the graph as it is and serialise it; nothing is written."""
-    change = _normalised(change)
-    rows = _Rows()
-    gone = set(change.delete_nodes)
-    upserted = {n.id: n for n in change.upsert_nodes}
-    g = current.g
-
-    def exists(nid: str) -> bool:
-        return nid in upserted or (nid in g and nid not in gone)
-
-    for s, t, typ in change.delete_edges:
-        rows.delete_edges.append((s, t, RelType(typ).value))
-    rows.delete_nodes = [n for n in dict.fromkeys(change.delete_nodes) if n in g]
-    for node in change.upsert_nodes:
-        _utf8(node.id, f"node id {node.id!r}")
-        props = json.dumps(node_to_props(node), ensure_ascii=False, allow_nan=False)
-        rows.nodes.append((node.id, node.kind.value, _utf8(props, f"node {node.id!r}")))
-    for e in change.upsert_edges:
-        if not (exists(e.source) and exists(e.target)):
-            raise StoreError(
-                f"edge {e.type} {e.source} -> {e.target}: unknown endpoint; nothing was written"
-            )
-        if "weight" in e.attrs and abs(float(e.attrs["weight"]) - e.weight) > 1e-9:
-            raise StoreError(f"edge {e.key}: attrs.weight != weight; nothing was written")
-        try:
-            attrs = json.dumps(jsonable_attrs(dict(e.attrs)), ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise StoreError(f"edge {e.key}: attrs cannot be stored ({exc})") from None
-        rows.edges.append(
-            (e.source, e.target, e.type.value, float(e.weight), _utf8(attrs, f"edge {e.key}"))
-        )
-    if change.embedding_ids:
-        matrix = np.asarray(change.embeddings, dtype=np.float32)
-        if matrix.ndim != 2 or matrix.shape[0] != len(change.embedding_ids):
-            raise StoreError("embeddings: need one row per embedding id; nothing was written")
-        if not np.isfinite(matrix).all():
-            raise StoreError("embeddings: not finite; nothing was written")
-        stored_ids, stored = current.embedding_matrix()
-        kept = {pid for pid in stored_ids if pid not in gone} - set(change.embedding_ids)
-        if stored.size and kept and matrix.shape[1] != stored.shape[1]:
-            # one dimension for every vector: a new model must replace them all at once
-            raise StoreError(
-                f"embeddings: {matrix.shape[1]} dimensions, but {len(kept)} stored papers have "
-                f"{stored.shape[1]}; nothing was written"
-            )
-        for pid, vec in zip(change.embedding_ids, matrix, strict=True):
-            owner: GraphNode | None = upserted.get(pid)
-            if owner is None and exists(pid):
-                owner = current.g.nodes[pid]["node"]
-            if owner is None or owner.kind is not NodeKind.PAPER:
-                raise StoreError(
-                    f"embedding for a paper not in the graph: {pid!r}; nothing was written"
-                )
-            rows.embeddings.append((pid, int(matrix.shape[1]), vec.astype("<f4").tobytes()))
-    if change.embedding_model:
-        rows.model = _utf8(change.embedding_model, "embedding model name")
-    return rows
-
-
-def _embedding_rows(cursor: Iterator[Any]) -> tuple[list[str], np.ndarray]:
-    ids: list[str] = []
-    vecs: list[np.ndarray] = []
-    for pid, dim, blob in cursor:
-        ids.append(pid)
-        vecs.append(np.frombuffer(blob, dtype="<f4", count=int(dim)))
-    if not ids:
-        return [], np.zeros((0, 0), dtype=np.float32)
-    return ids, np.vstack(vecs).astype(np.float32)
-
-
-def _chunks(items: Sequence[str]) -> Iterator[list[str]]:
-    for i in range(0, len(items), _CHUNK):
-        yield list(items[i : i + _CHUNK])
 
 
 def _migrate(legacy: Path, target: Path) -> None:

@@ -26,6 +26,7 @@ import threading
 import zipfile
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -39,41 +40,25 @@ from graph.model import (
     GraphChange,
     GraphData,
     GraphNode,
-    GraphPath,
     GraphStats,
     NodeKind,
-    Paper,
     RelType,
-    SearchHit,
-    Subgraph,
     node_from_props,
     node_to_props,
 )
-from graph.store.base import (
-    SearchText,
-    best_edge,
-    best_shortest_path,
-    check_count,
-    check_hops,
-    edge_sort_key,
-    hit_sort_key,
-    hop_distance,
-    jsonable_attrs,
-    keyword_score,
-    kinds_filter,
-    name_variants,
-    path_sort_key,
-    types_filter,
-)
+from graph.query import QueryLayer
+from graph.query.search import names_of
+from graph.query.text import SearchText
+from graph.query.vectors import cosine, top_rows, unit_rows
+from graph.store.base import Backend, jsonable_attrs
 
 log = logging.getLogger(__name__)
 
 FORMAT = "citegraph-graph"
 FORMAT_VERSION = 1
-MAX_PATH_CANDIDATES = 1000
 
 
-class NetworkxStore:
+class NetworkxStore(QueryLayer):
     """In-process GraphStore; ``path`` None keeps it in memory only."""
 
     def __init__(self, path: Path | None = None) -> None:
@@ -227,12 +212,7 @@ class NetworkxStore:
         self._emb_ids = ids
         self._emb = matrix
         self._emb_index = {pid: i for i, pid in enumerate(ids)}
-        if matrix.size:
-            norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
-            norms[norms == 0] = 1.0
-            self._unit = matrix.astype(np.float64) / norms[:, None]
-        else:
-            self._unit = np.zeros((0, 0))
+        self._unit = unit_rows(matrix)
 
     def apply(self, change: GraphChange) -> None:
         """Apply a diff; on error the in-memory graph is restored to what it was."""
@@ -315,50 +295,42 @@ class NetworkxStore:
     def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
         return {i: self._node(i) for i in ids if i in self.g}
 
+    # ------------------------------------------------------------------ the Backend primitives
+    batch_reads = False  # every call is in-process: load only what a search visits
+
+    def read_backend(self) -> Backend:
+        return self
+
+    def reading(self) -> AbstractContextManager[object]:
+        return self._lock
+
     def _aliases(self) -> dict[str, list[str]]:
         if self._alias_index is None:
             index: dict[str, list[str]] = defaultdict(list)
             for nid, attrs in self.g.nodes(data=True):
-                node = attrs["node"]
-                names = {node.label, *getattr(node, "aliases", ())}
-                if isinstance(node, Paper) and node.title:
-                    names.add(node.title)
-                for name in names:
-                    index[" ".join(name.split()).casefold()].append(nid)
+                for key in names_of(attrs["node"]):
+                    index[key].append(nid)
             self._alias_index = {k: sorted(v) for k, v in index.items()}
         return self._alias_index
 
-    def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
-        allowed = kinds_filter(kinds)
-        if name in self.g and (allowed is None or self._node(name).kind in allowed):
-            return self._node(name)
+    def nodes_named(self, keys: Sequence[str]) -> list[GraphNode]:
         aliases = self._aliases()
-        for key in name_variants(name):
-            for nid in aliases.get(key, []):
-                node = self._node(nid)
-                if allowed is None or node.kind in allowed:
-                    return node
-        return None
+        return [self._node(nid) for key in keys for nid in aliases.get(key, [])]
 
-    def list_nodes(
+    def page(
         self,
         kind: NodeKind,
         *,
-        offset: int = 0,
-        limit: int = 50,
-        venue: str | None = None,
-        year: int | None = None,
-        neighbor: str | None = None,
+        offset: int,
+        limit: int,
+        venue: str | None,
+        year: int | None,
+        neighbor: str | None,
     ) -> tuple[list[GraphNode], int]:
-        kind = NodeKind(kind)
-        check_count("offset", offset)
-        check_count("limit", limit)
         if neighbor is not None:
             if neighbor not in self.g:
                 return [], 0
-            pool: Iterable[str] = set(self.g.successors(neighbor)) | set(
-                self.g.predecessors(neighbor)
-            )
+            pool: Iterable[str] = set(self.g._succ[neighbor]) | set(self.g._pred[neighbor])
         else:
             pool = self.g.nodes
         matches = []
@@ -374,243 +346,90 @@ class NetworkxStore:
         matches.sort(key=lambda n: n.id)
         return matches[offset : offset + limit], len(matches)
 
-    def _incident(self, nid: str, allowed: frozenset[RelType] | None) -> list[Edge]:
-        """Every edge touching ``nid`` (out, then in), read straight off the adjacency.
+    # The walks below read networkx's adjacency dicts directly: its edge views build a
+    # tuple per edge, and a depth-2 neighbourhood on a 3k-paper graph visits ~20,000.
 
-        networkx's edge views build a tuple per edge; on a 3k-paper graph a depth-2
-        neighborhood visits ~20,000 edges, so the plain dict walk matters.
-        """
+    def incident_edges(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
         out: list[Edge] = []
-        for adj in (self.g._succ[nid], self.g._pred[nid]):
-            for keys in adj.values():
-                for key, attrs in keys.items():
-                    if allowed is None or key in allowed:
-                        out.append(attrs["edge"])
+        succ, pred = self.g._succ, self.g._pred
+        for nid in ids:
+            if nid not in succ:
+                continue
+            for adj in (succ[nid], pred[nid]):
+                for keys in adj.values():
+                    for key, attrs in keys.items():
+                        if types is None or key in types:
+                            out.append(attrs["edge"])
         return out
 
-    def edges_of(self, ids: Sequence[str], types: Collection[RelType] | None = None) -> list[Edge]:
-        allowed = types_filter(types)
-        found: dict[tuple[str, str, RelType], Edge] = {}
-        for nid in ids:
-            if nid in self.g:
-                for e in self._incident(nid, allowed):
-                    found[e.key] = e
-        return sorted(found.values(), key=edge_sort_key)
+    def edges_among(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
+        inside = set(ids)
+        edges: list[Edge] = []
+        # every edge among the nodes is an out-edge of exactly one of them
+        for u in inside:
+            for v, keys in self.g._succ[u].items():
+                if v in inside:
+                    for key, attrs in keys.items():
+                        if types is None or key in types:
+                            edges.append(attrs["edge"])
+        return edges
 
-    def neighborhood(
-        self,
-        ids: Sequence[str],
-        depth: int = 1,
-        rel_types: Collection[RelType] | None = None,
-        node_kinds: Collection[NodeKind] | None = None,
-        limit: int = 200,
-    ) -> Subgraph:
-        check_count("depth", depth)
-        check_count("limit", limit)
-        allowed = types_filter(rel_types)
-        kinds = kinds_filter(node_kinds)
-        with self._lock:
-            kept: list[str] = sorted({i for i in ids if i in self.g})[:limit]
-            seen = set(kept)
-            ring = list(kept)
-            truncated = len({i for i in ids if i in self.g}) > len(kept)
-            for _ in range(depth):
-                if truncated or not ring:
-                    break
-                reach: dict[str, float] = defaultdict(float)
-                node_attrs = self.g._node
-                for u in ring:
-                    for adj in (self.g._succ[u], self.g._pred[u]):
-                        for v, keys in adj.items():
-                            if v in seen:
-                                continue
-                            if kinds is not None and node_attrs[v]["node"].kind not in kinds:
-                                continue
-                            for key, attrs in keys.items():
-                                if allowed is None or key in allowed:
-                                    reach[v] += attrs["edge"].weight
-                ranked = sorted(reach, key=lambda v: (-round(reach[v], 9), v))
-                room = limit - len(kept)
-                if len(ranked) > room:
-                    truncated = True
-                    ranked = ranked[:room]
-                kept.extend(ranked)
-                seen.update(ranked)
-                ring = ranked
-            # every edge among the kept nodes is an out-edge of exactly one kept node
-            edges: list[Edge] = []
-            for u in kept:
-                for v, keys in self.g._succ[u].items():
-                    if v in seen:
-                        for key, attrs in keys.items():
-                            if allowed is None or key in allowed:
-                                edges.append(attrs["edge"])
-            return Subgraph(
-                nodes=tuple(self._node(n) for n in kept),
-                edges=tuple(sorted(edges, key=edge_sort_key)),
-                truncated=truncated,
-            )
-
-    def _neighbor_ids(self, allowed: frozenset[RelType] | None) -> Any:
-        """Neighbour ids through allowed edge types, straight from networkx's adjacency."""
+    def ring_neighbors(
+        self, ids: Collection[str], types: frozenset[RelType] | None
+    ) -> dict[str, Collection[str]]:
         succ, pred = self.g._succ, self.g._pred
+        if types is None:
+            return {u: [*succ[u], *pred[u]] for u in ids if u in succ}
+        return {
+            u: [v for adj in (succ[u], pred[u]) for v, keys in adj.items()
+                if not types.isdisjoint(keys)]
+            for u in ids
+            if u in succ
+        }
 
-        def neighbors(u: str) -> list[str]:
-            out = []
-            for adj in (succ[u], pred[u]):
+    def ring_weights(
+        self,
+        ids: Collection[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+    ) -> dict[str, float]:
+        reach: dict[str, float] = defaultdict(float)
+        node_attrs = self.g._node
+        for u in ids:
+            for adj in (self.g._succ[u], self.g._pred[u]):
                 for v, keys in adj.items():
-                    if allowed is None or not allowed.isdisjoint(keys):
-                        out.append(v)
-            return out
+                    if v in exclude:
+                        continue
+                    if kinds is not None and node_attrs[v]["node"].kind not in kinds:
+                        continue
+                    for key, attrs in keys.items():
+                        if types is None or key in types:
+                            reach[v] += attrs["edge"].weight
+        return reach
 
-        return neighbors
+    def keyword_candidates(
+        self, query: str, kinds: frozenset[NodeKind] | None
+    ) -> Iterable[tuple[GraphNode, SearchText]]:
+        if self._search_text is None:
+            self._search_text = [
+                (attrs["node"], SearchText.of(attrs["node"]))
+                for _, attrs in self.g.nodes(data=True)
+            ]
+        if kinds is None:
+            return self._search_text
+        return [(n, t) for n, t in self._search_text if n.kind in kinds]
 
-    def _adjacent(self, allowed: frozenset[RelType] | None) -> Any:
-        def adjacent(u: str) -> list[tuple[str, Edge]]:
-            by_nb: dict[str, list[Edge]] = defaultdict(list)
-            for e in self._incident(u, allowed):
-                by_nb[e.target if e.source == u else e.source].append(e)
-            return [(v, best_edge(es)) for v, es in sorted(by_nb.items())]
-
-        return adjacent
-
-    def shortest_path(
-        self,
-        source: str,
-        target: str,
-        rel_types: Collection[RelType] | None = None,
-        max_hops: int = 6,
-    ) -> GraphPath | None:
-        check_hops(max_hops)
-        types_filter(rel_types)
-        if source not in self.g or target not in self.g:
-            return None
-        with self._lock:
-            allowed = types_filter(rel_types)
-            steps = best_shortest_path(
-                source, target, self._adjacent(allowed), max_hops, self._neighbor_ids(allowed)
-            )
-            if steps is None:
-                return None
-            return GraphPath(
-                nodes=tuple(self._node(n) for n, _ in steps),
-                edges=tuple(e for _, e in steps if e is not None),
-            )
-
-    def k_paths(
-        self,
-        source: str,
-        target: str,
-        k: int = 3,
-        rel_types: Collection[RelType] | None = None,
-        max_hops: int = 4,
-    ) -> list[GraphPath]:
-        check_hops(max_hops)
-        check_count("k", k)
-        if source not in self.g or target not in self.g or source == target or k == 0:
+    def vector_candidates(
+        self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
+    ) -> list[tuple[str, float]]:
+        if not self._emb.size or unit.shape[0] != self._unit.shape[1]:
             return []
-        allowed = types_filter(rel_types)
-        with self._lock:
-            adjacent = _memo(self._adjacent(allowed))
-            neighbor_ids = self._neighbor_ids(allowed)
-            shortest = hop_distance(source, target, neighbor_ids, max_hops)
-            if shortest is None:
-                return []
-            # hops to the target, to prune the search: a path of `length` hops only ever
-            # asks about nodes within length - 1 of it, so the BFS goes no deeper than that
-            to_target = {target: 0}
-            frontier = [target]
-            reached = 0
-
-            def extend(depth: int) -> None:
-                nonlocal frontier, reached
-                while reached < depth and frontier:
-                    reached += 1
-                    nxt = []
-                    for u in frontier:
-                        for v in neighbor_ids(u):
-                            if v not in to_target:
-                                to_target[v] = reached
-                                nxt.append(v)
-                    frontier = nxt
-
-            candidates: list[GraphPath] = []
-            # Every path of h hops ranks before any of h+1, so lengths go in order and
-            # the search stops once k are in hand (or at the candidate cap).
-            for length in range(shortest, max_hops + 1):
-                extend(length - 1)
-                stack: list[tuple[str, list[str], list[Edge]]] = [(source, [source], [])]
-                while stack and len(candidates) < MAX_PATH_CANDIDATES:
-                    u, nodes, edges = stack.pop()
-                    left = length - len(edges) - 1
-                    for v, e in reversed(adjacent(u)):
-                        if v in nodes or to_target.get(v, max_hops + 1) > left:
-                            continue
-                        if v == target:
-                            if left == 0:
-                                candidates.append(
-                                    GraphPath(
-                                        tuple(self._node(n) for n in [*nodes, v]), (*edges, e)
-                                    )
-                                )
-                        elif left > 0:
-                            stack.append((v, [*nodes, v], [*edges, e]))
-                if len(candidates) >= k or len(candidates) >= MAX_PATH_CANDIDATES:
-                    break
-            if len(candidates) >= MAX_PATH_CANDIDATES:
-                log.info(
-                    "k_paths %s -> %s: stopped at %d candidates", source, target, len(candidates)
-                )
-            candidates.sort(key=path_sort_key)
-            return candidates[:k]
-
-    def keyword_search(
-        self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
-    ) -> list[SearchHit]:
-        check_count("limit", limit)
-        allowed = kinds_filter(kinds)
-        hits = []
-        with self._lock:
-            if self._search_text is None:
-                self._search_text = [
-                    (attrs["node"], SearchText.of(attrs["node"]))
-                    for _, attrs in self.g.nodes(data=True)
-                ]
-            for node, text in self._search_text:
-                if allowed is not None and node.kind not in allowed:
-                    continue
-                score = keyword_score(query, text)
-                if score > 0:
-                    hits.append(SearchHit(node, score))
-        hits.sort(key=hit_sort_key)
-        return hits[:limit]
-
-    def vector_search(
-        self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
-    ) -> list[SearchHit]:
-        check_count("limit", limit)
-        with self._lock:
-            if not self._emb.size:
-                return []
-            v = np.asarray(vector, dtype=np.float64)
-            norm = np.linalg.norm(v)
-            if norm == 0:
-                return []
-            scores = np.round(self._unit @ (v / norm), 6)
-            skip = [self._emb_index[i] for i in set(exclude) if i in self._emb_index]
-            if skip:
-                scores[skip] = -np.inf
-            n = len(self._emb_ids) - len(skip)
-            if limit <= 0 or n <= 0:
-                return []
-            take = min(limit, n)
-            # argpartition finds the top `take`; every row tied with the last one joins
-            # the candidates so the (score, id) order below is exact
-            part = np.argpartition(-scores, take - 1)[:take]
-            kth = scores[part].min()
-            cand = np.nonzero(scores >= kth)[0]
-            order = sorted(cand.tolist(), key=lambda i: (-scores[i], self._emb_ids[i]))[:take]
-            return [SearchHit(self._node(self._emb_ids[i]), float(scores[i])) for i in order]
+        scores = cosine(self._unit, unit)
+        skip = [self._emb_index[i] for i in exclude if i in self._emb_index]
+        if skip:
+            scores[skip] = -np.inf
+        return [(self._emb_ids[i], float(scores[i])) for i in top_rows(scores, limit)]
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return {
@@ -650,18 +469,6 @@ class NetworkxStore:
             data.embedding_ids = list(self._emb_ids)
             data.embeddings = self._emb.copy()
             return data
-
-
-def _memo(fn: Any) -> Any:
-    """Cache a one-argument adjacency function for the length of one query."""
-    cache: dict[str, Any] = {}
-
-    def wrapped(u: str) -> Any:
-        if u not in cache:
-            cache[u] = fn(u)
-        return cache[u]
-
-    return wrapped
 
 
 def _sorted_nodes(data: GraphData) -> list[GraphNode]:

@@ -3,9 +3,10 @@
 Runs against Neo4j 5 (single server, cluster, Aura); the test suite runs it on a real
 Neo4j 5.26 (scripts/neo4j.sh). All Cypher lives in :mod:`graph.store.cypher`.
 
-Answers match the embedded store because the ordering rules of
-:mod:`graph.store.base` are applied here, in Python, to candidates fetched with Cypher:
-the server finds (paths, keyword candidates, neighbours), Python ranks.
+Answers match the embedded store because this module only implements the
+:class:`~graph.store.base.Backend` primitives, one Cypher round trip each (a whole
+neighbourhood ring or path-search layer per query, ``$ids`` as a list): the server finds
+(neighbours, ring weights, keyword candidates), :mod:`graph.query` ranks.
 
 Writes: ``apply`` runs every statement of a change as ``UNWIND $rows`` batches of
 ``batch_size`` rows inside **one** managed transaction, so a change is all-or-nothing
@@ -14,24 +15,19 @@ Changes larger than ``max_tx_rows`` rows (a first bulk load) commit batch by bat
 instead; every statement is an idempotent MERGE/DELETE, so a failed load leaves each
 batch either fully written or not at all, and re-running the same change converges.
 
-Property values: Neo4j stores only scalars and homogeneous lists of scalars (no maps,
-no nulls inside lists, no nested or mixed lists; ``[1, 2.5]`` would come back as
-``[1.0, 2.5]``). Node fields are checked and a bad one fails the change before anything
-is written; an edge attr that Neo4j cannot store exactly is kept as JSON text, listed
-in the edge's ``json_keys``, and decoded on read, so attrs round-trip exactly.
+Property values: see :mod:`graph.store.neo4j_values` (exact round trips).
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
-import json
 import logging
 import math
 import re
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 import neo4j
@@ -50,44 +46,23 @@ from graph.model import (
     GraphChange,
     GraphData,
     GraphNode,
-    GraphPath,
     GraphStats,
     NodeKind,
     RelType,
-    SearchHit,
-    Subgraph,
-    node_from_props,
-    node_to_props,
 )
+from graph.query import QueryLayer
+from graph.query.text import SearchText, query_terms
+from graph.query.vectors import cosine, unit_rows
 from graph.settings import Settings
 from graph.store import cypher
-from graph.store.base import (
-    best_edge,
-    best_shortest_path,
-    edge_sort_key,
-    hit_sort_key,
-    keyword_score,
-    kinds_filter,
-    name_variants,
-    path_sort_key,
-    query_terms,
-    types_filter,
-)
+from graph.store.base import Backend
 from graph.store.cypher import VECTOR_INDEX
+from graph.store.neo4j_values import decode_edge, decode_node, edge_props, node_props
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: Edge property that lists which properties are the edge's ``attrs`` (``weight`` is
-#: both the edge weight and, for some types, an attr; this keeps the round trip exact).
-ATTR_KEYS = "attr_keys"
-#: Edge property listing the attrs stored as JSON text (values Neo4j cannot store).
-JSON_KEYS = "json_keys"
-#: Neo4j's integers are 64-bit.
-INT64 = (-(2**63), 2**63 - 1)
-#: k_paths ranks at most this many candidate paths (as the embedded store does).
-MAX_PATH_CANDIDATES = 1000
 #: ConstraintValidationFailed from concurrent MERGEs on one key: retried this often.
 CONSTRAINT_RETRIES = 3
 
@@ -149,97 +124,6 @@ def store_from_settings(
     )
 
 
-# --------------------------------------------------------------------------- decoding
-
-
-def _node(props: dict[str, Any], labels: Sequence[str]) -> GraphNode:
-    kinds = {k.value: k for k in NodeKind}
-    kind = next((kinds[lab] for lab in labels if lab in kinds), None)
-    if kind is None:
-        raise StoreError(f"node with labels {list(labels)} is not a citegraph node")
-    return node_from_props(kind, {k: v for k, v in props.items() if v is not None})
-
-
-def _edge(source: str, target: str, type_: str, props: dict[str, Any]) -> Edge:
-    props = dict(props)
-    raw = props.get("weight", 1.0)
-    weight = float(raw) if isinstance(raw, int | float) else 1.0
-    keys = props.pop(ATTR_KEYS, None)
-    as_json = set(props.pop(JSON_KEYS, None) or ())
-    if keys is None:  # written by something else: every property but weight is an attr
-        attrs = {k: v for k, v in props.items() if k != "weight"}
-    else:
-        attrs = {k: props[k] for k in keys if k in props}
-    for k in as_json & set(attrs):
-        attrs[k] = json.loads(attrs[k])
-    return Edge(source, target, RelType(type_), weight, attrs)
-
-
-def _scalar_type(value: object) -> type | None:
-    """The Neo4j-storable scalar type of ``value`` (bool apart from int), else None."""
-    if isinstance(value, bool):
-        return bool
-    if isinstance(value, int):
-        return int if INT64[0] <= value <= INT64[1] else None
-    if isinstance(value, float | str | bytes):
-        return type(value) if not isinstance(value, bytes) else bytes
-    return None
-
-
-def storable(value: object) -> bool:
-    """True when Neo4j stores ``value`` as a property and gives it back unchanged.
-
-    Scalars, and lists whose items all have one scalar type (``[1, 2.5]`` is refused:
-    Neo4j would turn the 1 into 1.0). No maps, no nulls, no nested lists.
-    """
-    if isinstance(value, list | tuple):
-        types = {_scalar_type(v) for v in value}
-        return len(types) <= 1 and None not in types and bytes not in types
-    return _scalar_type(value) is not None
-
-
-def _node_props(node: GraphNode) -> dict[str, Any]:
-    """The node's properties, each one checked to be storable (no embedding)."""
-    props = node_to_props(node)
-    props.pop("embedding", None)
-    for key, value in props.items():
-        if not storable(value):
-            raise InvalidArgumentError(
-                "upsert_nodes",
-                f"{node.kind.value} {node.id!r} field {key!r} = {value!r:.80}: Neo4j stores "
-                "only text, numbers, booleans and lists of one of them, without nulls",
-            )
-    return props
-
-
-def _edge_props(edge: Edge) -> dict[str, Any]:
-    attrs: dict[str, Any] = {
-        k: list(v) if isinstance(v, tuple) else v for k, v in edge.attrs.items()
-    }
-    if "weight" in attrs and not math.isclose(float(attrs["weight"]), edge.weight):
-        raise InvalidArgumentError(
-            "upsert_edges", f"edge {edge.key} has attrs.weight != weight"
-        )
-    bad = sorted(k for k, v in attrs.items() if v is None)
-    if bad:
-        raise InvalidArgumentError("upsert_edges", f"edge {edge.key} has None attrs {bad}")
-    reserved = sorted({ATTR_KEYS, JSON_KEYS} & set(attrs))
-    if reserved:
-        raise InvalidArgumentError("upsert_edges", f"edge {edge.key}: reserved attr {reserved}")
-    as_json = sorted(k for k, v in attrs.items() if not storable(v))
-    for k in as_json:
-        try:
-            attrs[k] = json.dumps(attrs[k], sort_keys=True, allow_nan=True)
-        except (TypeError, ValueError) as exc:
-            raise InvalidArgumentError(
-                "upsert_edges", f"edge {edge.key} attr {k!r} is neither storable nor JSON: {exc}"
-            ) from exc
-    props = {**attrs, "weight": float(edge.weight), ATTR_KEYS: sorted(attrs)}
-    if as_json:
-        props[JSON_KEYS] = as_json
-    return props
-
-
 def _normalised(source: str, target: str, t: RelType) -> tuple[str, str]:
     return (min(source, target), max(source, target)) if t in UNDIRECTED else (source, target)
 
@@ -249,20 +133,10 @@ def _batches(rows: Sequence[T], size: int) -> Iterable[Sequence[T]]:
         yield rows[i : i + size]
 
 
-def _scores(matrix: np.ndarray[Any, Any], vector: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Cosine rounded to 6 places, computed exactly as the embedded store does."""
-    m = matrix.astype(np.float64)
-    norms = np.linalg.norm(m, axis=1)
-    norms[norms == 0] = 1.0
-    unit = m / norms[:, None]
-    scores: np.ndarray[Any, Any] = np.round(unit @ (vector / np.linalg.norm(vector)), 6)
-    return scores
-
-
 # --------------------------------------------------------------------------- the store
 
 
-class Neo4jStore:
+class Neo4jStore(QueryLayer):
     """:class:`~graph.store.base.GraphStore` on a Neo4j 5 server.
 
     ``driver`` is created once by the entry point (:func:`open_driver`) and passed in;
@@ -528,7 +402,7 @@ class Neo4jStore:
         # upsert nodes
         nodes: dict[NodeKind, dict[str, dict[str, Any]]] = {}
         for node in change.upsert_nodes:
-            props = _node_props(node)
+            props = node_props(node)
             nodes.setdefault(node.kind, {})[node.id] = {"id": node.id, "props": props}
         for kind in NodeKind:
             if kind in nodes:
@@ -540,7 +414,7 @@ class Neo4jStore:
             edges.setdefault(edge.type, {})[(s, d)] = {
                 "source": s,
                 "target": d,
-                "props": _edge_props(edge),
+                "props": edge_props(edge),
             }
         for t in RelType:
             if t in edges:
@@ -593,50 +467,35 @@ class Neo4jStore:
             return {}
         out: dict[str, GraphNode] = {}
         for r in self._read(cypher.GET_NODES, ids=list(dict.fromkeys(ids))):
-            node = _node(r["n_props"], r["n_labels"])
+            node = decode_node(r["n_props"], r["n_labels"])
             out[node.id] = node
         return {i: out[i] for i in ids if i in out}
 
-    def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
-        """Exact id, then label/name, title or alias on :func:`name_variants`; ties by id."""
-        wanted = kinds_filter(kinds)
-        exact = self.get_nodes([name]).get(name)
-        if exact is not None and (wanted is None or exact.kind in wanted):
-            return exact
-        keys = name_variants(name)
-        if not keys[0]:
-            return None
-        best: dict[str, list[GraphNode]] = {k: [] for k in keys}
-        for r in self._read(cypher.FIND_BY_NAME, names=list({k.lower() for k in keys})):
-            node = _node(r["n_props"], r["n_labels"])
-            if wanted is not None and node.kind not in wanted:
-                continue
-            names = {node.label, *getattr(node, "aliases", ()), getattr(node, "title", None)}
-            folded = {" ".join(n.split()).casefold() for n in names if n}
-            for k in keys:
-                if k in folded:
-                    best[k].append(node)
-        for k in keys:  # the name itself before its singular, then the lowest id
-            if best[k]:
-                return min(best[k], key=lambda n: n.id)
-        return None
+    # ---- the Backend primitives (graph.query ranks; one round trip per call)
 
-    def list_nodes(
+    batch_reads = True
+
+    def read_backend(self) -> Backend:
+        return self
+
+    def reading(self) -> AbstractContextManager[object]:
+        """Nothing to hold: each call reads the server's committed state."""
+        return contextlib.nullcontext()
+
+    def nodes_named(self, keys: Sequence[str]) -> list[GraphNode]:
+        rows = self._read(cypher.FIND_BY_NAME, names=sorted({k.lower() for k in keys}))
+        return [decode_node(r["n_props"], r["n_labels"]) for r in rows]
+
+    def page(
         self,
         kind: NodeKind,
         *,
-        offset: int = 0,
-        limit: int = 50,
-        venue: str | None = None,
-        year: int | None = None,
-        neighbor: str | None = None,
+        offset: int,
+        limit: int,
+        venue: str | None,
+        year: int | None,
+        neighbor: str | None,
     ) -> tuple[list[GraphNode], int]:
-        """A page of nodes of one kind ordered by id, and the total count."""
-        kind = NodeKind(kind)
-        if offset < 0:
-            raise InvalidArgumentError("offset", "must be >= 0")
-        if limit < 0:
-            raise InvalidArgumentError("limit", "must be >= 0")
         flags = {"venue": venue is not None, "year": year is not None,
                  "neighbor": neighbor is not None}
         params = {"venue": venue, "year": year, "neighbor": neighbor}
@@ -644,257 +503,73 @@ class Neo4jStore:
         if limit == 0:
             return [], total
         rows = self._read(cypher.list_nodes(kind, **flags), offset=offset, limit=limit, **params)
-        return [_node(r["n_props"], r["n_labels"]) for r in rows], total
-
-    # ---- reads: edges and traversal
+        return [decode_node(r["n_props"], r["n_labels"]) for r in rows], total
 
     @staticmethod
-    def _types(types: Collection[RelType] | None) -> list[str]:
-        chosen = types_filter(types)
-        return [t.value for t in RelType if chosen is None or t in chosen]
+    def _types(types: frozenset[RelType] | None) -> list[str]:
+        return [t.value for t in RelType if types is None or t in types]
 
-    def _touching(
-        self, ids: Sequence[str], types: Collection[RelType] | None
-    ) -> list[tuple[str, Edge, GraphNode]]:
-        """(near id, edge, far node) for every edge touching ``ids``."""
+    @staticmethod
+    def _edges(rows: Iterable[neo4j.Record]) -> list[Edge]:
+        return [decode_edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]) for r in rows]
+
+    def incident_edges(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
         if not ids:
             return []
-        rows = self._read(cypher.EDGES_TOUCHING, ids=list(ids), types=self._types(types))
-        return [
-            (
-                r["near"],
-                _edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]),
-                _node(r["b_props"], r["b_labels"]),
-            )
-            for r in rows
-        ]
+        return self._edges(self._read(cypher.ADJACENT, ids=list(ids), types=self._types(types)))
 
-    def edges_of(
+    def edges_among(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
+        if not ids:
+            return []
+        rows = self._read(cypher.EDGES_AMONG, ids=list(ids), types=self._types(types))
+        return list({e.key: e for e in self._edges(rows)}.values())
+
+    def ring_neighbors(
+        self, ids: Collection[str], types: frozenset[RelType] | None
+    ) -> dict[str, Collection[str]]:
+        if not ids:
+            return {}
+        rows = self._read(cypher.RING_NEIGHBORS, ids=list(ids), types=self._types(types))
+        return {r["near"]: r["ids"] for r in rows}
+
+    def ring_weights(
         self,
-        ids: Sequence[str],
-        types: Collection[RelType] | None = None,
-    ) -> list[Edge]:
-        """Every edge touching any of ``ids`` (either way), sorted by (source, target, type)."""
-        edges = {e.key: e for _, e, _ in self._touching(ids, types)}
-        return sorted(edges.values(), key=edge_sort_key)
-
-    def neighborhood(
-        self,
-        ids: Sequence[str],
-        depth: int = 1,
-        rel_types: Collection[RelType] | None = None,
-        node_kinds: Collection[NodeKind] | None = None,
-        limit: int = 200,
-    ) -> Subgraph:
-        """Breadth-first rings, ranked by (distance, -weight from previous ring, id)."""
-        if depth < 0:
-            raise InvalidArgumentError("depth", "must be >= 0")
-        if limit < 0:
-            raise InvalidArgumentError("limit", "must be >= 0")
-        kinds = kinds_filter(node_kinds)
-        seeds = self.get_nodes(list(dict.fromkeys(ids)))
-        # (distance, -weight, id) for every node reached; seeds are always in
-        found: dict[str, tuple[int, float, str]] = {i: (0, 0.0, i) for i in seeds}
-        nodes: dict[str, GraphNode] = dict(seeds)
-        frontier = sorted(seeds)
-        for dist in range(1, depth + 1):
-            if not frontier or len(found) > limit:
-                break  # later rings rank below everything found so far
-            reach: dict[str, float] = {}
-            for near, edge, far in self._touching(frontier, rel_types):
-                other = edge.target if edge.source == near else edge.source
-                if other in found or (kinds is not None and far.kind not in kinds):
-                    continue
-                reach[other] = reach.get(other, 0.0) + edge.weight
-                nodes[other] = far
-            for nid, w in reach.items():
-                found[nid] = (dist, -round(w, 9), nid)
-            frontier = sorted(reach)
-        ranked = sorted(found.values())
-        kept = [nid for _, _, nid in ranked[:limit]]
-        truncated = len(ranked) > limit
-        edges: list[Edge] = []
-        if kept:
-            rows = self._read(cypher.EDGES_AMONG, ids=kept, types=self._types(rel_types))
-            uniq = {
-                e.key: e
-                for e in (
-                    _edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]) for r in rows
-                )
-            }
-            edges = sorted(uniq.values(), key=edge_sort_key)
-        return Subgraph(tuple(nodes[i] for i in kept), tuple(edges), truncated)
-
-    def _adjacency(
-        self, types: Collection[RelType] | None
-    ) -> tuple[dict[str, list[tuple[str, Edge]]], Callable[[Sequence[str]], None]]:
-        """A cache of (neighbour, best edge) lists and a loader filling it a layer at a time."""
-        cache: dict[str, list[tuple[str, Edge]]] = {}
-        wanted = self._types(types)
-
-        def load(ids: Sequence[str]) -> None:
-            todo = [i for i in dict.fromkeys(ids) if i not in cache]
-            if not todo:
-                return
-            by_nb: dict[str, dict[str, list[Edge]]] = {i: {} for i in todo}
-            seen: set[tuple[str, tuple[str, str, RelType]]] = set()
-            for r in self._read(cypher.ADJACENT, ids=todo, types=wanted):
-                e = _edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"])
-                near = r["near"]
-                if (near, e.key) in seen:
-                    continue
-                seen.add((near, e.key))
-                other = e.target if e.source == near else e.source
-                by_nb[near].setdefault(other, []).append(e)
-            for u, nbs in by_nb.items():
-                cache[u] = [(v, best_edge(es)) for v, es in sorted(nbs.items())]
-
-        return cache, load
-
-    def _ends(self, source: str, target: str) -> tuple[GraphNode, GraphNode] | None:
-        found = self.get_nodes([source, target])
-        if source not in found or target not in found:
-            return None
-        return found[source], found[target]
-
-    def _path(self, steps: Sequence[tuple[str, Edge | None]]) -> GraphPath:
-        nodes = self.get_nodes([n for n, _ in steps])
-        return GraphPath(
-            tuple(nodes[n] for n, _ in steps), tuple(e for _, e in steps if e is not None)
+        ids: Collection[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+    ) -> dict[str, float]:
+        if not ids:
+            return {}
+        rows = self._read(
+            cypher.RING_WEIGHTS,
+            ids=list(ids),
+            types=self._types(types),
+            kinds=[k.value for k in NodeKind if kinds is None or k in kinds],
+            exclude=list(exclude),
         )
+        reach: dict[str, float] = {}
+        for r in rows:  # one row per (near label, far node): add the branches up
+            reach[r["id"]] = reach.get(r["id"], 0.0) + float(r["w"])
+        return reach
 
-    def shortest_path(
-        self,
-        source: str,
-        target: str,
-        rel_types: Collection[RelType] | None = None,
-        max_hops: int = 6,
-    ) -> GraphPath | None:
-        """Fewest hops; among those, the first by :func:`path_sort_key` (exact).
-
-        Cypher's ``shortestPath`` returns an arbitrary one of equally short paths, so
-        the breadth-first layers are fetched (one query per hop) and ranked with the
-        same :func:`best_shortest_path` the embedded store uses.
-        """
-        cypher.hops(max_hops)
-        if self._ends(source, target) is None:
-            return None
-        cache, load = self._adjacency(rel_types)
-        wanted = self._types(rel_types)
-        ids_cache: dict[str, list[str]] = {}
-
-        def load_ids(nodes: Sequence[str]) -> None:
-            todo = [n for n in dict.fromkeys(nodes) if n not in ids_cache]
-            if not todo:
-                return
-            found: dict[str, set[str]] = {n: set() for n in todo}
-            for r in self._read(cypher.NEIGHBOR_IDS, ids=todo, types=wanted):
-                found[r["near"]].update(r["ids"])
-            for n, nbs in found.items():
-                ids_cache[n] = sorted(nbs)
-
-        # Prefetch the breadth-first layers as ids only, one query per layer; full edges
-        # are loaded later for the few nodes that lie on a shortest path.
-        seen, layer = {source}, [source]
-        for _ in range(max_hops):
-            load_ids(layer)
-            nxt = sorted({v for u in layer for v in ids_cache[u] if v not in seen})
-            seen.update(nxt)
-            if not nxt or target in seen:
-                break
-            layer = nxt
-
-        def neighbors(u: str) -> list[str]:
-            load_ids([u])
-            return ids_cache[u]
-
-        def adjacent(u: str) -> list[tuple[str, Edge]]:
-            load([u])
-            return cache[u]
-
-        steps = best_shortest_path(source, target, adjacent, max_hops, neighbors, load)
-        return None if steps is None else self._path(steps)
-
-    def k_paths(
-        self,
-        source: str,
-        target: str,
-        k: int = 3,
-        rel_types: Collection[RelType] | None = None,
-        max_hops: int = 4,
-    ) -> list[GraphPath]:
-        """Simple paths up to ``max_hops`` (each step on its best edge), by path_sort_key."""
-        cypher.hops(max_hops)
-        if k < 0:
-            raise InvalidArgumentError("k", "must be >= 0")
-        ends = self._ends(source, target)
-        if ends is None or k == 0 or source == target:
-            return []
-        types = types_filter(rel_types)
-        sequences: list[list[str]] = []
-        # Every path of length h ranks before any of length h+1, so lengths are fetched
-        # in order and the search stops once k are in hand (or the candidate cap is hit).
-        for length in range(1, max_hops + 1):
-            room = MAX_PATH_CANDIDATES - len(sequences)
-            if room <= 0:
-                log.info("k_paths %s -> %s: stopped at %d candidates", source, target,
-                         len(sequences))
-                break
-            query = cypher.simple_paths(types, length, ends[0].kind, ends[1].kind)
-            rows = self._read(query, source=source, target=target, limit=room)
-            sequences.extend(list(r["ids"]) for r in rows)
-            if len(sequences) >= k:
-                break
-        if not sequences:
-            return []
-        cache, load = self._adjacency(rel_types)
-        load([n for seq in sequences for n in seq[:-1]])
-        nodes = self.get_nodes(list({n for seq in sequences for n in seq}))
-        paths = []
-        for seq in sequences:
-            step = [dict(cache[u])[v] for u, v in itertools.pairwise(seq)]
-            paths.append(GraphPath(tuple(nodes[n] for n in seq), tuple(step)))
-        paths.sort(key=path_sort_key)
-        return paths[:k]
-
-    # ---- search
-
-    def keyword_search(
-        self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
-    ) -> list[SearchHit]:
-        """Candidates by substring in Cypher, scored with :func:`keyword_score`."""
-        if limit < 0:
-            raise InvalidArgumentError("limit", "must be >= 0")
+    def keyword_candidates(
+        self, query: str, kinds: frozenset[NodeKind] | None
+    ) -> Iterable[tuple[GraphNode, SearchText]]:
+        """Nodes holding any query word (or the whole query) as a substring."""
         q = query.strip().casefold()
-        if not q or limit == 0:
-            return []
-        wanted = kinds_filter(kinds)
-        terms = sorted({*query_terms(q), q.lower()})
-        stmt = cypher.keyword_candidates(
-            [k for k in NodeKind if wanted is None or k in wanted]
-        )
+        stmt = cypher.keyword_candidates([k for k in NodeKind if kinds is None or k in kinds])
         if not stmt:
             return []
-        hits = []
-        for r in self._read(stmt, terms=terms):
-            node = _node(r["n_props"], r["n_labels"])
-            score = keyword_score(query, node)
-            if score > 0:
-                hits.append(SearchHit(node, score))
-        hits.sort(key=hit_sort_key)
-        return hits[:limit]
+        rows = self._read(stmt, terms=sorted({*query_terms(q), q.lower()}))
+        nodes = [decode_node(r["n_props"], r["n_labels"]) for r in rows]
+        return [(n, SearchText.of(n)) for n in nodes]
 
-    def vector_search(
-        self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
-    ) -> list[SearchHit]:
-        """Cosine similarity (6 decimals, as the embedded store), descending; ties by id."""
-        if limit < 0:
-            raise InvalidArgumentError("limit", "must be >= 0")
-        v = np.asarray(vector, dtype=np.float64).ravel()
-        norm = float(np.linalg.norm(v)) if v.size else 0.0
-        if limit == 0 or norm == 0 or not math.isfinite(norm):
-            return []
-        excluded = list(dict.fromkeys(exclude))
+    def vector_candidates(
+        self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
+    ) -> list[tuple[str, float]]:
+        """Exact up to ``exact_vector_max`` papers; above, the index over-fetched."""
+        excluded = sorted(exclude)
         n = int(self._read(cypher.COUNT_EMBEDDED)[0]["c"])
         if n == 0:
             return []
@@ -908,7 +583,7 @@ class Neo4jStore:
                     cypher.VECTOR_QUERY,
                     index=VECTOR_INDEX,
                     k=k,
-                    vector=[float(x) for x in v],
+                    vector=[float(x) for x in unit],
                     exclude=excluded,
                 )
             except StoreUnavailableError:
@@ -917,14 +592,11 @@ class Neo4jStore:
                 log.warning("vector index query failed (%s); exact scan instead", exc)
                 self._vector_online = False
                 rows = self._read(cypher.ALL_EMBEDDINGS, exclude=excluded)
-        rows = [r for r in rows if r["embedding"] is not None and len(r["embedding"]) == v.size]
+        rows = [r for r in rows if r["embedding"] is not None and len(r["embedding"]) == unit.size]
         if not rows:
             return []
-        ids = [r["id"] for r in rows]
-        scores = _scores(np.asarray([r["embedding"] for r in rows], dtype=np.float32), v)
-        order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))[:limit]
-        nodes = self.get_nodes([ids[i] for i in order])
-        return [SearchHit(nodes[ids[i]], float(scores[i])) for i in order if ids[i] in nodes]
+        scores = cosine(unit_rows(np.asarray([r["embedding"] for r in rows])), unit)
+        return [(r["id"], float(s)) for r, s in zip(rows, scores, strict=True)]
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
         """Stored embeddings by paper id (papers without one are absent)."""
@@ -940,19 +612,21 @@ class Neo4jStore:
         return str(rows[0]["model"]) if rows and rows[0]["model"] is not None else None
 
     def stats(self) -> GraphStats:
-        """Node counts by kind and edge counts by type (zeros included)."""
-        nodes = {k.value: int(self._read(cypher.count_nodes(k))[0]["c"]) for k in NodeKind}
-        edges = {t.value: int(self._read(cypher.count_edges(t))[0]["c"]) for t in RelType}
+        """Node counts by kind and edge counts by type (zeros included), in one query."""
+        nodes = {k.value: 0 for k in NodeKind}
+        edges = {t.value: 0 for t in RelType}
+        for r in self._read(cypher.STATS):
+            (nodes if r["what"] == "node" else edges)[r["name"]] = int(r["c"])
         return GraphStats(nodes, edges)
 
     def snapshot(self) -> GraphData:
         """The whole graph in memory."""
         data = GraphData()
         for r in self._read(cypher.ALL_NODES):
-            node = _node(r["n_props"], r["n_labels"])
+            node = decode_node(r["n_props"], r["n_labels"])
             data.nodes[node.id] = node
         for r in self._read(cypher.ALL_EDGES):
-            data.add_edge(_edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]))
+            data.add_edge(decode_edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]))
         data.embedding_model = self.embedding_model()
         rows = sorted(
             (r["id"], r["embedding"])

@@ -1,0 +1,92 @@
+"""The GraphStore reads every store inherits: thin methods over graph.query's functions."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
+
+from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType, SearchHit, Subgraph
+from graph.query import search, traverse
+
+if TYPE_CHECKING:
+    from graph.store.base import Backend
+
+
+class QueryLayer:
+    """Mixin: the query half of :class:`~graph.store.base.GraphStore`.
+
+    A store inherits it and says, in :meth:`read_backend`, which
+    :class:`~graph.store.base.Backend` answers its reads (itself, or a mirror).
+    """
+
+    def read_backend(self) -> Backend:
+        """The backend reads go to (kept current by the store)."""
+        raise NotImplementedError
+
+    def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
+        """Exact lookup by id, then a name/label/title/alias match; ties by lowest id."""
+        return search.find_node(self.read_backend(), name, kinds)
+
+    def list_nodes(
+        self,
+        kind: NodeKind,
+        *,
+        offset: int = 0,
+        limit: int = 50,
+        venue: str | None = None,
+        year: int | None = None,
+        neighbor: str | None = None,
+    ) -> tuple[list[GraphNode], int]:
+        """A page of nodes of one kind ordered by id, and the total count."""
+        return search.list_nodes(
+            self.read_backend(), kind, offset=offset, limit=limit, venue=venue, year=year,
+            neighbor=neighbor,
+        )
+
+    def edges_of(self, ids: Sequence[str], types: Collection[RelType] | None = None) -> list[Edge]:
+        """Every edge touching any of ``ids`` (either direction), by (source, target, type)."""
+        return traverse.edges_of(self.read_backend(), ids, types)
+
+    def neighborhood(
+        self,
+        ids: Sequence[str],
+        depth: int = 1,
+        rel_types: Collection[RelType] | None = None,
+        node_kinds: Collection[NodeKind] | None = None,
+        limit: int = 200,
+    ) -> Subgraph:
+        """Nodes within ``depth`` hops of ``ids`` (the ordering contract in store/base.py)."""
+        return traverse.neighborhood(self.read_backend(), ids, depth, rel_types, node_kinds, limit)
+
+    def shortest_path(
+        self,
+        source: str,
+        target: str,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 6,
+    ) -> GraphPath | None:
+        """The shortest path, or None if none within ``max_hops``."""
+        return traverse.shortest_path(self.read_backend(), source, target, rel_types, max_hops)
+
+    def k_paths(
+        self,
+        source: str,
+        target: str,
+        k: int = 3,
+        rel_types: Collection[RelType] | None = None,
+        max_hops: int = 4,
+    ) -> list[GraphPath]:
+        """Up to ``k`` simple paths, ordered by path_sort_key."""
+        return traverse.k_paths(self.read_backend(), source, target, k, rel_types, max_hops)
+
+    def keyword_search(
+        self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
+    ) -> list[SearchHit]:
+        """Keyword hits over labels, names, aliases, titles and abstracts."""
+        return search.keyword_search(self.read_backend(), query, kinds, limit)
+
+    def vector_search(
+        self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
+    ) -> list[SearchHit]:
+        """Papers by cosine similarity of their embedding to ``vector``."""
+        return search.vector_search(self.read_backend(), vector, limit, exclude)

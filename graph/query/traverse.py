@@ -1,0 +1,327 @@
+"""Neighbourhoods and paths, written once over the batch primitives of a Backend.
+
+Every walk asks the backend for a whole ring of nodes at a time (neighbour ids, summed
+weights, incident edges), so a server store answers in one round trip per ring and the
+in-memory engine walks its adjacency dicts without building objects per visit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType, Subgraph
+from graph.query.rules import (
+    MAX_PATH_CANDIDATES,
+    best_edge,
+    check_count,
+    check_hops,
+    edge_sort_key,
+    kinds_filter,
+    types_filter,
+)
+
+if TYPE_CHECKING:
+    from graph.store.base import Backend
+
+log = logging.getLogger(__name__)
+
+Types = frozenset[RelType] | None
+#: [(neighbour, the best edge to it)] sorted by neighbour id
+Adjacent = list[tuple[str, Edge]]
+
+
+def edges_of(b: Backend, ids: Sequence[str], types: Collection[RelType] | None) -> list[Edge]:
+    """Every edge touching any of ``ids`` (either direction), by (source, target, type)."""
+    allowed = types_filter(types)
+    with b.reading():
+        found = {e.key: e for e in b.incident_edges(list(dict.fromkeys(ids)), allowed)}
+    return sorted(found.values(), key=edge_sort_key)
+
+
+def neighborhood(
+    b: Backend,
+    ids: Sequence[str],
+    depth: int,
+    rel_types: Collection[RelType] | None,
+    node_kinds: Collection[NodeKind] | None,
+    limit: int,
+) -> Subgraph:
+    """Breadth-first rings ranked by (distance, -weight from the previous ring, id)."""
+    check_count("depth", depth)
+    check_count("limit", limit)
+    allowed = types_filter(rel_types)
+    kinds = kinds_filter(node_kinds)
+    with b.reading():
+        present = sorted(b.get_nodes(list(dict.fromkeys(ids))))
+        kept = present[:limit]
+        truncated = len(present) > len(kept)
+        seen = set(kept)
+        ring = list(kept)
+        for _ in range(depth):
+            if truncated or not ring:
+                break  # later rings rank below everything kept so far
+            reach = b.ring_weights(ring, allowed, kinds, seen)
+            ranked = sorted(reach, key=lambda v: (-round(reach[v], 9), v))
+            room = limit - len(kept)
+            if len(ranked) > room:
+                truncated = True
+                ranked = ranked[:room]
+            kept.extend(ranked)
+            seen.update(ranked)
+            ring = ranked
+        nodes = b.get_nodes(kept)
+        edges = b.edges_among(kept, allowed)
+    return Subgraph(
+        nodes=tuple(nodes[n] for n in kept),
+        edges=tuple(sorted(edges, key=edge_sort_key)),
+        truncated=truncated,
+    )
+
+
+def adjacency(edges: Iterable[Edge], ids: Collection[str]) -> dict[str, Adjacent]:
+    """(neighbour, best edge) lists, sorted by neighbour, for each of ``ids``.
+
+    An edge listed twice (once from each end) changes nothing: the best of equal
+    copies is the same edge.
+    """
+    by_nb: dict[str, dict[str, list[Edge]]] = {i: {} for i in ids}
+    for e in edges:
+        s, t = e.source, e.target
+        if s in by_nb:
+            by_nb[s].setdefault(t, []).append(e)
+        if t in by_nb:
+            by_nb[t].setdefault(s, []).append(e)
+    return {
+        u: [(v, es[0] if len(es) == 1 else best_edge(es)) for v, es in sorted(nbs.items())]
+        for u, nbs in by_nb.items()
+    }
+
+
+class _Adjacency:
+    """Adjacency lists loaded on demand, many nodes per backend call."""
+
+    def __init__(self, b: Backend, allowed: Types) -> None:
+        self._b = b
+        self._allowed = allowed
+        self._cache: dict[str, Adjacent] = {}
+
+    def load(self, ids: Iterable[str]) -> None:
+        todo = [i for i in dict.fromkeys(ids) if i not in self._cache]
+        if todo:
+            self._cache.update(adjacency(self._b.incident_edges(todo, self._allowed), todo))
+
+    def __call__(self, u: str) -> Adjacent:
+        if u not in self._cache:
+            self.load([u])
+        return self._cache[u]
+
+
+class _Neighbours:
+    """Neighbour ids per node, fetched a whole ring at a time and kept for the query
+    (a path search walks from both ends and back again over the same nodes)."""
+
+    def __init__(self, b: Backend, allowed: Types) -> None:
+        self._b = b
+        self._allowed = allowed
+        self._cache: dict[str, Collection[str]] = {}
+
+    def of(self, ids: Collection[str]) -> dict[str, Collection[str]]:
+        todo = [i for i in ids if i not in self._cache]
+        if todo:
+            got = self._b.ring_neighbors(todo, self._allowed)
+            for i in todo:
+                self._cache[i] = got.get(i, ())
+        return {i: self._cache[i] for i in ids}
+
+    def __call__(self, ids: Collection[str]) -> set[str]:
+        """Every neighbour of the ring ``ids``."""
+        out: set[str] = set()
+        for nbs in self.of(ids).values():
+            out.update(nbs)
+        return out
+
+
+def best_shortest_path(
+    source: str, target: str, ring: _Neighbours, adjacent: _Adjacency, max_hops: int
+) -> list[tuple[str, Edge | None]] | None:
+    """The shortest path under :func:`~graph.query.rules.path_sort_key`, exactly.
+
+    Breadth-first layers from ``source`` until ``target``'s layer (one ring call per
+    layer); a backward sweep over the same neighbour lists keeps only the nodes that lie
+    on some shortest path; their edges are loaded at once, and a forward pass keeps, for
+    each node, the best (strength, id sequence) prefix. Returns [(node, edge into it)], or
+    None when ``target`` is farther than ``max_hops``.
+    """
+    if source == target:
+        return [(source, None)]
+    dist = {source: 0}
+    frontier = [source]
+    depth = 0
+    while frontier and depth < max_hops and target not in dist:
+        depth += 1
+        frontier = [v for v in ring(frontier) if v not in dist]
+        for v in frontier:
+            dist[v] = depth
+    if target not in dist:
+        return None
+    end = dist[target]
+    on_path: list[set[str]] = [set() for _ in range(end + 1)]
+    on_path[end].add(target)
+    for d in range(end, 0, -1):
+        on_path[d - 1] = {u for u in ring(on_path[d]) if dist.get(u) == d - 1}
+    adjacent.load(sorted(set().union(*on_path[:-1])))
+    # best[v] = (-strength, id sequence, path)
+    best: dict[str, tuple[float, tuple[str, ...], list[tuple[str, Edge | None]]]] = {
+        source: (0.0, (source,), [(source, None)])
+    }
+    for d in range(1, end + 1):
+        for u in sorted(on_path[d - 1]):
+            if u not in best:
+                continue
+            neg, seq, path = best[u]
+            for v, edge in adjacent(u):
+                if v not in on_path[d]:
+                    continue
+                cand = (round(neg - edge.weight, 9), (*seq, v), [*path, (v, edge)])
+                if v not in best or cand[:2] < best[v][:2]:
+                    best[v] = cand
+    return best[target][2]
+
+
+def hop_distance(source: str, target: str, ring: _Neighbours, max_hops: int) -> int | None:
+    """Fewest hops from ``source`` to ``target`` (at most ``max_hops``), or None.
+
+    Breadth-first from both ends at once, always growing the smaller frontier, so the
+    search touches about the square root of what a one-sided search would.
+    """
+    if source == target:
+        return 0
+    dist = ({source: 0}, {target: 0})
+    frontier: tuple[list[str], list[str]] = ([source], [target])
+    depth = [0, 0]
+    while frontier[0] and frontier[1] and depth[0] + depth[1] < max_hops:
+        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
+        mine, other = dist[side], dist[1 - side]
+        depth[side] += 1
+        nxt: list[str] = []
+        best: int | None = None
+        for v in ring(frontier[side]):
+            if v in other:
+                total = depth[side] + other[v]
+                best = total if best is None else min(best, total)
+            if v not in mine:
+                mine[v] = depth[side]
+                nxt.append(v)
+        if best is not None:
+            return best if best <= max_hops else None
+        frontier = (nxt, frontier[1]) if side == 0 else (frontier[0], nxt)
+    return None
+
+
+class _Layers:
+    """Breadth-first distances from one node, grown a ring at a time when asked."""
+
+    def __init__(self, start: str, ring: _Neighbours) -> None:
+        self.dist = {start: 0}
+        self._frontier = [start]
+        self._ring = ring
+        self._reached = 0
+
+    def extend(self, depth: int) -> None:
+        while self._reached < depth and self._frontier:
+            self._reached += 1
+            self._frontier = [v for v in self._ring(self._frontier) if v not in self.dist]
+            for v in self._frontier:
+                self.dist[v] = self._reached
+
+
+def shortest_path(
+    b: Backend, source: str, target: str, rel_types: Collection[RelType] | None, max_hops: int
+) -> GraphPath | None:
+    """Fewest hops; among those, the first by path_sort_key."""
+    check_hops(max_hops)
+    allowed = types_filter(rel_types)
+    with b.reading():
+        if len(b.get_nodes([source, target])) < len({source, target}):
+            return None
+        steps = best_shortest_path(
+            source, target, _Neighbours(b, allowed), _Adjacency(b, allowed), max_hops
+        )
+        if steps is None:
+            return None
+        nodes = b.get_nodes([n for n, _ in steps])
+    return GraphPath(
+        nodes=tuple(nodes[n] for n, _ in steps),
+        edges=tuple(e for _, e in steps if e is not None),
+    )
+
+
+def k_paths(
+    b: Backend,
+    source: str,
+    target: str,
+    k: int,
+    rel_types: Collection[RelType] | None,
+    max_hops: int,
+) -> list[GraphPath]:
+    """Up to ``k`` simple paths of at most ``max_hops``, by path_sort_key."""
+    check_hops(max_hops)
+    check_count("k", k)
+    allowed = types_filter(rel_types)
+    with b.reading():
+        if source == target or k == 0 or len(b.get_nodes([source, target])) < 2:
+            return []
+        ring = _Neighbours(b, allowed)
+        shortest = hop_distance(source, target, ring, max_hops)
+        if shortest is None:
+            return []
+        adjacent = _Adjacency(b, allowed)
+        # hops to the target, to prune the search: a path of `length` hops only ever
+        # asks about nodes within length - 1 of it, so the BFS goes no deeper than that
+        to_target = _Layers(target, ring)
+        from_source = _Layers(source, ring) if b.batch_reads else None
+        found: list[tuple[tuple[float, tuple[str, ...], tuple[str, ...]], list[Edge]]] = []
+        # Every path of h hops ranks before any of h+1, so lengths go in order and
+        # the search stops once k are in hand (or at the candidate cap).
+        for length in range(shortest, max_hops + 1):
+            to_target.extend(length - 1)
+            dt = to_target.dist
+            if from_source is not None:
+                # a server store: load every node the search below may visit, at once
+                from_source.extend(length - 1)
+                ds = from_source.dist
+                adjacent.load(
+                    u
+                    for u, d in ds.items()
+                    if u == source or (u != target and u in dt and d + dt[u] <= length)
+                )
+            stack: list[tuple[str, list[str], list[Edge]]] = [(source, [source], [])]
+            while stack and len(found) < MAX_PATH_CANDIDATES:
+                u, seq, edges = stack.pop()
+                left = length - len(edges) - 1
+                for v, e in reversed(adjacent(u)):
+                    if v in seq or dt.get(v, max_hops + 1) > left:
+                        continue
+                    if v == target:
+                        if left == 0:
+                            path = [*edges, e]
+                            key = (
+                                -round(sum(x.weight for x in path), 9),
+                                (*seq, v),
+                                tuple(x.type.value for x in path),
+                            )
+                            found.append((key, path))
+                    elif left > 0:
+                        stack.append((v, [*seq, v], [*edges, e]))
+            if len(found) >= k or len(found) >= MAX_PATH_CANDIDATES:
+                break
+        if len(found) >= MAX_PATH_CANDIDATES:
+            log.info("k_paths %s -> %s: stopped at %d candidates", source, target, len(found))
+        # within one query every candidate of a shorter length came first, so sorting by
+        # (hops, key) is path_sort_key without building the paths that lose
+        found.sort(key=lambda c: (len(c[1]), c[0]))
+        best = found[:k]
+        nodes: dict[str, GraphNode] = b.get_nodes(sorted({n for key, _ in best for n in key[1]}))
+    return [GraphPath(tuple(nodes[n] for n in key[1]), tuple(path)) for key, path in best]

@@ -1,0 +1,184 @@
+"""A change as the embedded store's SQLite rows: checked and serialised before any write."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from graph.errors import StoreError
+from graph.model import UNDIRECTED, Edge, GraphChange, GraphNode, NodeKind, RelType, node_to_props
+from graph.store.base import jsonable_attrs
+from graph.store.memory import NetworkxStore
+
+CHUNK = 500  # host parameters per IN (...) list
+
+
+def edge_key(source: str, target: str, type_: str) -> str:
+    """A deleted edge's key in ``tombstones``: a JSON list, whatever the ids contain."""
+    return json.dumps([source, target, type_], ensure_ascii=False)
+
+
+class JsonAttrs(Mapping[str, Any]):
+    """An edge's attributes, decoded from their stored JSON on first access.
+
+    Loading a graph decodes 100,000s of these, and most are never read (a traversal
+    needs the weight and type only): decoding on demand halves the load time.
+    """
+
+    __slots__ = ("_data", "_raw")
+
+    def __init__(self, raw: str) -> None:
+        self._raw = raw
+        self._data: dict[str, Any] | None = None
+
+    def _decoded(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = dict(json.loads(self._raw))
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._decoded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __repr__(self) -> str:
+        return repr(self._decoded())
+
+
+NO_ATTRS = "{}"
+
+
+def stored_attrs(raw: str) -> Mapping[str, Any]:
+    return {} if raw == NO_ATTRS else JsonAttrs(raw)
+
+
+def utf8(text: str, what: str) -> str:
+    """``text`` if it can be stored as UTF-8; StoreError naming ``what`` otherwise."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start : exc.end]
+        raise StoreError(
+            f"{what}: cannot be stored: contains {bad!r} (an unpaired surrogate); "
+            "nothing was written"
+        ) from None
+    return text
+
+
+class Rows:
+    """A change serialised to rows, checked before any of it is written."""
+
+    __slots__ = ("delete_edges", "delete_nodes", "edges", "embeddings", "model", "nodes")
+
+    def __init__(self) -> None:
+        self.delete_edges: list[tuple[str, str, str]] = []
+        self.delete_nodes: list[str] = []
+        self.nodes: list[tuple[str, str, str]] = []
+        self.edges: list[tuple[str, str, str, float, str]] = []
+        self.embeddings: list[tuple[str, int, bytes]] = []
+        self.model: str | None = None
+
+
+def normalised(change: GraphChange) -> GraphChange:
+    """Undirected edges with source < target, as stored."""
+    flip = [
+        e if e.type not in UNDIRECTED or e.source <= e.target
+        else Edge(e.target, e.source, e.type, e.weight, e.attrs)
+        for e in change.upsert_edges
+    ]
+    dels = [
+        (t, s, typ) if typ in UNDIRECTED and s > t else (s, t, typ)
+        for s, t, typ in change.delete_edges
+    ]
+    return GraphChange(
+        upsert_nodes=change.upsert_nodes,
+        delete_nodes=change.delete_nodes,
+        upsert_edges=tuple(flip),
+        delete_edges=tuple(dels),
+        embedding_ids=change.embedding_ids,
+        embeddings=change.embeddings,
+        embedding_model=change.embedding_model,
+    )
+
+
+def prepare(change: GraphChange, current: NetworkxStore) -> Rows:
+    """Validate ``change`` against the graph as it is and serialise it; nothing is written."""
+    change = normalised(change)
+    rows = Rows()
+    gone = set(change.delete_nodes)
+    upserted = {n.id: n for n in change.upsert_nodes}
+    g = current.g
+
+    def exists(nid: str) -> bool:
+        return nid in upserted or (nid in g and nid not in gone)
+
+    for s, t, typ in change.delete_edges:
+        rows.delete_edges.append((s, t, RelType(typ).value))
+    rows.delete_nodes = [n for n in dict.fromkeys(change.delete_nodes) if n in g]
+    for node in change.upsert_nodes:
+        utf8(node.id, f"node id {node.id!r}")
+        props = json.dumps(node_to_props(node), ensure_ascii=False, allow_nan=False)
+        rows.nodes.append((node.id, node.kind.value, utf8(props, f"node {node.id!r}")))
+    for e in change.upsert_edges:
+        if not (exists(e.source) and exists(e.target)):
+            raise StoreError(
+                f"edge {e.type} {e.source} -> {e.target}: unknown endpoint; nothing was written"
+            )
+        if "weight" in e.attrs and abs(float(e.attrs["weight"]) - e.weight) > 1e-9:
+            raise StoreError(f"edge {e.key}: attrs.weight != weight; nothing was written")
+        try:
+            attrs = json.dumps(jsonable_attrs(dict(e.attrs)), ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise StoreError(f"edge {e.key}: attrs cannot be stored ({exc})") from None
+        rows.edges.append(
+            (e.source, e.target, e.type.value, float(e.weight), utf8(attrs, f"edge {e.key}"))
+        )
+    if change.embedding_ids:
+        matrix = np.asarray(change.embeddings, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(change.embedding_ids):
+            raise StoreError("embeddings: need one row per embedding id; nothing was written")
+        if not np.isfinite(matrix).all():
+            raise StoreError("embeddings: not finite; nothing was written")
+        stored_ids, stored = current.embedding_matrix()
+        kept = {pid for pid in stored_ids if pid not in gone} - set(change.embedding_ids)
+        if stored.size and kept and matrix.shape[1] != stored.shape[1]:
+            # one dimension for every vector: a new model must replace them all at once
+            raise StoreError(
+                f"embeddings: {matrix.shape[1]} dimensions, but {len(kept)} stored papers have "
+                f"{stored.shape[1]}; nothing was written"
+            )
+        for pid, vec in zip(change.embedding_ids, matrix, strict=True):
+            owner: GraphNode | None = upserted.get(pid)
+            if owner is None and exists(pid):
+                owner = current.g.nodes[pid]["node"]
+            if owner is None or owner.kind is not NodeKind.PAPER:
+                raise StoreError(
+                    f"embedding for a paper not in the graph: {pid!r}; nothing was written"
+                )
+            rows.embeddings.append((pid, int(matrix.shape[1]), vec.astype("<f4").tobytes()))
+    if change.embedding_model:
+        rows.model = utf8(change.embedding_model, "embedding model name")
+    return rows
+
+
+def embedding_rows(cursor: Iterator[Any]) -> tuple[list[str], np.ndarray]:
+    ids: list[str] = []
+    vecs: list[np.ndarray] = []
+    for pid, dim, blob in cursor:
+        ids.append(pid)
+        vecs.append(np.frombuffer(blob, dtype="<f4", count=int(dim)))
+    if not ids:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    return ids, np.vstack(vecs).astype(np.float32)
+
+
+def chunks(items: Sequence[str]) -> Iterator[list[str]]:
+    for i in range(0, len(items), CHUNK):
+        yield list(items[i : i + CHUNK])
