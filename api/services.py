@@ -45,6 +45,7 @@ class Services:
         self.write_lock = threading.Lock()
         self.embedding = Embedding(settings)
         self.lexical = LexicalIndex()  # related papers' word overlap, kept current on read
+        self.lexical.load()  # its imports before any thread imports torch
         self._pipeline: Pipeline | None = None
         self._cache: dict[str, Any] = {}
         self._cache_version: str | None = None

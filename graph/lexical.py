@@ -113,6 +113,18 @@ class LexicalIndex:
             self._version = version
             self._synced_at = now
 
+    def load(self) -> None:
+        """Import scikit-learn and scipy now.
+
+        A server calls this before its threads start: importing them in a request thread
+        while the warm-up thread imports torch can meet torch half-initialised (a circular
+        import between threads), which failed a related() query once in the tests.
+        """
+        import scipy.sparse  # noqa: F401
+
+        if self._analyzer is None:
+            self._analyzer = _analyzer()
+
     def _analyze(self, text: str) -> list[str]:
         if self._analyzer is None:
             self._analyzer = _analyzer()
