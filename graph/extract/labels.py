@@ -56,8 +56,9 @@ _WORK_ON_RE = re.compile(
 _VERSION_RE = re.compile(r"^[\d.]+[A-Za-z]?$|^v\d|^(?:Instruct|Chat|Base|XL|Large|Small)$", re.I)
 _APPOS_RE = re.compile(r"^\s*,\s*(?:which is\s+)?(?:a|an|the)\s+(?P<phrase>[^;]+)")
 _PHRASE_CUT_RE = re.compile(
-    r"\s*(?:,|;|:|—|\s-\s|\bas\s+an?\b|\b(?:that|which|where|who|by|to|via|through|using|while|whose|"
-    r"and\s+(?:show|demonstrate|evaluate|achieve|find)\w*)\b)"
+    # words joined by hyphens ("Text-to-Image") are one word, not a clause
+    r"\s*(?:,|;|:|—|\s-\s|\bas\s+an?\b|(?<![\w-])(?:that|which|where|who|by|to|via|through|"
+    r"using|while|whose|and\s+(?:show|demonstrate|evaluate|achieve|find)\w*)(?![\w-]))"
 )
 _FLUFF_RE = re.compile(
     r"^(?:(?:simple|novel|new|effective|efficient|general|generic|unified|principled|"

@@ -377,6 +377,11 @@ def test_iclr2021_keyword_recall() -> None:
             "Function vector guided training methodology",
         ),
         ("We propose a CI test specifically designed to accommodate discretization.", "CI test"),
+        # "to" inside a hyphenated word starts no clause
+        (
+            "We propose a diffusion-based approach for Text-to-Image (T2I) generation.",
+            "Diffusion-based approach for Text-to-Image (T2I) generation",
+        ),
         # a short generic contribution gains what the paper is about
         (
             "Direct Preference Optimization (DPO) is cheap. DPO is underused. We study DPO's "
