@@ -16,7 +16,7 @@ from graph.model import GraphNode
 
 
 def _node(node: GraphNode) -> dict[str, str]:
-    return {"id": node.id, "kind": node.kind.value, "label": node.label}
+    return {"id": node.id, "kind": node.kind.name, "label": node.label}  # as GraphQL spells kinds
 
 
 def resolved_json(resolutions: list[Resolution]) -> list[dict[str, Any]]:

@@ -313,9 +313,9 @@ def test_graphql_says_which_node_a_name_of_two_was_taken_as(gql: GQL) -> None:
     assert "errors" not in body
     resolved = body["extensions"]["resolved"]
     assert len(resolved) == 1 and resolved[0]["argument"] == "id"
-    assert resolved[0]["used"]["kind"] == "Concept"
+    assert resolved[0]["used"]["kind"] == "CONCEPT"
     other = resolved[0]["others"][0]
-    assert other["kind"] == "Paper" and other["label"].startswith("PaRa:")
+    assert other["kind"] == "PAPER" and other["label"].startswith("PaRa:")
     again = gql.raw(
         "query($i: ID!) { neighborhood(id: $i, depth: 1) { nodes { id } } }", i=other["id"]
     )
