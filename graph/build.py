@@ -12,8 +12,11 @@ What is recomputed when papers are added or removed:
 * embeddings: only new texts (cached by (model, text hash));
 * SIMILAR_TO: only the rows of new papers and of papers that lost a neighbour;
   other papers merge their old lists with their scores to the new papers;
-* SHARES_TERM / RELATED_TO: recomputed from the term index (sparse, no model; their
-  IDF weights depend on the corpus size, so every weight may move);
+* SHARES_TERM: only the partner lists of papers holding a term whose papers or linking
+  status changed (graph.link.update_shared_terms); weights depend on each term's df
+  alone, never on N, so only edges touching those terms are written;
+* RELATED_TO: recomputed from the term index (cheap: pairs within each paper); stored
+  counts and the partner order do not depend on N, so only changed pairs are written;
 * concepts/datasets: re-resolved corpus-wide (acronym merges can span papers); ones
   no paper mentions any more disappear.
 """
@@ -52,12 +55,15 @@ from graph.link import (
     cooccurrence_edges,
     mention_edges,
     neighbours_from_edges,
+    paper_terms_of,
     shared_term_edges,
     similar_edges,
     top_k_similar,
+    update_shared_terms,
     update_similar,
 )
 from graph.model import (
+    Edge,
     GraphChange,
     GraphData,
     GraphStats,
@@ -260,8 +266,14 @@ class Pipeline:
         papers: Sequence[Paper],
         previous: GraphData | None = None,
         report: BuildReport | None = None,
+        *,
+        full_links: bool = False,
     ) -> GraphData:
-        """The whole graph for ``papers``, reusing ``previous`` where that is exact."""
+        """The whole graph for ``papers``, reusing ``previous`` where that is exact.
+
+        ``full_links``: compute SHARES_TERM for every paper rather than only the papers
+        the change touches (``citegraph build``: the settings may have changed since).
+        """
         report = report if report is not None else BuildReport()
         s = self.settings
         papers = sorted(papers, key=lambda p: p.id)
@@ -326,19 +338,45 @@ class Pipeline:
             for e in similar_edges(neighbours):
                 data.add_edge(e)
             names = {n.id: n.label for n in data.nodes.values()}
-            for e in shared_term_edges(
-                resolution.paper_terms,
-                names,
-                max_df=s.shared_term_max_df,
-                min_weight=s.shared_term_min_weight,
-                top_k=s.shared_term_top_k,
-            ):
+            for e in self._shared_terms(resolution.paper_terms, names, previous, full_links):
                 data.add_edge(e)
             for e in cooccurrence_edges(resolution.paper_terms, resolution.concepts):
                 data.add_edge(e)
             for e in citation_edges(papers, data.nodes):
                 data.add_edge(e)
         return data
+
+    def _shared_terms(
+        self,
+        paper_terms: Mapping[str, Mapping[str, float]],
+        names: Mapping[str, str],
+        previous: GraphData | None,
+        full: bool,
+    ) -> list[Edge]:
+        """SHARES_TERM edges: only touched papers' lists recomputed when ``previous`` allows."""
+        s = self.settings
+        params: dict[str, Any] = {
+            "max_df": s.shared_term_max_df,
+            "min_weight": s.shared_term_min_weight,
+            "top_k": s.shared_term_top_k,
+        }
+        if previous is not None and not full:
+            old_terms: dict[str, set[str]] = {
+                pid: set() for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER
+            }
+            old_terms.update(paper_terms_of(previous.edges.values()))
+            updated = update_shared_terms(
+                (e for e in previous.edges.values() if e.type is RelType.SHARES_TERM),
+                old_terms,
+                paper_terms,
+                names,
+                **params,
+            )
+            if updated is not None:
+                edges, touched = updated
+                log.info("SHARES_TERM: %d of %d papers touched", len(touched), len(paper_terms))
+                return edges
+        return shared_term_edges(paper_terms, names, **params)
 
     # ------------------------------------------------------------------ commands
     def run(
@@ -410,7 +448,7 @@ class Pipeline:
                 continue
             corpus[p.id] = p
             by_hash[p.text_hash] = p.id
-        graph = self.compute(list(corpus.values()), previous, report)
+        graph = self.compute(list(corpus.values()), previous, report, full_links=replace)
         change = diff(previous, graph)
         report.added = sorted(set(corpus) - set(old_papers))
         report.removed = sorted(set(old_papers) - set(corpus))

@@ -4,13 +4,17 @@
   row blocks so no N x N matrix is ever held (memory O(block x N)). Scores are
   computed in float64 and rounded to 6 decimals so an incremental update and a full
   rebuild agree exactly.
-* SHARES_TERM: papers sharing concepts/datasets, weighted by the summed IDF of the
-  shared terms; terms in more than ``max_df`` of the papers (or more than
-  ``MAX_TERM_PAPERS``) link nothing; each paper keeps its ``top_k`` strongest partners
-  (an edge stays if either end keeps it). A sparse product in row blocks: at 30,000
-  synthetic papers 26 s and ~0.5 GiB, where pair dictionaries ran out of memory.
+* SHARES_TERM: papers sharing concepts/datasets, weighted by the summed rarity
+  ln(e x 1000 / df) of the shared terms (:func:`term_weight`: no N in it, so an add
+  rewrites only edges whose terms it touches); terms in more than ``max_df`` of the
+  papers (or more than ``MAX_TERM_PAPERS``) link nothing; each paper keeps its
+  ``top_k`` strongest partners (an edge stays if either end keeps it, and says which in
+  ``kept_by``). A sparse product in row blocks: at 30,000 synthetic papers 26 s and
+  ~0.5 GiB, where pair dictionaries ran out of memory. :func:`update_shared_terms`
+  recomputes only the papers an add or remove touches.
 * RELATED_TO: concepts mentioned together by at least two papers, weighted by that
-  count, with NPMI on the edge; each concept keeps its 10 strongest.
+  count; each concept keeps its 10 strongest (ties: the partner in fewer papers first,
+  the order NPMI gives, computed without N).
 * CITES: references that name a paper of the corpus.
 """
 
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +39,12 @@ Neighbours = dict[str, list[tuple[str, float]]]
 BLOCK_ROWS = 1024
 BLOCK_CELLS = 8_000_000
 SPARSE_BLOCK_ROWS = 512
-# A term in more papers than this links none of them (its IDF is low, and the pairs it
+# A term in more papers than this links none of them (its weight is low, and the pairs it
 # would make grow with the square of its document frequency).
 MAX_TERM_PAPERS = 1000
+# C in a term's SHARES_TERM weight ln(C / df): fixed, so no stored weight depends on N
+TERM_WEIGHT_REFERENCE = math.e * MAX_TERM_PAPERS
+_TERM_RELS = (RelType.MENTIONS, RelType.USES, RelType.INTRODUCES)
 SCORE_DECIMALS = 6
 
 
@@ -145,14 +152,120 @@ def neighbours_from_edges(edges: Iterable[Edge]) -> Neighbours:
     return {pid: [(t, s) for _, t, s in sorted(lst)] for pid, lst in out.items()}
 
 
-def idf_weights(paper_terms: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    """IDF of every term: log(N / df)."""
-    n = len(paper_terms)
-    df: dict[str, int] = defaultdict(int)
-    for terms in paper_terms.values():
+def term_weight(df: int) -> float:
+    """The SHARES_TERM weight of one linking term found in ``df`` papers: ln(C / df).
+
+    C (``TERM_WEIGHT_REFERENCE``) is fixed, not the corpus size: a stored edge then depends
+    only on the document frequencies of its own terms, so adding papers rewrites only the
+    edges whose terms they touch (issue 12). With C = e x MAX_TERM_PAPERS every linking
+    term weighs at least 1, and near N = C the weights equal the old ln(N / df).
+    """
+    return math.log(TERM_WEIGHT_REFERENCE / df)
+
+
+def linking_cap(n: int, max_df: float, max_term_papers: int = MAX_TERM_PAPERS) -> int:
+    """The most papers a term may be in and still link them: min(max_df x N, max_term_papers)."""
+    return max(2, min(int(max_df * n), max_term_papers))
+
+
+def term_postings(paper_terms: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:
+    """term -> the papers holding it."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for pid, terms in paper_terms.items():
         for t in terms:
-            df[t] += 1
-    return {t: math.log(n / d) for t, d in df.items()} if n else {}
+            out[t].add(pid)
+    return out
+
+
+def paper_terms_of(edges: Iterable[Edge]) -> dict[str, set[str]]:
+    """paper -> its concepts/datasets, read back from stored MENTIONS/USES/INTRODUCES edges."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for e in edges:
+        if e.type in _TERM_RELS:
+            out[e.source].add(e.target)
+    return out
+
+
+class _TermIndex:
+    """The linking terms of a corpus as a sparse papers x terms matrix, for partner lists."""
+
+    def __init__(
+        self,
+        paper_terms: Mapping[str, Mapping[str, float]],
+        postings: Mapping[str, set[str]],
+        max_papers: int,
+    ) -> None:
+        import scipy.sparse as sp
+
+        self.ids = sorted(paper_terms)
+        self.row = {pid: i for i, pid in enumerate(self.ids)}
+        self.linking = sorted(t for t, ps in postings.items() if 2 <= len(ps) <= max_papers)
+        self.tindex = {t: i for i, t in enumerate(self.linking)}
+        self.weight = {t: term_weight(len(postings[t])) for t in self.linking}
+        rows: list[int] = []
+        cols: list[int] = []
+        for i, pid in enumerate(self.ids):
+            for t in paper_terms[pid]:
+                j = self.tindex.get(t)
+                if j is not None:
+                    rows.append(i)
+                    cols.append(j)
+        ones = np.ones(len(rows), dtype=np.float64)
+        self.x = sp.csr_matrix((ones, (rows, cols)), shape=(len(self.ids), len(self.linking)))
+        w_vec = np.asarray([self.weight[t] for t in self.linking], dtype=np.float64)
+        self.weighted_t = sp.csr_matrix(self.x.multiply(w_vec[None, :])).T.tocsr()
+
+    def partners(self, rows: Sequence[int], min_weight: float, top_k: int) -> dict[str, list[str]]:
+        """Each row's ``top_k`` partners by (-weight, id), weight >= ``min_weight``."""
+        out: dict[str, list[str]] = {}
+        if not self.linking:
+            return {self.ids[r]: [] for r in rows}
+        order_ids = np.asarray(self.ids, dtype=object)
+        for start in range(0, len(rows), SPARSE_BLOCK_ROWS):
+            chunk = list(rows[start : start + SPARSE_BLOCK_ROWS])
+            block = (self.x[chunk] @ self.weighted_t).tocsr()
+            for bi, r in enumerate(chunk):
+                lo, hi = block.indptr[bi], block.indptr[bi + 1]
+                cols_r = block.indices[lo:hi]
+                w_r = np.round(block.data[lo:hi], SCORE_DECIMALS)
+                mask = (cols_r != r) & (w_r >= min_weight)
+                cols_r, w_r = cols_r[mask], w_r[mask]
+                others = order_ids[cols_r]
+                best = sorted(zip((-w_r).tolist(), others.tolist(), strict=True))[:top_k]
+                out[self.ids[r]] = [o for _, o in best]
+        return out
+
+    def edge(
+        self,
+        a: str,
+        b: str,
+        kept_by: str,
+        paper_terms: Mapping[str, Mapping[str, float]],
+        term_names: Mapping[str, str],
+    ) -> Edge:
+        """The SHARES_TERM edge a -- b (a < b) with its shared terms, rarest first."""
+        shared = sorted(
+            (t for t in paper_terms[a] if t in self.tindex and t in paper_terms[b]),
+            key=lambda t: (-self.weight[t], t),
+        )
+        weight = round(sum(self.weight[t] for t in shared), SCORE_DECIMALS)
+        return Edge(
+            a,
+            b,
+            RelType.SHARES_TERM,
+            weight,
+            {
+                "weight": weight,
+                "terms": [term_names.get(t, t) for t in shared],
+                "term_ids": shared,
+                "term_weights": [round(self.weight[t], 4) for t in shared],
+                "kept_by": kept_by,
+            },
+        )
+
+
+def _kept_by(a: str, b: str, keepers: set[str]) -> str:
+    return "both" if len(keepers) == 2 else ("source" if a in keepers else "target")
 
 
 def shared_term_edges(
@@ -168,74 +281,122 @@ def shared_term_edges(
 
     Computed as a sparse product (papers x terms) . (terms x papers) in row blocks, so
     memory stays O(block x N) and time O(sum of df^2) over the terms that may link;
-    a term links papers only when 2 <= df <= min(max_df x N, max_term_papers).
+    a term links papers only when 2 <= df <= min(max_df x N, max_term_papers). Each
+    edge says which end keeps it in its top-k (``kept_by``), which lets
+    :func:`update_shared_terms` recompute only the papers an add or remove touches.
     """
-    import scipy.sparse as sp
-
     n = len(paper_terms)
     if n < 2:
         return []
-    ids = sorted(paper_terms)
-    df: dict[str, int] = defaultdict(int)
-    for terms in paper_terms.values():
-        for t in terms:
-            df[t] += 1
-    max_papers = max(2, min(int(max_df * n), max_term_papers))
-    linking = sorted(t for t, d in df.items() if 2 <= d <= max_papers)
-    if not linking:
-        return []
-    tindex = {t: i for i, t in enumerate(linking)}
-    idf = {t: math.log(n / df[t]) for t in linking}
-    rows: list[int] = []
-    cols: list[int] = []
-    for i, pid in enumerate(ids):
-        for t in paper_terms[pid]:
-            j = tindex.get(t)
-            if j is not None:
-                rows.append(i)
-                cols.append(j)
-    ones = np.ones(len(rows), dtype=np.float64)
-    x = sp.csr_matrix((ones, (rows, cols)), shape=(n, len(linking)))
-    idf_vec = np.asarray([idf[t] for t in linking], dtype=np.float64)
-    weighted_t = sp.csr_matrix(x.multiply(idf_vec[None, :])).T.tocsr()
-    order_ids = np.asarray(ids, dtype=object)
-    keep: set[tuple[str, str]] = set()
-    for start in range(0, n, SPARSE_BLOCK_ROWS):
-        block = (x[start : start + SPARSE_BLOCK_ROWS] @ weighted_t).tocsr()
-        for r in range(block.shape[0]):
-            lo, hi = block.indptr[r], block.indptr[r + 1]
-            cols_r = block.indices[lo:hi]
-            w_r = np.round(block.data[lo:hi], SCORE_DECIMALS)
-            mask = (cols_r != start + r) & (w_r >= min_weight)
-            cols_r, w_r = cols_r[mask], w_r[mask]
-            if not len(cols_r):
-                continue
-            others = order_ids[cols_r]
-            best = sorted(zip((-w_r).tolist(), others.tolist(), strict=True))[:top_k]
-            me = ids[start + r]
-            keep.update((me, o) if me < o else (o, me) for _, o in best)
+    index = _TermIndex(
+        paper_terms, term_postings(paper_terms), linking_cap(n, max_df, max_term_papers)
+    )
+    lists = index.partners(range(n), min_weight, top_k)
+    return _edges_from_lists(index, lists, {}, paper_terms, term_names)
+
+
+def _edges_from_lists(
+    index: _TermIndex,
+    lists: Mapping[str, Sequence[str]],
+    kept: Mapping[tuple[str, str], set[str]],
+    paper_terms: Mapping[str, Mapping[str, float]],
+    term_names: Mapping[str, str],
+    reuse: Mapping[tuple[str, str], Edge] | None = None,
+    touched: Collection[str] = (),
+) -> list[Edge]:
+    """Edges = the union of the partner lists (``lists``, plus ``kept``: pair -> keepers)."""
+    keepers: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for pair, ends in kept.items():
+        keepers[pair].update(ends)
+    for me, partners in lists.items():
+        for o in partners:
+            keepers[(me, o) if me < o else (o, me)].add(me)
     edges = []
-    for a, b in sorted(keep):
-        shared = sorted(
-            (t for t in paper_terms[a] if t in tindex and t in paper_terms[b]),
-            key=lambda t: (-idf[t], t),
-        )
-        weight = round(sum(idf[t] for t in shared), SCORE_DECIMALS)
-        edges.append(
-            Edge(
-                a,
-                b,
-                RelType.SHARES_TERM,
-                weight,
-                {
-                    "weight": weight,
-                    "terms": [term_names.get(t, t) for t in shared],
-                    "term_ids": shared,
-                    "term_weights": [round(idf[t], 4) for t in shared],
-                },
-            )
-        )
+    for (a, b), ends in sorted(keepers.items()):
+        kept_by = _kept_by(a, b, ends)
+        old = reuse.get((a, b)) if reuse is not None else None
+        if old is not None and not (a in touched and b in touched):
+            # an untouched end's linking terms kept their papers, so the shared terms and
+            # their dfs are the same; only a term's name (re-resolved) or kept_by may move
+            attrs = dict(old.attrs)
+            attrs["kept_by"] = kept_by
+            attrs["terms"] = [term_names.get(t, t) for t in attrs.get("term_ids", [])]
+            edges.append(Edge(a, b, RelType.SHARES_TERM, old.weight, attrs))
+        else:
+            edges.append(index.edge(a, b, kept_by, paper_terms, term_names))
     return edges
+
+
+def update_shared_terms(
+    previous: Iterable[Edge],
+    old_terms: Mapping[str, Iterable[str]],
+    paper_terms: Mapping[str, Mapping[str, float]],
+    term_names: Mapping[str, str],
+    *,
+    max_df: float = 0.2,
+    min_weight: float = 1.0,
+    top_k: int = 20,
+    max_term_papers: int = MAX_TERM_PAPERS,
+) -> tuple[list[Edge], set[str]] | None:
+    """SHARES_TERM edges after the corpus went from ``old_terms`` to ``paper_terms``, exactly.
+
+    Equal to ``shared_term_edges(paper_terms, ...)``, but only the partner lists of the
+    *touched* papers are recomputed: those holding (before or after) a term that links
+    before or after the change and whose set of papers or linking status changed.
+    Why an untouched paper p keeps its list: each of its linking terms has the same
+    papers (so the same df and weight) and the same status, so for every other paper q
+    the linking terms p and q share, and their summed weight, are unchanged; a paper
+    that gained or lost one of p's terms changed that term's paper set, which would
+    have touched p. Its list is read back from the edges it keeps (``kept_by``).
+    Returns (edges, touched paper ids), or None when ``previous`` does not say which
+    end keeps each edge (a graph written before ``kept_by``): then compute it whole.
+    """
+    old_edges: dict[tuple[str, str], Edge] = {}
+    for e in previous:
+        if e.type is not RelType.SHARES_TERM:
+            continue
+        if e.attrs.get("kept_by") not in ("source", "target", "both"):
+            return None
+        old_edges[(e.source, e.target)] = e
+    n, n_old = len(paper_terms), len(old_terms)
+    if n < 2:
+        return [], set(paper_terms)
+    old_sets = {pid: set(ts) for pid, ts in old_terms.items()}
+    post_new = term_postings(paper_terms)
+    post_old = term_postings(old_sets)
+    cap_new = linking_cap(n, max_df, max_term_papers)
+    cap_old = linking_cap(n_old, max_df, max_term_papers)
+
+    def links(ps: set[str] | None, cap: int) -> bool:
+        return ps is not None and 2 <= len(ps) <= cap
+
+    moved: set[str] = set()  # terms some paper gained or lost
+    for pid in set(paper_terms) | set(old_sets):
+        moved.update(set(paper_terms.get(pid, ())) ^ old_sets.get(pid, set()))
+    if cap_new != cap_old:  # terms that crossed the max_df x N gate
+        moved.update(
+            t for t, ps in post_new.items() if links(ps, cap_new) != links(post_old.get(t), cap_old)
+        )
+    changed = {
+        t for t in moved if links(post_new.get(t), cap_new) or links(post_old.get(t), cap_old)
+    }
+    touched: set[str] = set()
+    for t in changed:
+        touched.update(post_new.get(t, ()))
+        touched.update(p for p in post_old.get(t, ()) if p in paper_terms)
+    index = _TermIndex(paper_terms, post_new, cap_new)
+    lists = index.partners(sorted(index.row[p] for p in touched), min_weight, top_k)
+    kept: dict[tuple[str, str], set[str]] = {}
+    for (a, b), e in old_edges.items():
+        if a not in paper_terms or b not in paper_terms:
+            continue
+        by = e.attrs["kept_by"]
+        ends = {a, b} if by == "both" else {a if by == "source" else b}
+        ends -= touched
+        if ends:
+            kept[(a, b)] = ends
+    edges = _edges_from_lists(index, lists, kept, paper_terms, term_names, old_edges, touched)
+    return edges, touched
 
 
 def cooccurrence_edges(
@@ -245,9 +406,15 @@ def cooccurrence_edges(
     min_count: int = 2,
     top_k: int = 10,
 ) -> list[Edge]:
-    """RELATED_TO edges between concepts co-mentioned by at least ``min_count`` papers."""
+    """RELATED_TO edges between concepts co-mentioned by at least ``min_count`` papers.
+
+    Each concept keeps its ``top_k`` partners by (-count, partner's df, partner). That is
+    the order (-count, -NPMI) gave: for one concept a and one count c < N,
+    NPMI = ln(c N / (df_a df_b)) / ln(N / c) falls strictly as df_b rises; at c = N every
+    partner is in all N papers, a tie either way, broken by id. Nothing stored depends on
+    N, so an add rewrites only pairs whose count or membership it changes.
+    """
     concepts = set(concept_ids)
-    n = len(paper_terms)
     df: dict[str, int] = defaultdict(int)
     pairs: dict[tuple[str, str], int] = defaultdict(int)
     for terms in paper_terms.values():
@@ -256,30 +423,17 @@ def cooccurrence_edges(
             df[t] += 1
         for a, b in combinations(mine, 2):
             pairs[(a, b)] += 1
-    scored: dict[tuple[str, str], tuple[int, float]] = {}
+    best: dict[str, list[tuple[int, int, str, tuple[str, str]]]] = defaultdict(list)
     for (a, b), c in pairs.items():
-        if c < min_count:
-            continue
-        p_ab = c / n
-        pmi = math.log(p_ab / ((df[a] / n) * (df[b] / n)))
-        npmi = pmi / -math.log(p_ab) if p_ab < 1 else 1.0
-        scored[(a, b)] = (c, round(npmi, SCORE_DECIMALS))
-    best: dict[str, list[tuple[int, float, str, tuple[str, str]]]] = defaultdict(list)
-    for pair, (c, npmi) in scored.items():
-        best[pair[0]].append((-c, -npmi, pair[1], pair))
-        best[pair[1]].append((-c, -npmi, pair[0], pair))
+        if c >= min_count:
+            best[a].append((-c, df[b], b, (a, b)))
+            best[b].append((-c, df[a], a, (a, b)))
     keep: set[tuple[str, str]] = set()
     for lst in best.values():
         lst.sort()
         keep.update(p for *_, p in lst[:top_k])
     return [
-        Edge(
-            a,
-            b,
-            RelType.RELATED_TO,
-            float(scored[(a, b)][0]),
-            {"count": scored[(a, b)][0], "npmi": scored[(a, b)][1]},
-        )
+        Edge(a, b, RelType.RELATED_TO, float(pairs[(a, b)]), {"count": pairs[(a, b)]})
         for a, b in sorted(keep)
     ]
 

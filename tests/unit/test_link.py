@@ -1,4 +1,4 @@
-"""Edge computation: exact top-k, incremental updates, IDF-weighted shared terms."""
+"""Edge computation: exact top-k, incremental updates, rarity-weighted shared terms."""
 
 from __future__ import annotations
 
@@ -9,13 +9,18 @@ import pytest
 
 from graph.embed import normalize
 from graph.link import (
+    MAX_TERM_PAPERS,
+    TERM_WEIGHT_REFERENCE,
     cooccurrence_edges,
+    linking_cap,
     shared_term_edges,
     similar_edges,
+    term_weight,
     top_k_similar,
+    update_shared_terms,
     update_similar,
 )
-from graph.model import RelType
+from graph.model import Edge, RelType
 
 
 def _vectors(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:
@@ -93,7 +98,7 @@ def test_shared_terms_weighted_by_rarity_and_common_terms_ignored() -> None:
     pairs = {(e.source, e.target): e for e in edges}
     assert set(pairs) == {("p1", "p2"), ("p3", "p4"), ("p3", "p5"), ("p4", "p5")}
     assert pairs[("p1", "p2")].attrs["terms"] == ["Rare Thing"]
-    assert pairs[("p1", "p2")].weight == pytest.approx(math.log(10 / 2), abs=1e-6)
+    assert pairs[("p1", "p2")].weight == pytest.approx(math.log(math.e * 1000 / 2), abs=1e-6)
     assert pairs[("p1", "p2")].weight > pairs[("p3", "p4")].weight
 
 
@@ -105,3 +110,161 @@ def test_cooccurrence_needs_two_papers() -> None:
     }
     edges = cooccurrence_edges(terms, ["c:a", "c:b", "c:c"])
     assert [(e.source, e.target, e.attrs["count"]) for e in edges] == [("c:a", "c:b", 2)]
+
+
+def test_term_weight_is_free_of_n_and_at_least_one_on_every_linking_term() -> None:
+    assert pytest.approx(math.e * MAX_TERM_PAPERS) == TERM_WEIGHT_REFERENCE
+    assert term_weight(MAX_TERM_PAPERS) == pytest.approx(1.0)
+    assert term_weight(2) > term_weight(3) > term_weight(MAX_TERM_PAPERS)
+    # the same pair of papers weighs the same in a corpus of 10 and of 10 + 90 strangers
+    small = {"a": {"t": 1.0, "u": 1.0}, "b": {"t": 1.0, "u": 1.0}}
+    small.update({f"x{i}": {} for i in range(8)})
+    big = {**small, **{f"y{i:02d}": {"z": 1.0} for i in range(90)}}
+    w_small = {e.key: e.weight for e in shared_term_edges(small, {}, max_df=0.5)}
+    w_big = {e.key: e.weight for e in shared_term_edges(big, {}, max_df=0.5)}
+    assert w_small[("a", "b", RelType.SHARES_TERM)] == w_big[("a", "b", RelType.SHARES_TERM)]
+    assert w_small[("a", "b", RelType.SHARES_TERM)] == pytest.approx(2 * term_weight(2), abs=1e-6)
+
+
+Terms = dict[str, dict[str, float]]
+
+
+def _zipf_corpus(rng: np.random.Generator, ids: list[str], vocab: int) -> Terms:
+    # a few very common terms, a long tail of rare ones: like real concepts
+    out = {}
+    for pid in ids:
+        k = int(rng.integers(0, 7))
+        picks = np.minimum(rng.zipf(1.4, size=k), vocab) - 1
+        out[pid] = {f"t{int(t):03d}": 1.0 for t in picks}
+    return out
+
+
+def _full(terms: Terms) -> list[Edge]:
+    # small caps so that a 40-90 paper corpus has terms on both sides of the gate
+    return shared_term_edges(terms, {}, max_df=0.2, min_weight=1.5, top_k=3, max_term_papers=12)
+
+
+def _update(edges: list[Edge], old: Terms, new: Terms) -> tuple[list[Edge], set[str]] | None:
+    old_sets = {p: set(v) for p, v in old.items()}
+    return update_shared_terms(
+        edges, old_sets, new, {}, max_df=0.2, min_weight=1.5, top_k=3, max_term_papers=12
+    )
+
+
+def _rows(edges: list[Edge]) -> dict[tuple[str, str], dict[str, object]]:
+    return {(e.source, e.target): {"w": e.weight, **e.attrs} for e in edges}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_shared_terms_update_equals_full_through_add_remove_and_moves(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ids = [f"p{i:03d}" for i in range(90)]
+    terms = _zipf_corpus(rng, ids[:40], 30)
+    edges = _full(terms)
+    touched_sizes = []
+    for step in range(6):
+        new_terms = {k: dict(v) for k, v in terms.items()}
+        if step % 3 == 2:  # remove a few papers
+            for pid in rng.choice(sorted(new_terms), size=4, replace=False):
+                del new_terms[str(pid)]
+        else:  # add some, which moves the max_df x N gate (cap 8 -> 12 here)
+            fresh = [i for i in ids if i not in new_terms][: int(rng.integers(1, 12))]
+            new_terms.update(_zipf_corpus(rng, fresh, 30))
+        # re-resolution: one old paper loses a term, another gains it (df unchanged)
+        holders = [p for p in sorted(new_terms) if new_terms[p]]
+        if holders:
+            giver = holders[int(rng.integers(len(holders)))]
+            term = sorted(new_terms[giver])[0]
+            takers = [p for p in sorted(new_terms) if term not in new_terms[p]]
+            if takers:
+                del new_terms[giver][term]
+                new_terms[takers[int(rng.integers(len(takers)))]][term] = 1.0
+        result = _update(edges, terms, new_terms)
+        assert result is not None
+        edges, touched = result
+        assert _rows(edges) == _rows(_full(new_terms)), f"step {step}"
+        touched_sizes.append(len(touched))
+        terms = new_terms
+    assert any(0 < t < len(terms) for t in touched_sizes)  # some update was partial
+
+
+def test_shared_terms_update_crosses_the_gate_both_ways() -> None:
+    # "g" is in 3 papers; the cap is max(2, int(0.2 N)): at N = 10 it is 2 (g links
+    # nothing), at N = 15 it is 3 (g links) with no paper touching g itself.
+    base: Terms = {f"p{i:02d}": {} for i in range(10)}
+    for p in ("p00", "p01", "p02"):
+        base[p]["g"] = 1.0
+    assert linking_cap(10, 0.2) == 2 and linking_cap(15, 0.2) == 3
+    before = shared_term_edges(base, {}, max_df=0.2, min_weight=0.0)
+    assert before == []
+    grown = {**base, **{f"q{i:02d}": {"other": 1.0} for i in range(5)}}
+    old_sets = {p: set(v) for p, v in base.items()}
+    result = update_shared_terms(before, old_sets, grown, {}, max_df=0.2, min_weight=0.0)
+    assert result is not None
+    edges, touched = result
+    assert {(e.source, e.target) for e in edges} == {("p00", "p01"), ("p00", "p02"), ("p01", "p02")}
+    assert {"p00", "p01", "p02"} <= touched
+    assert _rows(edges) == _rows(shared_term_edges(grown, {}, max_df=0.2, min_weight=0.0))
+    shrunk = {p: v for p, v in grown.items() if not p.startswith("q")}
+    old_sets = {p: set(v) for p, v in grown.items()}
+    back = update_shared_terms(edges, old_sets, shrunk, {}, max_df=0.2, min_weight=0.0)
+    assert back is not None and back[0] == []
+
+
+def test_shared_terms_update_refuses_edges_without_kept_by() -> None:
+    terms = {"a": {"t": 1.0}, "b": {"t": 1.0}, "c": {}, "d": {}, "e": {}}
+    edges = shared_term_edges(terms, {}, max_df=0.5)
+    assert edges
+    by = "kept_by"
+    legacy = [
+        Edge(e.source, e.target, e.type, e.weight, {k: v for k, v in e.attrs.items() if k != by})
+        for e in edges
+    ]
+    assert update_shared_terms(legacy, {p: set(v) for p, v in terms.items()}, terms, {}) is None
+
+
+def _npmi_order_edges(
+    terms: dict[str, dict[str, float]], concepts: list[str], top_k: int
+) -> set[tuple[str, str]]:
+    # the order the edges had before: (-count, -NPMI, partner), NPMI unrounded
+    n = len(terms)
+    df: dict[str, int] = {}
+    pairs: dict[tuple[str, str], int] = {}
+    for ts in terms.values():
+        mine = sorted(t for t in ts if t in concepts)
+        for t in mine:
+            df[t] = df.get(t, 0) + 1
+        for i, a in enumerate(mine):
+            for b in mine[i + 1 :]:
+                pairs[(a, b)] = pairs.get((a, b), 0) + 1
+    best: dict[str, list[tuple[int, float, str, tuple[str, str]]]] = {}
+    for (a, b), c in pairs.items():
+        if c < 2:
+            continue
+        p = c / n
+        npmi = math.log(p / (df[a] / n * df[b] / n)) / -math.log(p) if p < 1 else 1.0
+        best.setdefault(a, []).append((-c, -npmi, b, (a, b)))
+        best.setdefault(b, []).append((-c, -npmi, a, (a, b)))
+    keep: set[tuple[str, str]] = set()
+    for lst in best.values():
+        keep.update(x[-1] for x in sorted(lst)[:top_k])
+    return keep
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_cooccurrence_order_is_the_npmi_order_without_n(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ids = [f"p{i:03d}" for i in range(120)]
+    terms = _zipf_corpus(rng, ids, 25)
+    concepts = sorted({t for ts in terms.values() for t in ts})
+    edges = cooccurrence_edges(terms, concepts, top_k=3)
+    assert {(e.source, e.target) for e in edges} == _npmi_order_edges(terms, concepts, 3)
+    assert all(set(e.attrs) == {"count"} and e.weight == e.attrs["count"] for e in edges)
+
+
+def test_cooccurrence_when_every_paper_has_both() -> None:
+    # p_ab = 1: NPMI is 1 for every pair; ties go by id either way
+    terms = {f"p{i}": {"c:a": 1.0, "c:b": 1.0, "c:c": 1.0} for i in range(3)}
+    edges = cooccurrence_edges(terms, ["c:a", "c:b", "c:c"], top_k=1)
+    want = _npmi_order_edges(terms, ["c:a", "c:b", "c:c"], 1)
+    assert {(e.source, e.target) for e in edges} == want
