@@ -56,7 +56,9 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
 
 
 def _papers_of(g: GraphData) -> dict[str, set[str]]:
-    out = {pid: set() for pid, n in g.nodes.items() if n.kind is NodeKind.PAPER}
+    out: dict[str, set[str]] = {
+        pid: set() for pid, n in g.nodes.items() if n.kind is NodeKind.PAPER
+    }
     out.update(paper_terms_of(g.edges.values()))
     return out
 
