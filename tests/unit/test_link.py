@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -114,8 +115,16 @@ def test_cooccurrence_needs_two_papers() -> None:
 
 def test_term_weight_is_free_of_n_and_at_least_one_on_every_linking_term() -> None:
     assert pytest.approx(math.e * MAX_TERM_PAPERS) == TERM_WEIGHT_REFERENCE
-    assert term_weight(MAX_TERM_PAPERS) == pytest.approx(1.0)
-    assert term_weight(2) > term_weight(3) > term_weight(MAX_TERM_PAPERS)
+    weights = [term_weight(df) for df in range(1, MAX_TERM_PAPERS + 1)]
+    assert min(weights) >= 1.0
+    assert all(x >= y for x, y in itertools.pairwise(weights))  # rarer weighs more
+    for df, w in enumerate(weights, start=1):  # ln(C / df), df rounded down to 2^(k/4)
+        assert -1e-12 <= w - math.log(TERM_WEIGHT_REFERENCE / df) <= math.log(2) / 4 + 1e-12
+    assert [term_weight(d) for d in (2, 4, 8, 1024)] == pytest.approx(
+        [math.log(TERM_WEIGHT_REFERENCE / d) for d in (2, 4, 8, 1024)]
+    )
+    # a common term's weight moves only at grid points: 19 % growth, not every paper
+    assert term_weight(100) == term_weight(107) != term_weight(108)
     # the same pair of papers weighs the same in a corpus of 10 and of 10 + 90 strangers
     small = {"a": {"t": 1.0, "u": 1.0}, "b": {"t": 1.0, "u": 1.0}}
     small.update({f"x{i}": {} for i in range(8)})
