@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     # ---- edges
     similar_k: int = 10
     similar_min_score: float = 0.3
+    # a SHARES_TERM partner needs shared terms weighing this much; a linking term weighs
+    # ln(e x 1000 / df) >= 1 (graph.link.term_weight, no N in it): 1 = any one shared
+    # linking term, 2 = two, or one in at most 430 papers
     shared_term_min_weight: float = 1.0
     shared_term_max_df: float = 0.2  # terms in more than this share of papers link nothing
     shared_term_top_k: int = 20

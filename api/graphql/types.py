@@ -87,12 +87,17 @@ class SimilarPaper:
     rank: int | None
 
 
-@strawberry.type(description="A SHARES_TERM neighbour: the shared terms and their IDF weights.")
+@strawberry.type(
+    description="A SHARES_TERM neighbour: the shared terms, rarest first, and their weights."
+)
 class SharedTerms:
     paper: Paper
-    weight: float
+    weight: float = strawberry.field(description="The sum of `termWeights`.")
     terms: list[str]
-    term_weights: list[float]
+    term_weights: list[float] = strawberry.field(
+        description="Each term's rarity ln(e x 1000 / df), df (the papers holding it) rounded "
+        "down to a power of 2^(1/4); independent of the number of papers"
+    )
 
 
 @strawberry.type(description="One readable reason a paper is recommended.")
