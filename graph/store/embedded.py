@@ -74,7 +74,8 @@ from graph.store.sqlreads import SqlBackend
 log = logging.getLogger(__name__)
 
 FORMAT = "citegraph-db"
-FORMAT_VERSION = 1
+#: 2 added the ``names`` table: a citegraph that does not keep it must not write here
+FORMAT_VERSION = 2
 #: a read checks for other processes' commits at most this often (seconds)
 SYNC_INTERVAL_S = 0.2
 
@@ -172,6 +173,11 @@ class EmbeddedStore(QueryLayer):
                     if version is not None and int(version[0]) > FORMAT_VERSION:
                         raise StoreError(
                             f"{path}: written by a newer citegraph (format {version[0]})"
+                        )
+                    if version is not None and int(version[0]) < FORMAT_VERSION:
+                        db.execute(
+                            "UPDATE meta SET value = ? WHERE key = 'version'",
+                            (str(FORMAT_VERSION),),
                         )
                 _fill_names(db)
         except sqlite3.DatabaseError as exc:
