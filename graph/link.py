@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -219,6 +218,7 @@ class _TermIndex:
         self.x = sp.csr_matrix((ones, (rows, cols)), shape=(len(self.ids), len(self.linking)))
         w_vec = np.asarray([self.weight[t] for t in self.linking], dtype=np.float64)
         self.weighted_t = sp.csr_matrix(self.x.multiply(w_vec[None, :])).T.tocsr()
+        self._ordered: dict[str, list[str]] = {}  # paper -> its linking terms, heaviest first
 
     def partners(self, rows: Sequence[int], min_weight: float, top_k: int) -> dict[str, list[str]]:
         """Each row's ``top_k`` partners by (-weight, id), weight >= ``min_weight``."""
@@ -248,11 +248,13 @@ class _TermIndex:
         term_names: Mapping[str, str],
     ) -> Edge:
         """The SHARES_TERM edge a -- b (a < b) with its shared terms, heaviest first."""
+        mine = self._ordered.get(a)
+        if mine is None:
+            mine = self._ordered[a] = sorted(
+                (t for t in paper_terms[a] if t in self.weight), key=lambda t: (-self.weight[t], t)
+            )
         other = paper_terms[b]
-        shared = sorted(
-            (t for t in paper_terms[a] if t in other and t in self.weight),
-            key=lambda t: (-self.weight[t], t),
-        )
+        shared = [t for t in mine if t in other]
         weight = round(sum(self.weight[t] for t in shared), SCORE_DECIMALS)
         return Edge(
             a,
@@ -419,27 +421,43 @@ def cooccurrence_edges(
     partner is in all N papers, a tie either way, broken by id. Nothing stored depends on
     N, so an add rewrites only pairs whose count or membership it changes.
     """
+    import scipy.sparse as sp
+
     concepts = set(concept_ids)
-    df: dict[str, int] = defaultdict(int)
-    pairs: dict[tuple[str, str], int] = defaultdict(int)
-    for terms in paper_terms.values():
-        mine = sorted(t for t in terms if t in concepts)
-        for t in mine:
-            df[t] += 1
-        for a, b in combinations(mine, 2):
-            pairs[(a, b)] += 1
-    best: dict[str, list[tuple[int, int, str, tuple[str, str]]]] = defaultdict(list)
-    for (a, b), c in pairs.items():
-        if c >= min_count:
-            best[a].append((-c, df[b], b, (a, b)))
-            best[b].append((-c, df[a], a, (a, b)))
-    keep: set[tuple[str, str]] = set()
-    for lst in best.values():
-        lst.sort()
-        keep.update(p for *_, p in lst[:top_k])
+    names = sorted({t for terms in paper_terms.values() for t in terms if t in concepts})
+    if not names:
+        return []
+    cindex = {c: i for i, c in enumerate(names)}
+    rows: list[int] = []
+    cols: list[int] = []
+    for i, terms in enumerate(paper_terms.values()):
+        for t in terms:
+            j = cindex.get(t)
+            if j is not None:
+                rows.append(i)
+                cols.append(j)
+    x = sp.csr_matrix(
+        (np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(len(paper_terms), len(names))
+    )
+    xt = x.T.tocsr()
+    df = np.diff(xt.indptr)  # papers per concept (a paper holds a term once)
+    keep: dict[tuple[int, int], int] = {}
+    # concepts x concepts co-mention counts, a block of rows at a time (memory O(block x C))
+    for start in range(0, len(names), SPARSE_BLOCK_ROWS):
+        block = (xt[start : start + SPARSE_BLOCK_ROWS] @ x).tocsr()
+        for bi in range(block.shape[0]):
+            a = start + bi
+            lo, hi = block.indptr[bi], block.indptr[bi + 1]
+            cols_r, counts = block.indices[lo:hi], block.data[lo:hi]
+            mask = (cols_r != a) & (counts >= min_count)
+            cols_r, counts = cols_r[mask], counts[mask]
+            # names are sorted, so the column order is the id order
+            for j in np.lexsort((cols_r, df[cols_r], -counts))[:top_k]:
+                b = int(cols_r[j])
+                keep[(a, b) if a < b else (b, a)] = int(counts[j])
     return [
-        Edge(a, b, RelType.RELATED_TO, float(pairs[(a, b)]), {"count": pairs[(a, b)]})
-        for a, b in sorted(keep)
+        Edge(names[a], names[b], RelType.RELATED_TO, float(c), {"count": c})
+        for (a, b), c in sorted(keep.items())
     ]
 
 

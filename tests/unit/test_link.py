@@ -234,7 +234,7 @@ def test_shared_terms_update_refuses_edges_without_kept_by() -> None:
 
 def _npmi_order_edges(
     terms: dict[str, dict[str, float]], concepts: list[str], top_k: int
-) -> set[tuple[str, str]]:
+) -> dict[tuple[str, str], int]:
     # the order the edges had before: (-count, -NPMI, partner), NPMI unrounded
     n = len(terms)
     df: dict[str, int] = {}
@@ -254,9 +254,9 @@ def _npmi_order_edges(
         npmi = math.log(p / (df[a] / n * df[b] / n)) / -math.log(p) if p < 1 else 1.0
         best.setdefault(a, []).append((-c, -npmi, b, (a, b)))
         best.setdefault(b, []).append((-c, -npmi, a, (a, b)))
-    keep: set[tuple[str, str]] = set()
+    keep: dict[tuple[str, str], int] = {}
     for lst in best.values():
-        keep.update(x[-1] for x in sorted(lst)[:top_k])
+        keep.update((x[-1], -x[0]) for x in sorted(lst)[:top_k])
     return keep
 
 
@@ -267,7 +267,9 @@ def test_cooccurrence_order_is_the_npmi_order_without_n(seed: int) -> None:
     terms = _zipf_corpus(rng, ids, 25)
     concepts = sorted({t for ts in terms.values() for t in ts})
     edges = cooccurrence_edges(terms, concepts, top_k=3)
-    assert {(e.source, e.target) for e in edges} == _npmi_order_edges(terms, concepts, 3)
+    assert {(e.source, e.target): e.attrs["count"] for e in edges} == _npmi_order_edges(
+        terms, concepts, 3
+    )
     assert all(set(e.attrs) == {"count"} and e.weight == e.attrs["count"] for e in edges)
 
 
@@ -276,4 +278,4 @@ def test_cooccurrence_when_every_paper_has_both() -> None:
     terms = {f"p{i}": {"c:a": 1.0, "c:b": 1.0, "c:c": 1.0} for i in range(3)}
     edges = cooccurrence_edges(terms, ["c:a", "c:b", "c:c"], top_k=1)
     want = _npmi_order_edges(terms, ["c:a", "c:b", "c:c"], 1)
-    assert {(e.source, e.target) for e in edges} == want
+    assert {(e.source, e.target): e.attrs["count"] for e in edges} == want
