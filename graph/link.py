@@ -206,6 +206,7 @@ class _TermIndex:
         self.linking = sorted(t for t, ps in postings.items() if 2 <= len(ps) <= max_papers)
         self.tindex = {t: i for i, t in enumerate(self.linking)}
         self.weight = {t: term_weight(len(postings[t])) for t in self.linking}
+        self.shown = {t: round(w, 4) for t, w in self.weight.items()}
         rows: list[int] = []
         cols: list[int] = []
         for i, pid in enumerate(self.ids):
@@ -265,7 +266,7 @@ class _TermIndex:
                 "weight": weight,
                 "terms": [term_names.get(t, t) for t in shared],
                 "term_ids": shared,
-                "term_weights": [round(self.weight[t], 4) for t in shared],
+                "term_weights": [self.shown[t] for t in shared],
                 "kept_by": kept_by,
             },
         )
