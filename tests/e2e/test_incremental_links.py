@@ -81,20 +81,9 @@ def _full(pipeline: Pipeline, papers: list[Paper]) -> GraphData:
     return store.snapshot()
 
 
-def test_add_writes_only_rows_touching_changed_terms_and_equals_rebuild(
-    pipeline: Pipeline, papers: list[Paper]
-) -> None:
-    max_df = pipeline.settings.shared_term_max_df
-    store = NetworkxStore()
-    pipeline.run(store, add_papers=papers[:BASE], replace=True)
-    before = store.snapshot()
-    report = pipeline.run(store, add_papers=papers[BASE:])
-    after = store.snapshot()
-    assert len(report.added) == ADDED
+def _assert_bound(before: GraphData, after: GraphData, max_df: float) -> tuple[int, int]:
+    """Check the bound on diff(before, after); (SHARES_TERM rows written, edges after)."""
     change = diff(before, after)
-    assert report.edges_written == len(change.upsert_edges)
-
-    # the bound, computed from the two graphs alone
     old_terms, new_terms = _papers_of(before), _papers_of(after)
     post_old, post_new = _postings(old_terms), _postings(new_terms)
     cap_old = linking_cap(len(old_terms), max_df)
@@ -112,7 +101,7 @@ def test_add_writes_only_rows_touching_changed_terms_and_equals_rebuild(
             or links(t, post_old, cap_old) != links(t, post_new, cap_new)
         )
     }
-    new_ids = set(report.added)
+    new_ids = set(new_terms) - set(old_terms)
     assert any(t in new_terms[p] for p in new_ids for t in touched_terms)
     touched = {p for t in touched_terms for p in post_new.get(t, set()) | post_old.get(t, set())}
     written = [e.key for e in change.upsert_edges if e.type is RelType.SHARES_TERM] + [
@@ -127,9 +116,7 @@ def test_add_writes_only_rows_touching_changed_terms_and_equals_rebuild(
 
     concepts_old = {c for c, n in before.nodes.items() if n.kind is NodeKind.CONCEPT}
     concepts_new = {c for c, n in after.nodes.items() if n.kind is NodeKind.CONCEPT}
-    df_moved = {
-        c for c in concepts_old | concepts_new if post_old.get(c) != post_new.get(c)
-    }
+    df_moved = {c for c in concepts_old | concepts_new if post_old.get(c) != post_new.get(c)}
     near = set(df_moved)
     for g in (before, after):
         for e in g.edges.values():
@@ -141,6 +128,20 @@ def test_add_writes_only_rows_touching_changed_terms_and_equals_rebuild(
     assert [k for k in related_written if k[0] not in near and k[1] not in near] == []
     related_after = sum(1 for e in after.edges.values() if e.type is RelType.RELATED_TO)
     assert len(related_written) < related_after
+    return len(written), len(shares_after)
+
+
+def test_add_writes_only_rows_touching_changed_terms_and_equals_rebuild(
+    pipeline: Pipeline, papers: list[Paper]
+) -> None:
+    store = NetworkxStore()
+    pipeline.run(store, add_papers=papers[:BASE], replace=True)
+    before = store.snapshot()
+    report = pipeline.run(store, add_papers=papers[BASE:])
+    after = store.snapshot()
+    assert len(report.added) == ADDED
+    assert report.edges_written == len(diff(before, after).upsert_edges)
+    _assert_bound(before, after, pipeline.settings.shared_term_max_df)
 
     # incremental == full, stored attributes included
     full = _full(pipeline, papers)
@@ -153,3 +154,42 @@ def test_add_writes_only_rows_touching_changed_terms_and_equals_rebuild(
     smaller = _full(pipeline, [p for p in papers if p.id not in gone])
     assert graphs_equal(smaller, store.snapshot()) == []
     assert _linked_rows(smaller) == _linked_rows(store.snapshot())
+
+
+def test_an_add_that_moves_the_max_df_gate(
+    tmp_path: Path, pipeline: Pipeline, papers: list[Paper]
+) -> None:
+    """A term no new paper holds starts linking only because N grew past its gate."""
+    store = NetworkxStore()
+    pipeline.run(store, add_papers=papers[:BASE], replace=True)
+    before = store.snapshot()
+    pipeline.run(store, add_papers=papers[BASE:])
+    old_df = {t: len(ps) for t, ps in _postings(_papers_of(before)).items()}
+    new_df = {t: len(ps) for t, ps in _postings(_papers_of(store.snapshot())).items()}
+    # the commonest term the new papers leave alone; max_df puts the gate just at it
+    term, df = max(
+        ((t, d) for t, d in old_df.items() if new_df.get(t) == d and d >= 3),
+        key=lambda td: (td[1], td[0]),
+    )
+    max_df = (df + 0.5) / (BASE + ADDED)
+    assert linking_cap(BASE, max_df) < df <= linking_cap(BASE + ADDED, max_df)
+    gated = Pipeline(
+        seed_settings(tmp_path, shared_term_max_df=max_df), cache_dir=EMBED_CACHE
+    )
+    try:
+        store = NetworkxStore()
+        gated.run(store, add_papers=papers[:BASE], replace=True)
+        g_before = store.snapshot()
+        gated.run(store, add_papers=papers[BASE:])
+        g_after = store.snapshot()
+        holding = {
+            k for k, e in g_after.edges.items() if term in e.attrs.get("term_ids", ())
+        }
+        assert holding, f"{term} (df {df}) should link once N = {BASE + ADDED}"
+        assert not any(term in e.attrs.get("term_ids", ()) for e in g_before.edges.values())
+        _assert_bound(g_before, g_after, max_df)
+        full = _full(gated, papers)
+    finally:
+        gated.close()
+    assert graphs_equal(full, g_after) == []
+    assert _linked_rows(full) == _linked_rows(g_after)
