@@ -41,7 +41,7 @@ SPARSE_BLOCK_ROWS = 512
 # A term in more papers than this links none of them (its weight is low, and the pairs it
 # would make grow with the square of its document frequency).
 MAX_TERM_PAPERS = 1000
-# C in a term's SHARES_TERM weight ln(C / df): fixed, so no stored weight depends on N
+# C in a term's SHARES_TERM weight ln(C / g(df)): fixed, so no stored weight depends on N
 TERM_WEIGHT_REFERENCE = math.e * MAX_TERM_PAPERS
 _TERM_RELS = (RelType.MENTIONS, RelType.USES, RelType.INTRODUCES)
 _QUARTER_OCTAVE = math.log(2) / 4
@@ -157,7 +157,7 @@ def term_weight(df: int) -> float:
 
     C (``TERM_WEIGHT_REFERENCE``) is fixed, not the corpus size, so a stored edge depends
     only on its own terms (issue 12). g(df) is df rounded down to the quarter-octave grid
-    2^(k/4) (exact for df 1, 2, 4, 8, …; at most 0.17 below ln(C / df)): a common term's
+    2^(k/4) (exact for df 1, 2, 4, 8, …; at most 0.17 above ln(C / df)): a common term's
     weight then moves only when its df grows past a grid point, about every 19 %, not on
     every paper that mentions it. On the ICLR 2021 graph that cut the SHARES_TERM rows one
     add of 10 papers writes from 20,833 (exact ln(C / df)) to 1,186. With
