@@ -41,17 +41,11 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
     services = Services(settings, opener)
     schema = build_schema(settings)
 
-    def warm_up() -> None:
-        from graph.embed import limit_threads
-
-        limit_threads(settings.serve_threads)  # in every worker process, before the model
-        services.warm_up()
-
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(services.open)
         # the model takes seconds to load: start now, in the background, not on a request
-        threading.Thread(target=warm_up, name="citegraph-warm-up", daemon=True).start()
+        threading.Thread(target=services.warm_up, name="citegraph-warm-up", daemon=True).start()
         try:
             yield
         finally:

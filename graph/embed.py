@@ -212,20 +212,6 @@ class SentenceTransformerEmbedder:
         return normalize(result)
 
 
-def limit_threads(n: int) -> None:
-    """At most ``n`` threads inside one BLAS call (numpy's matrix products), process-wide.
-
-    A server answers many small requests at once; a 3k x 384 cosine product took 20 ms
-    with OpenBLAS's 2 threads on a busy 2-core machine and 0.3 ms with 1 (each call waits
-    at a barrier for a core another request holds). A build keeps the default.
-    torch's own threads are not limited here: ``torch.set_num_threads`` applies to the
-    calling thread's OpenMP team, and requests are answered on other threads.
-    """
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=n, user_api="blas")
-
-
 def _quiet_transformers() -> None:
     """Silence load-time progress bars and the over-length warning we handle ourselves."""
     try:

@@ -69,9 +69,6 @@ class Settings(BaseSettings):
     port: int = 8000
     # server processes (`citegraph serve --workers`); each holds the model and the graph
     workers: int = Field(1, ge=1, le=32)
-    # threads each server process gives one BLAS call (graph/embed.py limit_threads):
-    # requests run side by side instead of each spreading over every core
-    serve_threads: int = Field(1, ge=1, le=256)
     api_key: SecretStr | None = None
     cors_origins: list[str] = []
     max_depth: int = 3

@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Any
 from pathlib import Path
 
 import httpx
@@ -58,24 +57,3 @@ def test_citegraph_serve(seed_dir: Path) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def test_a_server_gives_each_blas_call_the_threads_its_settings_say(settings: Any) -> None:
-    """CITEGRAPH_SERVE_THREADS (default 1) reaches BLAS once the app has started."""
-    from fastapi.testclient import TestClient
-    from threadpoolctl import threadpool_info, threadpool_limits
-
-    from api.app import create_app
-
-    def blas_threads() -> set[int]:
-        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
-
-    before = max(blas_threads())
-    try:
-        with TestClient(create_app(settings.model_copy(update={"serve_threads": 1}))):
-            deadline = time.monotonic() + 60
-            while blas_threads() != {1}:
-                assert time.monotonic() < deadline, blas_threads()
-                time.sleep(0.05)
-    finally:
-        threadpool_limits(limits=before, user_api="blas")
