@@ -225,6 +225,12 @@ class SqlBackend:
         nodes = [self._node(k, p) for k, p in rows]
         return [(n, SearchText.of(n)) for n in nodes]
 
+    def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Stored embeddings by paper id, read for those ids alone."""
+        rows = self._in("SELECT id, dim, vector FROM embeddings WHERE id IN ({ids})", ids)
+        found = dict(zip(*embedding_rows(iter(rows)), strict=True))
+        return {pid: found[pid].tolist() for pid in ids if pid in found}
+
     def _embeddings(self) -> UnitMatrix:
         """The embedding matrix, read once per database state."""
         with self._reading():
