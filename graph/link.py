@@ -160,7 +160,7 @@ def term_weight(df: int) -> float:
     2^(k/4) (exact for df 1, 2, 4, 8, …; at most 0.17 above ln(C / df)): a common term's
     weight then moves only when its df grows past a grid point, about every 19 %, not on
     every paper that mentions it. On the ICLR 2021 graph that cut the SHARES_TERM rows one
-    add of 10 papers writes from 20,833 (exact ln(C / df)) to 1,186. With
+    add of 10 papers writes from 24,868 (exact ln(C / df)) to 1,897 (bench/link_rows.py). With
     C = e x MAX_TERM_PAPERS every linking term weighs at least 1.
     """
     k = (df**4).bit_length() - 1  # the largest k with 2^k <= df^4: exact integer arithmetic
