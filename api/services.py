@@ -8,6 +8,7 @@ through the request context, never through a module global.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -27,6 +28,21 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 StoreOpener = Callable[[Settings], GraphStore]
+
+
+def server_threads(settings: Settings) -> int:
+    """Torch threads for one server process: ``compute_threads``, else its share of the cores."""
+    if settings.compute_threads is not None:
+        return settings.compute_threads
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cores or 1) // settings.workers)
+
+
+def limit_blas_threads() -> None:
+    """One BLAS thread for this process (see Settings.compute_threads for why)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
 
 
 class Services:
@@ -113,6 +129,12 @@ class Services:
     def warm_up(self) -> None:
         """Load the model and read the papers' words now (in the background at startup),
         so no request pays for either."""
+        try:
+            import torch
+        except ImportError:  # the embedder says so on first use
+            pass
+        else:
+            torch.set_num_threads(server_threads(self.settings))
         try:
             self.embedder().encode(["warm up"])
         except CitegraphError as exc:

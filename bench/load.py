@@ -281,6 +281,13 @@ def query_mix(client: httpx.Client) -> list[tuple[str, str, dict[str, Any]]]:
     return mix
 
 
+def _pct(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
 @dataclass
 class RoundResult:
     clients: int
@@ -288,6 +295,7 @@ class RoundResult:
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     by_kind: dict[str, int] = field(default_factory=dict)
+    kind_latencies: dict[str, list[float]] = field(default_factory=dict)
     rss_before: int = 0
     rss_after: int = 0
     wall: float = 0.0
@@ -297,10 +305,7 @@ class RoundResult:
         return len(self.latencies) + len(self.errors)
 
     def pct(self, q: float) -> float:
-        if not self.latencies:
-            return float("nan")
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+        return _pct(self.latencies, q)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -319,6 +324,11 @@ class RoundResult:
             "rss_before_mib": round(self.rss_before / 2**20, 1),
             "rss_after_mib": round(self.rss_after / 2**20, 1),
             "by_kind": dict(sorted(self.by_kind.items())),
+            "kinds": {
+                k: {"p50_ms": round(_pct(v, 0.5) * 1000, 1),
+                    "p99_ms": round(_pct(v, 0.99) * 1000, 1)}
+                for k, v in sorted(self.kind_latencies.items())
+            },
             "first_errors": self.errors[:5],
         }
 
@@ -348,6 +358,7 @@ async def _client(
             if ok:
                 result.latencies.append(dt)
                 result.by_kind[name] = result.by_kind.get(name, 0) + 1
+                result.kind_latencies.setdefault(name, []).append(dt)
             else:
                 result.errors.append(detail)
 
@@ -428,6 +439,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"{d['rss_after_mib']} MiB",
                         flush=True,
                     )
+                    print("  " + ", ".join(
+                        f"{k} {v['p50_ms']}/{v['p99_ms']}" for k, v in d["kinds"].items()
+                    ) + " ms (p50/p99)", flush=True)
                     for e in d["first_errors"]:
                         print(f"  error: {e}")
             if server.process.poll() is not None:

@@ -69,6 +69,10 @@ class Settings(BaseSettings):
     port: int = 8000
     # server processes (`citegraph serve --workers`); each holds the model and the graph
     workers: int = Field(1, ge=1, le=32)
+    # torch threads per server process for encoding queries (None: the cores / workers).
+    # numpy's BLAS always gets one: a query's products are small, and idle BLAS threads
+    # spin on the cores the other requests need (related() took 2x the CPU with two)
+    compute_threads: int | None = Field(None, ge=1, le=64)
     api_key: SecretStr | None = None
     cors_origins: list[str] = []
     max_depth: int = 3

@@ -36,7 +36,10 @@ def edges_of(b: Backend, ids: Sequence[str], types: Collection[RelType] | None) 
     """Every edge touching any of ``ids`` (either direction), by (source, target, type)."""
     allowed = types_filter(types)
     with b.reading():
-        found = {e.key: e for e in b.incident_edges(list(dict.fromkeys(ids)), allowed)}
+        found = {
+            (e.source, e.target, e.type): e
+            for e in b.incident_edges(list(dict.fromkeys(ids)), allowed)
+        }
     return sorted(found.values(), key=edge_sort_key)
 
 
