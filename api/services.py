@@ -8,7 +8,6 @@ through the request context, never through a module global.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,14 +27,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 StoreOpener = Callable[[Settings], GraphStore]
-
-
-def server_threads(settings: Settings) -> int:
-    """Torch threads for one server process: ``compute_threads``, else its share of the cores."""
-    if settings.compute_threads is not None:
-        return settings.compute_threads
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, (cores or 1) // settings.workers)
 
 
 def limit_blas_threads() -> None:
@@ -134,13 +125,18 @@ class Services:
         except ImportError:  # the embedder says so on first use
             pass
         else:
-            torch.set_num_threads(server_threads(self.settings))
+            torch.set_num_threads(self.settings.compute_threads)
         try:
             self.embedder().encode(["warm up"])
         except CitegraphError as exc:
             log.warning("embedding model not loaded: %s", exc)
         try:
-            self.lexical.sync(self.store())
+            store = self.store()
+            self.lexical.sync(store)
+            # the keyword index and the extractor's word lists (related(text:)) load on
+            # first use too: a second or more each on ICLR 2021, in every worker
+            store.keyword_search("warm up", limit=1)
+            self.service().text_terms("warm up")
         except CitegraphError as exc:
             log.warning("word index not read: %s", exc)
 

@@ -524,7 +524,6 @@ def serve(
         # each worker builds its app from the environment: hand it the resolved settings
         os.environ["CITEGRAPH_STORE"] = s.store
         os.environ["CITEGRAPH_DATA_DIR"] = str(s.data_dir.resolve())
-        os.environ["CITEGRAPH_WORKERS"] = str(n_workers)  # each takes its share of the cores
         console.print(f"[dim]{n_workers} worker processes[/dim]")
         uvicorn.run(
             "api.main:create_app_from_env", factory=True, workers=n_workers,
