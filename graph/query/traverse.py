@@ -69,7 +69,7 @@ def neighborhood(
             reach = b.ring_weights(ring, allowed, kinds, seen)
             room = limit - len(kept)
 
-            def rank(v: str) -> tuple[float, str]:
+            def rank(v: str, reach: dict[str, float] = reach) -> tuple[float, str]:
                 return (-round(reach[v], 9), v)
 
             if len(reach) > room:
