@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from graph.errors import CitegraphError, StoreUnavailableError
 from graph.lexical import LexicalIndex
+from graph.lookup import ShortNames
 from graph.service import Embedding, GraphService
 from graph.settings import Settings
 from graph.store import GraphStore, open_store
@@ -53,6 +54,7 @@ class Services:
         self.embedding = Embedding(settings)
         self.lexical = LexicalIndex()  # related papers' word overlap, kept current on read
         self.lexical.load()  # its imports before any thread imports torch
+        self.short_names = ShortNames()  # papers' short names, kept current on read
         self._pipeline: Pipeline | None = None
         self._cache: dict[str, Any] = {}
         self._cache_version: str | None = None
@@ -115,7 +117,9 @@ class Services:
 
     def service(self) -> GraphService:
         """The use cases over the open store (StoreUnavailableError while it is down)."""
-        return GraphService(self.settings, self.store(), self.embedding, self.lexical)
+        return GraphService(
+            self.settings, self.store(), self.embedding, self.lexical, self.short_names
+        )
 
     def warm_up(self) -> None:
         """Load the model and read the papers' words now (in the background at startup),
@@ -136,6 +140,7 @@ class Services:
             # the keyword index and the extractor's word lists (related(text:)) load on
             # first use too: a second or more each on ICLR 2021, in every worker
             store.keyword_search("warm up", limit=1)
+            self.short_names.may_name(store, "warm up:")
             self.service().text_terms("warm up")
         except CitegraphError as exc:
             log.warning("word index not read: %s", exc)

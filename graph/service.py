@@ -106,24 +106,26 @@ class GraphService:
         store: GraphStore,
         embedding: Embedding,
         lexical: LexicalIndex | None = None,
+        short_names: lookup.ShortNames | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.embedding = embedding
         self.lexical = lexical if lexical is not None else LexicalIndex()
+        self.short_names = short_names
         #: names this service resolved that also named other nodes (for the caller to say)
         self.resolutions: list[lookup.Resolution] = []
 
     # ------------------------------------------------------------------ names
     def find(self, ref: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
         """A node by id, name, label, title or alias; a paper also by its short name."""
-        return lookup.find(self.store, ref, kinds)
+        return lookup.find(self.store, ref, kinds, self.short_names)
 
     def matches(
         self, ref: str, kinds: Collection[NodeKind] | None = None
     ) -> list[GraphNode]:
         """Every node ``ref`` names, the one :meth:`find` picks first."""
-        return lookup.matches(self.store, ref, kinds)
+        return lookup.matches(self.store, ref, kinds, self.short_names)
 
     def node(
         self, ref: str, kinds: Collection[NodeKind] | None = None, argument: str = "id"
@@ -135,7 +137,7 @@ class GraphService:
         """
         if not ref.strip():
             raise InvalidArgumentError(argument, "must not be empty")
-        found = lookup.matches(self.store, ref, kinds)
+        found = lookup.matches(self.store, ref, kinds, self.short_names)
         if not found:
             what = "/".join(k.value.lower() for k in kinds) if kinds else "node"
             raise NotFoundError(f"{argument}: no {what} with id, name or alias {ref!r}")

@@ -90,18 +90,20 @@ def neighborhood(
     )
 
 
-def adjacency(edges: Iterable[Edge], ids: Collection[str]) -> dict[str, Adjacent]:
+def adjacency(
+    edges: Iterable[Edge], ids: Collection[str], keep: Collection[str] | None = None
+) -> dict[str, Adjacent]:
     """(neighbour, best edge) lists, sorted by neighbour, for each of ``ids``.
 
-    An edge listed twice (once from each end) changes nothing: the best of equal
-    copies is the same edge.
+    ``keep``: only neighbours in it. An edge listed twice (once from each end) changes
+    nothing: the best of equal copies is the same edge.
     """
     by_nb: dict[str, dict[str, list[Edge]]] = {i: {} for i in ids}
     for e in edges:
         s, t = e.source, e.target
-        if s in by_nb:
+        if s in by_nb and (keep is None or t in keep):
             by_nb[s].setdefault(t, []).append(e)
-        if t in by_nb:
+        if t in by_nb and (keep is None or s in keep):
             by_nb[t].setdefault(s, []).append(e)
     return {
         u: [(v, es[0] if len(es) == 1 else best_edge(es)) for v, es in sorted(nbs.items())]
@@ -110,17 +112,24 @@ def adjacency(edges: Iterable[Edge], ids: Collection[str]) -> dict[str, Adjacent
 
 
 class _Adjacency:
-    """Adjacency lists loaded on demand, many nodes per backend call."""
+    """Adjacency lists loaded on demand, many nodes per backend call.
 
-    def __init__(self, b: Backend, allowed: Types) -> None:
+    ``keep``: only neighbours in it (a collection the caller may not change while this
+    lives), so a path search builds no lists of nodes it would skip anyway.
+    """
+
+    def __init__(self, b: Backend, allowed: Types, keep: Collection[str] | None = None) -> None:
         self._b = b
         self._allowed = allowed
+        self._keep = keep
         self._cache: dict[str, Adjacent] = {}
 
     def load(self, ids: Iterable[str]) -> None:
         todo = [i for i in dict.fromkeys(ids) if i not in self._cache]
         if todo:
-            self._cache.update(adjacency(self._b.incident_edges(todo, self._allowed), todo))
+            self._cache.update(
+                adjacency(self._b.incident_edges(todo, self._allowed), todo, self._keep)
+            )
 
     def __call__(self, u: str) -> Adjacent:
         if u not in self._cache:
@@ -154,7 +163,7 @@ class _Neighbours:
 
 
 def best_shortest_path(
-    source: str, target: str, ring: _Neighbours, adjacent: _Adjacency, max_hops: int
+    source: str, target: str, ring: _Neighbours, b: Backend, allowed: Types, max_hops: int
 ) -> list[tuple[str, Edge | None]] | None:
     """The shortest path under :func:`~graph.query.rules.path_sort_key`, exactly.
 
@@ -180,6 +189,8 @@ def best_shortest_path(
         on_path[d - 1] = {u for u in ring(on_path[d]) if ds.get(u) == d - 1}
     for d in range(m, end):
         on_path[d + 1] = {v for v in ring(on_path[d]) if dt.get(v) == end - d - 1}
+    # only edges between nodes on a shortest path count below
+    adjacent = _Adjacency(b, allowed, keep=set().union(*on_path))
     adjacent.load(sorted(set().union(*on_path[:-1])))
     # best[v] = (-strength, id sequence, path)
     best: dict[str, tuple[float, tuple[str, ...], list[tuple[str, Edge | None]]]] = {
@@ -264,9 +275,7 @@ def shortest_path(
     with b.reading():
         if len(b.get_nodes([source, target])) < len({source, target}):
             return None
-        steps = best_shortest_path(
-            source, target, _Neighbours(b, allowed), _Adjacency(b, allowed), max_hops
-        )
+        steps = best_shortest_path(source, target, _Neighbours(b, allowed), b, allowed, max_hops)
         if steps is None:
             return None
         nodes = b.get_nodes([n for n, _ in steps])
@@ -295,7 +304,6 @@ def k_paths(
         shortest = hop_distance(source, target, ring, max_hops)
         if shortest is None:
             return []
-        adjacent = _Adjacency(b, allowed)
         # hops to the target, to prune the search: a path of `length` hops only ever
         # asks about nodes within length - 1 of it, so the BFS goes no deeper than that
         to_target = _Layers(target, ring)
@@ -306,6 +314,11 @@ def k_paths(
         for length in range(shortest, max_hops + 1):
             to_target.extend(length - 1)
             dt = to_target.dist
+            # the search below skips every neighbour farther than length - 1 from the
+            # target, i.e. every one not in dt: lists of only those in dt (a hub concept
+            # has hundreds of papers, few of them near the target); fresh for each length,
+            # as dt grows with it
+            adjacent = _Adjacency(b, allowed, keep=dt)
             if from_source is not None:
                 # a server store: load every node the search below may visit, at once
                 from_source.extend(length - 1)
