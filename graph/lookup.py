@@ -10,7 +10,6 @@ from graph.errors import NotFoundError
 from graph.model import GraphNode, NodeKind, Paper
 from graph.store.base import GraphStore
 
-
 PAGE = 5000  # papers read a page at a time
 
 

@@ -8,6 +8,7 @@ multigraphs with tied weights, parallel edges of several types and both directio
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import networkx as nx
@@ -50,7 +51,7 @@ def _all_paths(store: NetworkxStore, edges: list[Edge], a: str, b: str,
     nodes = store.get_nodes(list(store.g.nodes))
     out = []
     for seq in nx.all_simple_paths(g, a, b, cutoff=max_hops):
-        hops = tuple(best_edge(between[frozenset(pair)]) for pair in zip(seq, seq[1:]))
+        hops = tuple(best_edge(between[frozenset(pair)]) for pair in itertools.pairwise(seq))
         out.append(GraphPath(tuple(nodes[n] for n in seq), hops))
     return sorted(out, key=path_sort_key)
 
