@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from graph.errors import CitegraphError, StoreUnavailableError
 from graph.lexical import LexicalIndex
 from graph.lookup import ShortNames
+from graph.related import TermCounts
 from graph.service import Embedding, GraphService
 from graph.settings import Settings
 from graph.store import GraphStore, open_store
@@ -55,6 +56,7 @@ class Services:
         self.lexical = LexicalIndex()  # related papers' word overlap, kept current on read
         self.lexical.load()  # its imports before any thread imports torch
         self.short_names = ShortNames()  # papers' short names, kept current on read
+        self.term_counts = TermCounts()  # related papers' term df, likewise
         self._pipeline: Pipeline | None = None
         self._cache: dict[str, Any] = {}
         self._cache_version: str | None = None
@@ -118,7 +120,8 @@ class Services:
     def service(self) -> GraphService:
         """The use cases over the open store (StoreUnavailableError while it is down)."""
         return GraphService(
-            self.settings, self.store(), self.embedding, self.lexical, self.short_names
+            self.settings, self.store(), self.embedding, self.lexical, self.short_names,
+            self.term_counts,
         )
 
     def warm_up(self) -> None:

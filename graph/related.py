@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import threading
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -104,12 +105,14 @@ def related(
     negative: Collection[str] = (),
     lexical: LexicalIndex | None = None,
     weights: Weights = WEIGHTS,
+    term_counts: TermCounts | None = None,
 ) -> list[RelatedPaper]:
     """Papers related to ``paper`` (+ ``positive``, - ``negative``) or to a text.
 
     ``vector`` is the text's embedding, ``text`` the text itself (its word overlap) and
     ``text_terms`` the concept/dataset ids found in it. ``lexical`` is the word-overlap
-    index to use (kept across calls by the caller; a fresh one reads every paper).
+    index to use (kept across calls by the caller; a fresh one reads every paper), and
+    ``term_counts`` the terms' paper counts (likewise; a fresh one counts the seed's).
     """
     if first < 1:
         raise InvalidArgumentError("first", "must be at least 1")
@@ -174,7 +177,7 @@ def related(
     vecs = store.embeddings(cand_ids)
     nodes = store.get_nodes(cand_ids)
     query_terms = set(seed_terms) if seeds else set(text_terms)
-    idf = _linking_idf(store, sorted(query_terms), len(lexical))
+    idf = _linking_idf(store, sorted(query_terms), len(lexical), term_counts)
     seed_mass = sum(idf.values())
     term_edges: dict[str, dict[str, Edge]] = defaultdict(dict)
     hub_scores: dict[str, list[float]] = defaultdict(list)
@@ -234,18 +237,57 @@ def _edges_from(store: GraphStore, ids: Collection[str], types: Collection[RelTy
     return sorted(found.values(), key=edge_sort_key)
 
 
-def _linking_idf(store: GraphStore, terms: Sequence[str], n: int) -> dict[str, float]:
-    """ln(N / df) of the terms that link papers (2 <= df <= min(MAX_DF x N, 1000))."""
-    if not terms or n < 2:
-        return {}
+class TermCounts:
+    """How many papers mention / use / introduce each term (its df), counted when first
+    asked and kept until the store changes.
+
+    A seed's terms reach thousands of edges (a common concept is in hundreds of papers);
+    counting them again for every related() call was a quarter of its time on ICLR 2021.
+    A store that cannot say when it changed (version None) is counted every time.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._version: str | None = None
+        self._df: dict[str, int] = {}
+
+    def of(self, store: GraphStore, terms: Sequence[str]) -> dict[str, int]:
+        """df of each of ``terms`` (0 for one no paper links to)."""
+        version = store.version()
+        if version is None:
+            return _count_papers(store, terms)
+        with self._lock:
+            if version != self._version:
+                self._df, self._version = {}, version
+            missing = [t for t in terms if t not in self._df]
+        if missing:
+            counted = _count_papers(store, missing)
+            with self._lock:
+                if version == self._version:
+                    self._df.update(counted)
+        else:
+            counted = {}
+        with self._lock:
+            return {t: self._df.get(t, counted.get(t, 0)) for t in terms}
+
+
+def _count_papers(store: GraphStore, terms: Sequence[str]) -> dict[str, int]:
     papers: dict[str, set[str]] = defaultdict(set)
     # a set per term, so the edges' order does not matter: skip the store's sort
     for e in _incident(store, terms, TERM_TYPES):
         papers[e.target].add(e.source)
+    return {t: len(papers.get(t, ())) for t in terms}
+
+
+def _linking_idf(
+    store: GraphStore, terms: Sequence[str], n: int, counts: TermCounts | None = None
+) -> dict[str, float]:
+    """ln(N / df) of the terms that link papers (2 <= df <= min(MAX_DF x N, 1000))."""
+    if not terms or n < 2:
+        return {}
+    df = (counts or TermCounts()).of(store, terms)
     most = max(2, min(int(MAX_DF * n), MAX_TERM_PAPERS))
-    return {
-        t: math.log(n / len(papers[t])) for t in terms if 2 <= len(papers.get(t, ())) <= most
-    }
+    return {t: math.log(n / df[t]) for t in terms if 2 <= df[t] <= most}
 
 
 def _explain(

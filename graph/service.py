@@ -37,6 +37,7 @@ from graph.store.base import GraphStore
 if TYPE_CHECKING:
     from graph.build import BuildReport, Pipeline, Progress
     from graph.embed import SentenceTransformerEmbedder
+    from graph.related import TermCounts
 
 #: HYBRID search: weight of the keyword score (over the best one) next to the cosine;
 #: 0.2-1.0 all passed the "never worse than its better half" check, 0.5 on either half
@@ -107,12 +108,14 @@ class GraphService:
         embedding: Embedding,
         lexical: LexicalIndex | None = None,
         short_names: lookup.ShortNames | None = None,
+        term_counts: TermCounts | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.embedding = embedding
         self.lexical = lexical if lexical is not None else LexicalIndex()
         self.short_names = short_names
+        self.term_counts = term_counts
         #: names this service resolved that also named other nodes (for the caller to say)
         self.resolutions: list[lookup.Resolution] = []
 
@@ -274,7 +277,7 @@ class GraphService:
         found = related(
             self.store, paper=seed.id if seed else None, vector=vector, text=text,
             text_terms=terms, first=first, exclude=exclude, positive=pos, negative=neg,
-            lexical=self.lexical,
+            lexical=self.lexical, term_counts=self.term_counts,
         )
         return (seed if isinstance(seed, Paper) else None), found
 
