@@ -140,13 +140,17 @@ class Services:
         try:
             store = self.store()
             self.lexical.sync(store)
+        except CitegraphError as exc:
+            log.warning("word index not read: %s", exc)
+            return
+        try:
             # the keyword index and the extractor's word lists (related(text:)) load on
             # first use too: a second or more each on ICLR 2021, in every worker
             store.keyword_search("warm up", limit=1)
             self.short_names.may_name(store, "warm up:")
             self.service().text_terms("warm up")
-        except CitegraphError as exc:
-            log.warning("word index not read: %s", exc)
+        except Exception as exc:  # only a head start: a request meets the same error
+            log.warning("warm-up of the keyword index and extractor failed: %s", exc)
 
     def embed(self, text: str) -> list[float]:
         """One text as a unit vector."""
