@@ -238,10 +238,26 @@ def start_server(
                     break
                 if not timed_out or time.monotonic() > deadline:
                     raise RuntimeError(f"semantic search failed: {errors}")
+        wait_idle(proc.pid, time.monotonic() + 90)
     except BaseException:
         server.stop()
         raise
     return server
+
+
+def wait_idle(pid: int, deadline: float, busy: float = 0.1) -> None:
+    """Until the server (every worker) uses under ``busy`` of a core for a second.
+
+    One answered query says one worker is up; the others may still be loading the model
+    and warming their indexes, which would be measured as the first queries' cost.
+    """
+    last = cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = cpu_seconds(pid)
+        if now - last < busy:
+            return
+        last = now
 
 
 @contextmanager
