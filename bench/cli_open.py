@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -47,17 +48,23 @@ def main() -> None:
             cwd=tree, env=dict(env, PYTHONPATH=str(tree)), capture_output=True, timeout=600,
             check=True,
         )
+    with sqlite3.connect(dirs["after"] / "graph.db") as db:
+        first = db.execute("SELECT MIN(id) FROM nodes WHERE kind = 'Paper'").fetchone()[0]
+    commands = [*COMMANDS, ["related", "--", first]]
     try:
-        _table(trees, dirs, env, args.runs)
+        _table(trees, dirs, env, args.runs, commands)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _table(trees: dict[str, Path], dirs: dict[str, Path], env: dict[str, str], runs: int) -> None:
+def _table(
+    trees: dict[str, Path], dirs: dict[str, Path], env: dict[str, str], runs: int,
+    commands: list[list[str]],
+) -> None:
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     print("| command | before s | after s | after / before | same output |")
     print("|---|---|---|---|---|")
-    for cmd in COMMANDS:
+    for cmd in commands:
         times: dict[str, list[float]] = {k: [] for k in trees}
         outs: dict[str, str] = {}
         for _ in range(runs):

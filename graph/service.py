@@ -10,6 +10,7 @@ answer, so the two cannot drift apart.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,10 @@ if TYPE_CHECKING:
 KEYWORD_WEIGHT = 0.5
 CENTRAL_TOP = 10
 
+
+log = logging.getLogger(__name__)
+#: the word index a one-command service keeps between commands, under the data dir's cache
+LEXICAL_FILE = "lexical.npz"
 
 class SearchMode(StrEnum):
     KEYWORD = "KEYWORD"
@@ -116,6 +121,9 @@ class GraphService:
         self.lexical = lexical if lexical is not None else LexicalIndex()
         self.short_names = short_names
         self.term_counts = term_counts
+        # an index made here lives one command: it starts from, and updates, a saved copy
+        self._lexical_file = None if lexical is not None else settings.cache_dir / LEXICAL_FILE
+        self._lexical_restored = False
         #: names this service resolved that also named other nodes (for the caller to say)
         self.resolutions: list[lookup.Resolution] = []
 
@@ -274,11 +282,18 @@ class GraphService:
                 raise InvalidArgumentError("text", "must not be empty")
             vector = self.embedding.vector(text)
             terms = self.text_terms(text)
+        if self._lexical_file is not None and not self._lexical_restored:
+            self._lexical_restored = self.lexical.restore(self._lexical_file)
         found = related(
             self.store, paper=seed.id if seed else None, vector=vector, text=text,
             text_terms=terms, first=first, exclude=exclude, positive=pos, negative=neg,
             lexical=self.lexical, term_counts=self.term_counts,
         )
+        if self._lexical_file is not None and self.lexical.dirty:
+            try:
+                self.lexical.save(self._lexical_file)
+            except OSError as exc:  # a read-only data dir: the next command reads again
+                log.info("word index not saved to %s: %s", self._lexical_file, exc)
         return (seed if isinstance(seed, Paper) else None), found
 
     def text_terms(self, text: str) -> list[str]:

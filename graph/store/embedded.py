@@ -508,6 +508,8 @@ class EmbeddedStore(QueryLayer):
         return self._mem()
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if self.reads == "sql" or self._mirror is None:
+            return self._sql.embeddings(ids)
         return self._mem().embeddings(ids)
 
     def embedding_matrix(self) -> tuple[list[str], np.ndarray]:

@@ -49,7 +49,7 @@ from graph.model import (
 from graph.query import QueryLayer
 from graph.query.search import names_of
 from graph.query.text import SearchText
-from graph.query.vectors import cosine, top_rows, unit_rows
+from graph.query.vectors import UnitMatrix
 from graph.store.base import Backend, jsonable_attrs
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,7 @@ class NetworkxStore(QueryLayer):
         self._emb_ids: list[str] = []
         self._emb: np.ndarray = np.zeros((0, 0), dtype=np.float32)
         self._emb_index: dict[str, int] = {}
+        self._vectors = UnitMatrix([], self._emb)
         self._model: str | None = None
         self._alias_index: dict[str, list[str]] | None = None
         self._search_text: list[tuple[GraphNode, SearchText]] | None = None
@@ -212,7 +213,7 @@ class NetworkxStore(QueryLayer):
         self._emb_ids = ids
         self._emb = matrix
         self._emb_index = {pid: i for i, pid in enumerate(ids)}
-        self._unit = unit_rows(matrix)
+        self._vectors = UnitMatrix(ids, matrix)
 
     def apply(self, change: GraphChange) -> None:
         """Apply a diff; on error the in-memory graph is restored to what it was."""
@@ -430,13 +431,7 @@ class NetworkxStore(QueryLayer):
     def vector_candidates(
         self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
     ) -> list[tuple[str, float]]:
-        if not self._emb.size or unit.shape[0] != self._unit.shape[1]:
-            return []
-        scores = cosine(self._unit, unit)
-        skip = [self._emb_index[i] for i in exclude if i in self._emb_index]
-        if skip:
-            scores[skip] = -np.inf
-        return [(self._emb_ids[i], float(scores[i])) for i in top_rows(scores, limit)]
+        return self._vectors.top(unit, limit, exclude)
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return {
