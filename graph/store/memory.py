@@ -397,16 +397,23 @@ class NetworkxStore(QueryLayer):
     ) -> dict[str, float]:
         reach: dict[str, float] = defaultdict(float)
         node_attrs = self.g._node
+        succ, pred = self.g._succ, self.g._pred
+        # the hot loop of a depth-2 neighbourhood (~20,000 visits on ICLR 2021): the
+        # filters are tested once per neighbour, not once per edge, and not at all when off
         for u in ids:
-            for adj in (self.g._succ[u], self.g._pred[u]):
+            for adj in (succ[u], pred[u]):
                 for v, keys in adj.items():
                     if v in exclude:
                         continue
                     if kinds is not None and node_attrs[v]["node"].kind not in kinds:
                         continue
-                    for key, attrs in keys.items():
-                        if types is None or key in types:
+                    if types is None:
+                        for attrs in keys.values():
                             reach[v] += attrs["edge"].weight
+                    else:
+                        for key, attrs in keys.items():
+                            if key in types:
+                                reach[v] += attrs["edge"].weight
         return reach
 
     def keyword_candidates(
