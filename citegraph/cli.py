@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -22,7 +22,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from graph.build import BuildReport
 from graph.errors import CitegraphError, NotFoundError
 from graph.lookup import resolve_paper
 from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType
@@ -30,6 +29,9 @@ from graph.schema import hop_reason
 from graph.service import Embedding, GraphService, SearchMode
 from graph.settings import Settings
 from graph.store import open_store
+
+if TYPE_CHECKING:
+    from graph.build import BuildReport
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -87,7 +89,7 @@ def _main(
 def _service() -> Iterator[GraphService]:
     """The use cases over the configured store, for one command."""
     try:
-        store = open_store(state.settings)
+        store = open_store(state.settings, one_shot=True)
     except CitegraphError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_ERROR) from None

@@ -95,7 +95,7 @@ StoreFactory = Callable[[str], GraphStore]
 
 @pytest.fixture
 def make_store(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
-    """``make_store("embedded" | "memory" | "neo4j")``: an empty store of that kind.
+    """``make_store("embedded" | "sql" | "memory" | "neo4j")``: an empty store of that kind.
 
     The Bolt server is only started when a test asks for a "neo4j" store.
     """
@@ -108,6 +108,11 @@ def make_store(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
 
             folder = request.getfixturevalue("tmp_path_factory").mktemp("embedded")
             store = EmbeddedStore(folder / "graph.db")
+        elif kind == "sql":  # the embedded store read through SQL, as one-shot CLI commands do
+            from graph.store.embedded import EmbeddedStore
+
+            folder = request.getfixturevalue("tmp_path_factory").mktemp("sql")
+            store = EmbeddedStore(folder / "graph.db", reads="sql")
         elif kind == "memory":
             from graph.store.memory import NetworkxStore
 

@@ -10,8 +10,12 @@ if TYPE_CHECKING:
     from graph.settings import Settings
 
 
-def open_store(settings: Settings) -> GraphStore:
+def open_store(settings: Settings, *, one_shot: bool = False) -> GraphStore:
     """The store the settings name: the embedded database (default) or Neo4j over Bolt.
+
+    ``one_shot``: the process answers a query or two and exits (the CLI), so the
+    embedded store reads only what each query needs from the database instead of
+    loading the whole graph into memory first.
 
     Raises StoreUnavailableError when a server store cannot be reached.
     """
@@ -30,6 +34,7 @@ def open_store(settings: Settings) -> GraphStore:
         settings.graph_db,
         legacy_file=settings.legacy_graph_file,
         lock_timeout_s=settings.write_lock_timeout_s,
+        reads="sql" if one_shot else "memory",
     )
 
 

@@ -39,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -60,14 +60,17 @@ from graph.store.base import Backend
 from graph.store.filelock import WriterLock
 from graph.store.memory import NetworkxStore
 from graph.store.rows import (
+    NAMES_VERSION,
     Rows,
     chunks,
     edge_key,
     embedding_rows,
+    name_rows,
     normalised,
     prepare,
     stored_attrs,
 )
+from graph.store.sqlreads import SqlBackend
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +100,11 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS tombstones (seq INTEGER NOT NULL, what TEXT NOT NULL,"
     " key TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS tombstones_seq ON tombstones (seq)",
+    # name lookups without loading the graph (graph.store.sqlreads): every folded
+    # label/name, title and alias of a node; filled on open when NAMES_VERSION moves
+    "CREATE TABLE IF NOT EXISTS names (key TEXT NOT NULL, id TEXT NOT NULL,"
+    " PRIMARY KEY (key, id)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS names_id ON names (id)",
     # one row per committed change: the history, and the source of every seq
     "CREATE TABLE IF NOT EXISTS commits (seq INTEGER PRIMARY KEY, at REAL NOT NULL,"
     " pid INTEGER NOT NULL, summary TEXT NOT NULL)",
@@ -113,8 +121,13 @@ class EmbeddedStore(QueryLayer):
         *,
         legacy_file: Path | None = None,
         lock_timeout_s: float = 600.0,
+        reads: Literal["memory", "sql"] = "memory",
     ) -> None:
+        """``reads="sql"``: answer queries from the database (graph.store.sqlreads), not
+        from a mirror of the whole graph, for one-shot processes such as a CLI query; a
+        write or a snapshot still loads the mirror it needs."""
         self.path = path
+        self.reads = reads
         self.lock_timeout_s = lock_timeout_s
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,6 +148,7 @@ class EmbeddedStore(QueryLayer):
         self._seq = 0  # the commit the mirror reflects
         self._data_version = -1
         self._next_check = 0.0
+        self._sql = SqlBackend(lambda: self._db, self._db_lock)
 
     # ------------------------------------------------------------------ plumbing
     @staticmethod
@@ -166,6 +180,7 @@ class EmbeddedStore(QueryLayer):
                         raise StoreError(
                             f"{path}: written by a newer citegraph (format {version[0]})"
                         )
+                _fill_names(db)
                 EmbeddedStore._index_if_needed(db)
         except (ValueError, TypeError, KeyError) as exc:  # a node row not written by citegraph
             raise StoreError(f"the graph database {path} has a damaged row: {exc}") from exc
@@ -489,6 +504,11 @@ class EmbeddedStore(QueryLayer):
             "INSERT OR REPLACE INTO nodes VALUES (?, ?, ?, ?)",
             [(nid, kind, props, seq) for nid, kind, props in rows.nodes],
         )
+        stale = [*rows.delete_nodes, *(nid for nid, _, _ in rows.nodes)]
+        for part in chunks(stale):
+            marks = ",".join("?" * len(part))
+            db.execute(f"DELETE FROM names WHERE id IN ({marks})", part)  # noqa: S608
+        db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?)", rows.names)
         db.executemany(
             "INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?)",
             [(s, t, typ, w, attrs, seq) for s, t, typ, w, attrs in rows.edges],
@@ -510,14 +530,7 @@ class EmbeddedStore(QueryLayer):
     def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
         if self._mirror is not None:
             return self._mem().get_nodes(ids)
-        found: dict[str, GraphNode] = {}
-        for part in chunks(list(dict.fromkeys(ids))):
-            marks = ",".join("?" * len(part))
-            for nid, kind, props in self._query(
-                f"SELECT id, kind, props FROM nodes WHERE id IN ({marks})", part  # noqa: S608
-            ):
-                found[nid] = node_from_props(kind, json.loads(props))
-        return {i: found[i] for i in ids if i in found}
+        return self._sql.get_nodes(ids)
 
     def stats(self) -> GraphStats:
         if self._mirror is not None:
@@ -536,7 +549,10 @@ class EmbeddedStore(QueryLayer):
 
     # ------------------------------------------------------------------ reads (mirror)
     def read_backend(self) -> Backend:
-        """Queries are answered by the mirror (:mod:`graph.query` over its primitives)."""
+        """Queries are answered by the mirror (:mod:`graph.query` over its primitives), or
+        by SQL in a ``reads="sql"`` store."""
+        if self.reads == "sql":
+            return self._sql
         return self._mem()
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
@@ -548,6 +564,22 @@ class EmbeddedStore(QueryLayer):
 
     def snapshot(self) -> GraphData:
         return self._mem().snapshot()
+
+
+def _fill_names(db: sqlite3.Connection) -> None:
+    """(Re)build the ``names`` table when it was made by other rules (or not at all)."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'names'").fetchone()
+    if row is not None and row[0] == NAMES_VERSION:
+        return
+    db.execute("DELETE FROM names")
+    nodes = []
+    for kind, props in db.execute("SELECT kind, props FROM nodes"):
+        try:
+            nodes.append(node_from_props(kind, json.loads(props)))
+        except (ValueError, TypeError, KeyError):
+            continue  # a damaged row is reported when it is read, not here
+    db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?)", name_rows(nodes))
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('names', ?)", (NAMES_VERSION,))
 
 
 def _migrate(legacy: Path, target: Path) -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from graph.errors import StoreError
 from graph.model import UNDIRECTED, Edge, GraphChange, GraphNode, NodeKind, RelType, node_to_props
+from graph.query.search import names_of
 from graph.store.base import jsonable_attrs
 from graph.store.memory import NetworkxStore
 
@@ -75,12 +76,13 @@ def utf8(text: str, what: str) -> str:
 class Rows:
     """A change serialised to rows, checked before any of it is written."""
 
-    __slots__ = ("delete_edges", "delete_nodes", "edges", "embeddings", "model", "nodes")
+    __slots__ = ("delete_edges", "delete_nodes", "edges", "embeddings", "model", "names", "nodes")
 
     def __init__(self) -> None:
         self.delete_edges: list[tuple[str, str, str]] = []
         self.delete_nodes: list[str] = []
         self.nodes: list[tuple[str, str, str]] = []
+        self.names: list[tuple[str, str]] = []  # (folded name, id) of the upserted nodes
         self.edges: list[tuple[str, str, str, float, str]] = []
         self.embeddings: list[tuple[str, int, bytes]] = []
         self.model: str | None = None
@@ -126,6 +128,7 @@ def prepare(change: GraphChange, current: NetworkxStore) -> Rows:
         utf8(node.id, f"node id {node.id!r}")
         props = json.dumps(node_to_props(node), ensure_ascii=False, allow_nan=False)
         rows.nodes.append((node.id, node.kind.value, utf8(props, f"node {node.id!r}")))
+    rows.names = name_rows(change.upsert_nodes)
     for e in change.upsert_edges:
         if not (exists(e.source) and exists(e.target)):
             raise StoreError(
@@ -168,6 +171,11 @@ def prepare(change: GraphChange, current: NetworkxStore) -> Rows:
     return rows
 
 
+def name_rows(nodes: Iterable[GraphNode]) -> list[tuple[str, str]]:
+    """The (key, id) rows of the embedded store's ``names`` table for ``nodes``."""
+    return [(key, n.id) for n in nodes for key in sorted(names_of(n))]
+
+
 def embedding_rows(cursor: Iterator[Any]) -> tuple[list[str], np.ndarray]:
     ids: list[str] = []
     vecs: list[np.ndarray] = []
@@ -177,6 +185,11 @@ def embedding_rows(cursor: Iterator[Any]) -> tuple[list[str], np.ndarray]:
     if not ids:
         return [], np.zeros((0, 0), dtype=np.float32)
     return ids, np.vstack(vecs).astype(np.float32)
+
+
+#: bump when :func:`graph.query.search.names_of` folds names differently: the ``names``
+#: table is then filled again on open
+NAMES_VERSION = "1"
 
 
 def chunks(items: Sequence[str]) -> Iterator[list[str]]:

@@ -41,7 +41,7 @@ def dense_change(n: int = 14, seed: int = 3) -> GraphChange:
 @pytest.mark.bolt
 def test_k_paths_agree_past_the_candidate_cap(make_store: Any) -> None:
     answers = []
-    for kind in ("memory", "embedded", "neo4j"):
+    for kind in ("memory", "embedded", "sql", "neo4j"):
         s: GraphStore = make_store(kind)
         s.apply(dense_change())
         paths = s.k_paths("d00", "d01", k=5000, max_hops=4)
@@ -51,7 +51,7 @@ def test_k_paths_agree_past_the_candidate_cap(make_store: Any) -> None:
         answers.append([path_t(p) for p in paths])
         answers.append([path_t(p) for p in s.k_paths("d03", "d09", k=7, max_hops=3)])
         answers.append(path_t(s.shortest_path("d02", "d13")))
-    assert answers[0:3] == answers[3:6] == answers[6:9]
+    assert answers[0:3] == answers[3:6] == answers[6:9] == answers[9:12]
 
 
 class CountingNeo4jStore(Neo4jStore):

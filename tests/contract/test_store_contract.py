@@ -33,6 +33,7 @@ from tests.contract import fixtures as fx
 
 KINDS = [
     pytest.param("embedded", id="embedded"),
+    pytest.param("sql", id="sql"),
     pytest.param("memory", id="memory"),
     pytest.param("neo4j", id="neo4j", marks=pytest.mark.bolt),
 ]
@@ -386,6 +387,18 @@ def _same_top(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
     winners = [w for w in (clear(a), clear(b)) if w is not None]
     same_matches = {i for i, _ in a} == {i for i, _ in b}
     return same_matches and all(firsts == {w} for w in winners)
+
+
+def test_sql_reads_agree_with_the_mirror(make_store: Any) -> None:
+    """The embedded store read through SQL answers every query as its in-memory mirror."""
+    answers = []
+    for kind in ("embedded", "sql"):
+        s = make_store(kind)
+        s.apply(fx.full_change())
+        answers.append(_answers(s))
+    mirror, sql = answers
+    diff = {k: (mirror[k], sql[k]) for k in mirror if mirror[k] != sql[k]}
+    assert not diff, f"{len(diff)} answers differ, e.g. {next(iter(diff.items()))}"
 
 
 @pytest.mark.bolt

@@ -10,7 +10,7 @@ import pytest
 
 from graph.build import graphs_equal
 from graph.errors import StoreError
-from graph.model import Edge, GraphChange, RelType
+from graph.model import Edge, GraphChange, NodeKind, RelType
 from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
 from tests.contract import fixtures as fx
@@ -120,3 +120,67 @@ def test_a_damaged_row_is_one_clear_error(tmp_path: Path) -> None:
         db.execute("UPDATE nodes SET props = '{not json' WHERE id = 'p1'")
     with pytest.raises(StoreError, match="damaged row"):
         EmbeddedStore(tmp_path / "graph.db").snapshot()
+
+
+def _sql_reader(path: Path) -> EmbeddedStore:
+    return EmbeddedStore(path, reads="sql")
+
+
+def test_sql_reads_answer_queries_without_loading_the_graph(tmp_path: Path) -> None:
+    """What one-shot CLI commands do: every read from SQL, the same answers, no mirror."""
+    _loaded(tmp_path / "graph.db").close()
+    mirror = EmbeddedStore(tmp_path / "graph.db")
+    sql = _sql_reader(tmp_path / "graph.db")
+    ids, m = fx.embeddings()
+    gnn = sql.find_node("gnns")
+    assert gnn is not None and gnn == mirror.find_node("gnns")
+    assert sql.neighborhood(["p1"], 2, limit=7) == mirror.neighborhood(["p1"], 2, limit=7)
+    assert sql.k_paths("p1", "p6", k=3) == mirror.k_paths("p1", "p6", k=3)
+    assert sql.list_nodes(NodeKind.PAPER, venue="ICLR", limit=2) == mirror.list_nodes(
+        NodeKind.PAPER, venue="ICLR", limit=2
+    )
+    assert sql.list_nodes(NodeKind.CONCEPT, neighbor="p1") == mirror.list_nodes(
+        NodeKind.CONCEPT, neighbor="p1"
+    )
+    assert sql.vector_search(m[0].tolist(), limit=3) == mirror.vector_search(m[0].tolist(), limit=3)
+    assert sql._mirror is None
+
+
+def test_sql_reads_see_another_writer_at_once_names_included(tmp_path: Path) -> None:
+    from graph.model import Concept, Paper
+
+    writer = _loaded(tmp_path / "graph.db")
+    reader = _sql_reader(tmp_path / "graph.db")
+    assert reader.find_node("Late paper") is None
+    late = Paper(id="late", label="Late paper", abstract="a", text_hash="late")
+    concept = Concept("concept:late", "lateness", ("LTN",), "concept")
+    writer.apply(GraphChange(
+        upsert_nodes=(late, concept),
+        upsert_edges=(
+            Edge("late", "concept:late", RelType.MENTIONS), Edge("late", "p1", RelType.CITES)
+        ),
+    ))
+    found = reader.find_node("ltn")  # an alias, through the names table
+    assert found is not None and found.id == "concept:late"
+    assert {n.id for n in reader.neighborhood(["late"]).nodes} == {"late", "concept:late", "p1"}
+    # a renamed node is found by its new name only; a deleted one not at all
+    writer.apply(GraphChange(upsert_nodes=(Concept("concept:late", "tardiness", (), "concept"),)))
+    assert reader.find_node("ltn") is None
+    assert reader.find_node("tardiness") is not None
+    writer.apply(GraphChange(delete_nodes=("late", "concept:late")))
+    assert reader.find_node("tardiness") is None and reader.find_node("Late paper") is None
+    assert reader.neighborhood(["late"]).nodes == ()
+
+
+def test_names_table_is_filled_for_a_database_without_one(tmp_path: Path) -> None:
+    """A graph.db written before the names table existed gets it on first open."""
+    _loaded(tmp_path / "graph.db").close()
+    with sqlite3.connect(tmp_path / "graph.db") as db:
+        db.execute("DROP TABLE names")
+        db.execute("DELETE FROM meta WHERE key = 'names'")
+        db.execute("UPDATE nodes SET props = '{not json' WHERE id = 'p8'")  # and a damaged row
+    reader = _sql_reader(tmp_path / "graph.db")
+    found = reader.find_node("GCN")
+    assert found is not None and found.id == "concept:gcn"
+    with pytest.raises(StoreError, match="damaged row"):
+        reader.get_nodes(["p8"])

@@ -1,0 +1,241 @@
+"""Reads straight from the embedded database: a Backend that loads only what a query visits.
+
+A server keeps the whole graph in memory (:class:`~graph.store.memory.NetworkxStore`,
+loaded once, then kept current). A one-shot process, such as ``citegraph neighbors``,
+would spend most of its life loading that mirror. It asks SQLite instead: each
+primitive is one query over the primary key and the ``edges_target`` / ``names``
+indexes, so the cost follows the size of the answer, not of the graph. The embedding
+matrix is the one thing read whole, and only by a vector search.
+
+Every read of one query runs in one SQLite read transaction (:meth:`SqlBackend.reading`),
+so it sees one committed state even while another process writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from graph.errors import StoreError
+from graph.model import Edge, GraphNode, NodeKind, RelType, node_from_props
+from graph.query.vectors import cosine, top_rows, unit_rows
+from graph.store import fts
+from graph.store.rows import chunks, embedding_rows, stored_attrs
+
+_TYPES = {t.value: t for t in RelType}
+
+
+class SqlBackend:
+    """The Backend primitives as SQL over one connection (shared with the store, under its lock)."""
+
+    batch_reads = True  # each call is a query: path searches load a region at once
+
+    def __init__(self, conn: Callable[[], sqlite3.Connection], lock: threading.RLock) -> None:
+        self._conn = conn
+        self._lock = lock
+        self._depth = 0
+        self._matrix: tuple[int, list[str], dict[str, int], np.ndarray[Any, Any]] | None = None
+
+    # ------------------------------------------------------------------ plumbing
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        with self._lock:
+            outer = self._depth == 0 and not self._conn().in_transaction
+            try:
+                if outer:
+                    self._conn().execute("BEGIN")
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                    if outer:
+                        self._conn().execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StoreError(f"graph database read failed: {exc}") from exc
+
+    def reading(self) -> contextlib.AbstractContextManager[object]:
+        return self._reading()
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._reading():
+            return self._conn().execute(sql, params).fetchall()
+
+    def _in(self, sql: str, ids: Iterable[str], extra: Sequence[Any] = ()) -> list[Any]:
+        """``sql`` with ``{ids}`` replaced by placeholders, run per chunk of ids."""
+        out: list[Any] = []
+        unique = list(dict.fromkeys(ids))
+        for part in chunks(unique):
+            marks = ",".join("?" * len(part))
+            out.extend(self._rows(sql.format(ids=marks), [*part, *extra]))
+        return out
+
+    @staticmethod
+    def _type_clause(
+        types: frozenset[RelType] | None, column: str = "type"
+    ) -> tuple[str, list[str]]:
+        if types is None:
+            return "", []
+        values = sorted(t.value for t in types)
+        return f" AND {column} IN ({','.join('?' * len(values))})", values
+
+    @staticmethod
+    def _edge(row: Sequence[Any]) -> Edge:
+        s, t, typ, w, attrs = row
+        try:
+            return Edge(s, t, _TYPES[typ], float(w), stored_attrs(attrs))
+        except (ValueError, TypeError, KeyError) as exc:  # a row not written by citegraph
+            raise StoreError(f"the graph database has a damaged edge row: {exc}") from exc
+
+    @staticmethod
+    def _node(kind: str, props: str) -> GraphNode:
+        try:
+            return node_from_props(kind, json.loads(props))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise StoreError(f"the graph database has a damaged row: {exc}") from exc
+
+    # ------------------------------------------------------------------ nodes
+    def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
+        found = {
+            nid: self._node(kind, props)
+            for nid, kind, props in self._in(
+                "SELECT id, kind, props FROM nodes WHERE id IN ({ids})", ids
+            )
+        }
+        return {i: found[i] for i in ids if i in found}
+
+    def nodes_named(self, keys: Sequence[str]) -> list[GraphNode]:
+        rows = self._in(
+            "SELECT DISTINCT n.id, n.kind, n.props FROM names k JOIN nodes n ON n.id = k.id"
+            " WHERE k.key IN ({ids})",
+            keys,
+        )
+        return [self._node(kind, props) for _, kind, props in rows]
+
+    def page(
+        self,
+        kind: NodeKind,
+        *,
+        offset: int,
+        limit: int,
+        venue: str | None,
+        year: int | None,
+        neighbor: str | None,
+    ) -> tuple[list[GraphNode], int]:
+        where = ["n.kind = ?"]
+        params: list[Any] = [NodeKind(kind).value]
+        if venue is not None:
+            where.append("json_extract(n.props, '$.venue') = ?")
+            params.append(venue)
+        if year is not None:
+            where.append("json_extract(n.props, '$.year') = ?")
+            params.append(year)
+        if neighbor is not None:
+            where.append(
+                "n.id IN (SELECT target FROM edges WHERE source = ?"
+                " UNION SELECT source FROM edges WHERE target = ?)"
+            )
+            params.extend([neighbor, neighbor])
+        cond = " AND ".join(where)
+        with self._reading():
+            total = int(self._rows(f"SELECT COUNT(*) FROM nodes n WHERE {cond}", params)[0][0])  # noqa: S608 - fixed clauses, values bound
+            rows = self._rows(
+                f"SELECT n.kind, n.props FROM nodes n WHERE {cond} ORDER BY n.id"  # noqa: S608
+                " LIMIT ? OFFSET ?",
+                [*params, limit, offset],
+            )
+        return [self._node(k, p) for k, p in rows], total
+
+    # ------------------------------------------------------------------ edges
+    def incident_edges(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
+        clause, values = self._type_clause(types)
+        cols = "source, target, type, weight, attrs"
+        with self._reading():
+            rows = self._in(
+                f"SELECT {cols} FROM edges WHERE source IN ({{ids}}){clause}", ids, values  # noqa: S608
+            ) + self._in(
+                f"SELECT {cols} FROM edges WHERE target IN ({{ids}}){clause}", ids, values  # noqa: S608
+            )
+        return [self._edge(r) for r in rows]
+
+    def edges_among(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
+        inside = set(ids)
+        clause, values = self._type_clause(types)
+        sql = f"SELECT source, target, type, weight, attrs FROM edges WHERE source IN ({{ids}}){clause}"  # noqa: E501, S608
+        rows = self._in(sql, inside, values)
+        return [self._edge(r) for r in rows if r[1] in inside]
+
+    def ring_neighbors(
+        self, ids: Collection[str], types: frozenset[RelType] | None
+    ) -> dict[str, Collection[str]]:
+        clause, values = self._type_clause(types)
+        out: dict[str, list[str]] = {}
+        with self._reading():
+            known = {r[0] for r in self._in("SELECT id FROM nodes WHERE id IN ({ids})", ids)}
+            for nid in known:
+                out[nid] = []
+            for u, v in self._in(
+                f"SELECT source, target FROM edges WHERE source IN ({{ids}}){clause}", known, values  # noqa: S608
+            ) + self._in(
+                f"SELECT target, source FROM edges WHERE target IN ({{ids}}){clause}", known, values  # noqa: S608
+            ):
+                out[u].append(v)
+        return dict(out)
+
+    def ring_weights(
+        self,
+        ids: Collection[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+    ) -> dict[str, float]:
+        clause, values = self._type_clause(types, "e.type")
+        skip = set(exclude)
+        reach: dict[str, float] = defaultdict(float)
+        with self._reading():
+            out_sql = f"SELECT e.target, e.weight, n.kind FROM edges e JOIN nodes n ON n.id = e.target WHERE e.source IN ({{ids}}){clause}"  # noqa: E501, S608
+            in_sql = f"SELECT e.source, e.weight, n.kind FROM edges e JOIN nodes n ON n.id = e.source WHERE e.target IN ({{ids}}){clause}"  # noqa: E501, S608
+            rows = self._in(out_sql, ids, values) + self._in(in_sql, ids, values)
+        for v, w, kind in rows:
+            if v in skip or (kinds is not None and NodeKind(kind) not in kinds):
+                continue
+            reach[v] += float(w)
+        return dict(reach)
+
+    # ------------------------------------------------------------------ search
+    def keyword_candidates(
+        self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        with self._reading():
+            return fts.search(self._conn(), terms, kinds, limit)
+
+    def _embeddings(self) -> tuple[list[str], dict[str, int], np.ndarray[Any, Any]]:
+        """The unit embedding matrix, read once per database state."""
+        with self._reading():
+            key = int(self._rows("SELECT COALESCE(MAX(seq), 0) FROM commits")[0][0])
+            if self._matrix is None or self._matrix[0] != key:
+                ids, matrix = embedding_rows(
+                    iter(self._rows("SELECT id, dim, vector FROM embeddings ORDER BY id"))
+                )
+                self._matrix = (key, ids, {p: i for i, p in enumerate(ids)}, unit_rows(matrix))
+        _, ids, index, unit = self._matrix
+        return ids, index, unit
+
+    def vector_candidates(
+        self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
+    ) -> list[tuple[str, float]]:
+        ids, index, matrix = self._embeddings()
+        if not matrix.size or unit.shape[0] != matrix.shape[1]:
+            return []
+        scores = cosine(matrix, unit)
+        skip = [index[i] for i in exclude if i in index]
+        if skip:
+            scores[skip] = -np.inf
+        return [(ids[i], float(scores[i])) for i in top_rows(scores, limit)]
