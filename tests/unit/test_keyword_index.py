@@ -142,3 +142,48 @@ def test_memory_store_index_follows_changes_and_undoes_failures() -> None:
     assert _ids(store, "quokka") == []
     store.clear()
     assert _ids(store, "attention") == []
+
+
+def test_searches_from_many_threads_while_a_writer_changes_the_graph() -> None:
+    """The API searches from several threads; writes go on meanwhile (memory store and
+    the embedded store's separate search connection)."""
+    import tempfile
+    import threading
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for store in (NetworkxStore(), EmbeddedStore(Path(tmp) / "graph.db")):
+            store.apply(fx.full_change())
+            errors: list[BaseException] = []
+            stop = threading.Event()
+
+            def search(
+                s: NetworkxStore | EmbeddedStore = store,
+                stop: threading.Event = stop,
+                errors: list[BaseException] = errors,
+            ) -> None:
+                try:
+                    while not stop.is_set():
+                        hits = s.keyword_search("attention zebrafish", None, 10)
+                        assert "concept:attention" in {h.node.id for h in hits}
+                        assert all(h.node.id in IDS for h in hits)
+                except BaseException as exc:  # reported below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=search) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for i in range(30):  # bounded: 30 writes, then stop
+                node = Concept(f"concept:zebrafish-{i % 3}", f"zebrafish {i}", (), "model")
+                store.apply(GraphChange(upsert_nodes=(node,)))
+                if i % 3 == 2:
+                    store.apply(GraphChange(delete_nodes=(node.id,)))
+            stop.set()
+            for t in threads:
+                t.join(timeout=30)
+            assert not errors, errors[0]
+            assert not any(t.is_alive() for t in threads)
+            store.close()
+
+
+IDS = {n.id for n in [*fx.PAPERS, *fx.CONCEPTS, *fx.DATASETS]} | {
+    f"concept:zebrafish-{i}" for i in range(3)}
