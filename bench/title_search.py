@@ -29,6 +29,8 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=200, help="papers to try (default 200)")
     ap.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     ap.add_argument("--time", action="store_true", help="also time keyword search")
+    ap.add_argument("--runs", default="",
+                    help="only these, e.g. 'papers:HYBRID,all:KEYWORD' (default every mode)")
     args = ap.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)).split(":")[0])
@@ -45,19 +47,22 @@ def main() -> None:
                      if isinstance(n, Paper) and n.title), key=lambda p: p.id)
     sample = random.Random(args.seed).sample(papers, min(args.sample, len(papers)))
     print(f"{len(sample)} of {len(papers)} titled papers (seed {args.seed})")
-    for kinds, name in (([NodeKind.PAPER], "papers only"), (None, "all kinds")):
+    runs = {r.strip() for r in args.runs.split(",") if r.strip()}
+    for kinds, name in (([NodeKind.PAPER], "papers"), (None, "all")):
         for mode in SearchMode:
             if mode is SearchMode.SEMANTIC and kinds is None:
+                continue
+            if runs and f"{name}:{mode.value}" not in runs:
                 continue
             misses = []
             for p in sample:
                 hits = service.search(p.title or "", mode, kinds, 10)
                 if not hits or hits[0].node.id != p.id:
                     misses.append((p.title, hits[0].node.label if hits else None))
-            print(f"{name:12} {mode.value:9} {len(sample) - len(misses)}/{len(sample)}")
+            print(f"{name:7} {mode.value:9} {len(sample) - len(misses)}/{len(sample)}", flush=True)
             if mode is SearchMode.HYBRID:
                 for title, got in misses[:5]:
-                    print(f"    miss: {title[:70]!r} -> {got!r}")
+                    print(f"    miss: {title[:70]!r} -> {got!r}", flush=True)
     if args.time:
         store.keyword_search(sample[0].title or "", None, 10)  # builds any lazy index
         times = []
