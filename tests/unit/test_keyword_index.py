@@ -39,7 +39,7 @@ def test_a_database_from_before_the_index_is_indexed_on_open(tmp_path: Path) -> 
     # what format 1 wrote: no index tables, version 1
     db = sqlite3.connect(path)
     db.executescript(
-        "DROP TABLE search_text; DROP TABLE search_ids;"
+        "DROP TABLE search_names; DROP TABLE search_body; DROP TABLE search_ids;"
         f"DELETE FROM meta WHERE key = '{fts.META_KEY}';"
         "UPDATE meta SET value = '1' WHERE key = 'version';"
     )
@@ -48,7 +48,7 @@ def test_a_database_from_before_the_index_is_indexed_on_open(tmp_path: Path) -> 
     assert [(h.node.id, h.score) for h in again.keyword_search("attention networks")] == expected
     assert _rows(path, "SELECT value FROM meta WHERE key = 'version'") == [(str(FORMAT_VERSION),)]
     n_nodes = len(fx.PAPERS) + len(fx.CONCEPTS) + len(fx.DATASETS)
-    assert _rows(path, "SELECT count(*) FROM search_text") == [(n_nodes,)]
+    assert _rows(path, "SELECT count(*) FROM search_names") == [(n_nodes,)]
     again.close()
 
 
@@ -70,7 +70,7 @@ def test_the_zip_migration_builds_the_index(tmp_path: Path) -> None:
     old.save()
     store = EmbeddedStore(tmp_path / "graph.db", legacy_file=legacy)
     assert _ids(store, "GNN") == ["concept:gnn"]
-    assert _ids(store, "attention")[0] == "concept:attention"
+    assert "concept:attention" in _ids(store, "attention")[:3]
     store.close()
 
 
@@ -83,13 +83,13 @@ def test_a_failed_write_leaves_the_index_as_it_was(tmp_path: Path) -> None:
     path = tmp_path / "graph.db"
     store = EmbeddedStore(path)
     store.apply(fx.full_change())
-    before = _rows(path, "SELECT id, name FROM search_text ORDER BY id")
+    before = _rows(path, "SELECT id, name FROM search_names ORDER BY id")
     store.close()
     failing = _FailsAtCommit(path)
     renamed = Concept("concept:gnn", "zebrafish network", (), "model")
     with pytest.raises(StoreError, match="nothing was written"):
         failing.apply(GraphChange(upsert_nodes=(NEW, renamed), delete_nodes=("p8",)))
-    assert _rows(path, "SELECT id, name FROM search_text ORDER BY id") == before
+    assert _rows(path, "SELECT id, name FROM search_names ORDER BY id") == before
     assert _ids(failing, "zebrafish") == []
     assert _ids(failing, "weather") == ["p8"]
     failing.close()
@@ -117,7 +117,7 @@ def test_a_hit_the_mirror_does_not_hold_yet_is_left_out(tmp_path: Path) -> None:
     reader._next_check = float("inf")  # the mirror's 0.2 s between looks, made long
     writer = EmbeddedStore(path)
     writer.apply(GraphChange(upsert_nodes=(NEW,)))
-    assert _rows(path, "SELECT id FROM search_text WHERE search_text MATCH 'zebrafish'") == [
+    assert _rows(path, "SELECT id FROM search_names WHERE search_names MATCH 'zebrafish'") == [
         (NEW.id,)]
     # the index has the new node, the reader's mirror not yet: no error, no half node
     assert reader.keyword_search("zebrafish", None, 10) == []
