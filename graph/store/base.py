@@ -30,11 +30,11 @@ Ordering contract (so every store gives the same answers on the same graph):
   abstract, weighted :data:`COLUMN_WEIGHTS`, for the words of :func:`query_terms` (letters
   and digits, stop words dropped, OR-joined, stemmed by the index: "networks" finds
   "network", "net" does not); score > 0, descending, ties by id. The embedded and memory
-  stores give identical hits and scores. Neo4j scores with Lucene's BM25, which
-  normalises each field by its own length (FTS5: the whole row), so its scores differ:
-  agreement with it means the same matching nodes, and a clear winner (a first hit
-  scoring >= 1.5 x the second) on one store is the first hit on the other; not the same
-  scores, nor the same order of near ties.
+  stores give identical hits and scores. Neo4j's differ (Lucene normalises each field by
+  its own length, FTS5 names + titles together and abstracts apart, and their IDF and
+  tokenisers differ): agreement with it means the same matching nodes, and a clear
+  winner (a first hit scoring >= 1.5 x the second) on one store is the first hit on the
+  other; not the same scores, nor the same order of near ties.
 * ``vector_search``: cosine similarity rounded to 6 places, descending; ties by id;
   a zero or empty vector, or one of another dimension than the stored ones, gives no hits.
 * Counts (``limit``, ``offset``, ``depth``, ``k``) are ints >= 0, ``max_hops`` is

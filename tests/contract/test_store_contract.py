@@ -377,8 +377,8 @@ CLEAR_LEAD = 1.5
 def _same_top(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
     """Keyword agreement with Neo4j, as the ordering contract states it: the same matching
     nodes, and a clear winner on one store is the first hit on the other. Lucene's BM25
-    normalises each field by its own length and FTS5 the whole row, so scores differ,
-    and so may the order of near ties."""
+    normalises each field by its own length, FTS5 names + titles and abstracts, so
+    scores differ, and so may the order of near ties."""
     def clear(x: list[tuple[str, float]]) -> str | None:
         return x[0][0] if x and (len(x) == 1 or x[0][1] >= CLEAR_LEAD * x[1][1]) else None
 
