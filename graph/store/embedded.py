@@ -225,6 +225,8 @@ class EmbeddedStore(QueryLayer):
                         timeout=30.0,
                     )
                     self._search_conn.execute("PRAGMA query_only = ON")
+                    # the index's pages stay in this connection's cache (default 2 MB)
+                    self._search_conn.execute("PRAGMA cache_size = -32768")
                 except sqlite3.Error as exc:
                     raise StoreError(f"cannot open the graph database {self.path}: {exc}") from exc
             return fts.search(self._search_conn, terms, kinds, limit)
