@@ -29,7 +29,7 @@ from api.graphql.schema import build_schema
 from api.middleware import LimitsMiddleware
 from api.routes import explorer, health
 from api.routes import export as export_route
-from api.services import Services, StoreOpener
+from api.services import Services, StoreOpener, limit_blas_threads
 from graph.settings import Settings
 from graph.store import open_store
 
@@ -43,6 +43,7 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        limit_blas_threads()
         await run_in_threadpool(services.open)
         # the model takes seconds to load: start now, in the background, not on a request
         threading.Thread(target=services.warm_up, name="citegraph-warm-up", daemon=True).start()

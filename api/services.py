@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from graph.errors import CitegraphError, StoreUnavailableError
 from graph.lexical import LexicalIndex
+from graph.lookup import ShortNames
+from graph.related import TermCounts
 from graph.service import Embedding, GraphService
 from graph.settings import Settings
 from graph.store import GraphStore, open_store
@@ -27,6 +29,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 StoreOpener = Callable[[Settings], GraphStore]
+
+
+def limit_blas_threads() -> None:
+    """One BLAS thread for this process (see Settings.compute_threads for why)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
 
 
 class Services:
@@ -46,6 +55,8 @@ class Services:
         self.embedding = Embedding(settings)
         self.lexical = LexicalIndex()  # related papers' word overlap, kept current on read
         self.lexical.load()  # its imports before any thread imports torch
+        self.short_names = ShortNames()  # papers' short names, kept current on read
+        self.term_counts = TermCounts()  # related papers' term df, likewise
         self._pipeline: Pipeline | None = None
         self._cache: dict[str, Any] = {}
         self._cache_version: str | None = None
@@ -108,19 +119,38 @@ class Services:
 
     def service(self) -> GraphService:
         """The use cases over the open store (StoreUnavailableError while it is down)."""
-        return GraphService(self.settings, self.store(), self.embedding, self.lexical)
+        return GraphService(
+            self.settings, self.store(), self.embedding, self.lexical, self.short_names,
+            self.term_counts,
+        )
 
     def warm_up(self) -> None:
         """Load the model and read the papers' words now (in the background at startup),
         so no request pays for either."""
         try:
+            import torch
+        except ImportError:  # the embedder says so on first use
+            pass
+        else:
+            torch.set_num_threads(self.settings.compute_threads)
+        try:
             self.embedder().encode(["warm up"])
         except CitegraphError as exc:
             log.warning("embedding model not loaded: %s", exc)
         try:
-            self.lexical.sync(self.store())
+            store = self.store()
+            self.lexical.sync(store)
         except CitegraphError as exc:
             log.warning("word index not read: %s", exc)
+            return
+        try:
+            # the keyword index and the extractor's word lists (related(text:)) load on
+            # first use too: a second or more each on ICLR 2021, in every worker
+            store.keyword_search("warm up", limit=1)
+            self.short_names.may_name(store, "warm up:")
+            self.service().text_terms("warm up")
+        except Exception as exc:  # only a head start: a request meets the same error
+            log.warning("warm-up of the keyword index and extractor failed: %s", exc)
 
     def embed(self, text: str) -> list[float]:
         """One text as a unit vector."""

@@ -1,16 +1,22 @@
 """Bounded load test: `citegraph serve` (uvicorn) on 127.0.0.1, N clients for T seconds.
 
     python bench/load.py --clients 32 --seconds 30 --runs 3
+    python bench/load.py --data-dir DIR --per-kind 5 --before OLD_CHECKOUT --workers 2
 
 Builds the seed graph into a temporary folder (reusing the test embedding cache), starts
 ``python -m citegraph serve`` on a free loopback port, waits for ``/readyz``, then runs
-``--runs`` rounds. In each round ``--clients`` asyncio clients (one httpx connection
-each) send a fixed mix of GraphQL queries back to back for ``--seconds`` seconds:
-keyword search, semantic search, neighborhood, shortest path, k paths, related papers
-and stats. Every request must answer 200 with no ``errors``; anything else counts as
-an error and the first few are printed. Per round it prints requests, errors, req/s,
-p50/p95/p99/max latency, and the server's RSS before and after. It only ever talks to
-127.0.0.1 and stops the server by its PID.
+``--runs`` rounds, each on a fresh server. In each round ``--clients`` asyncio clients
+(one httpx connection each) send a fixed mix of GraphQL queries back to back for
+``--seconds`` seconds: keyword search, semantic search, neighborhood depth 1 and 2,
+shortest path, k paths, related papers (to a paper and to a text), a paper with its
+concepts and stats. Every request must answer 200 with no ``errors``; anything else
+counts as an error and the first few are printed. Per round it prints requests, errors,
+req/s, p50/p95/p99/max latency overall and per kind, the server's CPU time per request
+(all workers, from /proc: steadier than latency on a shared machine) and each worker's
+RSS. ``--per-kind S`` first runs each kind alone with one client for S seconds (the
+latency a lone user sees). ``--before DIR`` serves an older checkout and this one in
+turn in every run, same graph and queries. It only ever talks to 127.0.0.1 and stops
+each server by its PID.
 """
 
 from __future__ import annotations
@@ -63,6 +69,43 @@ def rss_bytes(pid: int) -> int:
     except OSError:
         pass
     return 0
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and every process under it (uvicorn's workers), from /proc."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its workers (0 for those gone)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for p in _descendants(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def worker_rss(pid: int) -> list[int]:
+    """RSS of each worker process under ``pid`` (just ``pid`` when it has none)."""
+    procs = _descendants(pid)
+    workers = procs[1:] if len(procs) > 1 else procs
+    return [rss_bytes(p) for p in workers if rss_bytes(p)]
 
 
 def copy_cache(src: Path, dst: Path) -> None:
@@ -124,6 +167,7 @@ def start_server(
     *,
     ready_timeout: float = 120.0,
     wait_model: bool = True,
+    code: Path = ROOT,
 ) -> Server:
     """Start ``python -m citegraph --data-dir DATA_DIR serve`` on a free loopback port.
 
@@ -135,8 +179,8 @@ def start_server(
         **os.environ,
         "HF_HUB_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
-        "PYTHONPATH": str(ROOT),
-        "CITEGRAPH_SEEDS_DIR": str(ROOT / "seeds"),
+        "PYTHONPATH": str(code),
+        "CITEGRAPH_SEEDS_DIR": str(code / "seeds"),
         **(env or {}),
     }
     log_path = Path(tempfile.mkstemp(prefix="citegraph-serve-", suffix=".log")[1])
@@ -154,7 +198,7 @@ def start_server(
                 "--port",
                 str(port),
             ],
-            cwd=ROOT,
+            cwd=code,
             env=full_env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -194,15 +238,33 @@ def start_server(
                     break
                 if not timed_out or time.monotonic() > deadline:
                     raise RuntimeError(f"semantic search failed: {errors}")
+        wait_idle(proc.pid, time.monotonic() + 90)
     except BaseException:
         server.stop()
         raise
     return server
 
 
+def wait_idle(pid: int, deadline: float, busy: float = 0.1) -> None:
+    """Until the server (every worker) uses under ``busy`` of a core for a second.
+
+    One answered query says one worker is up; the others may still be loading the model
+    and warming their indexes, which would be measured as the first queries' cost.
+    """
+    last = cpu_seconds(pid)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        now = cpu_seconds(pid)
+        if now - last < busy:
+            return
+        last = now
+
+
 @contextmanager
-def running_server(data_dir: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
-    server = start_server(data_dir, env)
+def running_server(
+    data_dir: Path, env: dict[str, str] | None = None, code: Path = ROOT
+) -> Iterator[Server]:
+    server = start_server(data_dir, env, code=code)
     try:
         yield server
     finally:
@@ -276,9 +338,32 @@ def query_mix(client: httpx.Client) -> list[tuple[str, str, dict[str, Any]]]:
                 {"p": a},
             ),
             ("stats", "{ stats { totalNodes totalEdges } }", {}),
+            (
+                "neighborhood1",
+                "query($id: ID!) { neighborhood(id: $id, depth: 1, limit: 100) "
+                "{ nodes { id label } edges { source target type } } }",
+                {"id": rng.choice(papers)},
+            ),
+            (
+                "paper",
+                "query($id: ID!) { paper(id: $id) { title concepts { weight concept { name } } } }",
+                {"id": rng.choice(papers)},
+            ),
+            (
+                "related_text",
+                "query($q: String!) { related(text: $q, first: 5) { score paper { id } } }",
+                {"q": f"{rng.choice(words)} for {rng.choice(words)} {i}"},
+            ),
         ]
     rng.shuffle(mix)
     return mix
+
+
+def _pct(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 @dataclass
@@ -288,19 +373,19 @@ class RoundResult:
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     by_kind: dict[str, int] = field(default_factory=dict)
+    kind_latencies: dict[str, list[float]] = field(default_factory=dict)
     rss_before: int = 0
     rss_after: int = 0
     wall: float = 0.0
+    server_cpu: float = 0.0  # CPU seconds the server (all workers) spent in the round
+    workers_rss: list[int] = field(default_factory=list)
 
     @property
     def requests(self) -> int:
         return len(self.latencies) + len(self.errors)
 
     def pct(self, q: float) -> float:
-        if not self.latencies:
-            return float("nan")
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+        return _pct(self.latencies, q)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -316,9 +401,16 @@ class RoundResult:
             "mean_ms": round(statistics.fmean(self.latencies) * 1000, 1)
             if self.latencies
             else None,
+            "server_cpu_ms_per_request": round(1000 * self.server_cpu / max(self.requests, 1), 2),
+            "workers_rss_mib": [round(r / 2**20, 1) for r in self.workers_rss],
             "rss_before_mib": round(self.rss_before / 2**20, 1),
             "rss_after_mib": round(self.rss_after / 2**20, 1),
             "by_kind": dict(sorted(self.by_kind.items())),
+            "kinds": {
+                k: {"p50_ms": round(_pct(v, 0.5) * 1000, 1),
+                    "p99_ms": round(_pct(v, 0.99) * 1000, 1)}
+                for k, v in sorted(self.kind_latencies.items())
+            },
             "first_errors": self.errors[:5],
         }
 
@@ -348,6 +440,7 @@ async def _client(
             if ok:
                 result.latencies.append(dt)
                 result.by_kind[name] = result.by_kind.get(name, 0) + 1
+                result.kind_latencies.setdefault(name, []).append(dt)
             else:
                 result.errors.append(detail)
 
@@ -368,14 +461,53 @@ def run_round(
             *(_client(server.url, mix, k * 7, stop_at, result, timeout) for k in range(clients))
         )
 
+    cpu0 = cpu_seconds(server.pid)
     t0 = time.perf_counter()
     # its own thread, so it also works where an event loop already runs (e.g. pytest
     # after a Playwright session)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, main()).result()
     result.wall = time.perf_counter() - t0
+    result.server_cpu = cpu_seconds(server.pid) - cpu0
     result.rss_after = rss_bytes(server.pid)
+    result.workers_rss = worker_rss(server.pid)
     return result
+
+
+def per_kind(
+    server: Server, mix: Sequence[tuple[str, str, dict[str, Any]]], seconds: float
+) -> dict[str, dict[str, float]]:
+    """Each kind alone, one client, ``seconds`` each: p50/p99 and server CPU a request."""
+    out: dict[str, dict[str, float]] = {}
+    for kind in sorted({name for name, _, _ in mix}):
+        r = run_round(server, [m for m in mix if m[0] == kind], 1, seconds)
+        d = r.as_dict()
+        out[kind] = {"p50_ms": d["p50_ms"], "p99_ms": d["p99_ms"], "errors": d["errors"],
+                     "cpu_ms": d["server_cpu_ms_per_request"]}
+    return out
+
+
+def _print_round(label: str, d: dict[str, Any]) -> None:
+    print(
+        f"{label}: {d['clients']} clients x {d['seconds']:g}s: "
+        f"{d['requests']} requests, {d['errors']} errors, {d['rps']} req/s, "
+        f"p50 {d['p50_ms']} ms, p95 {d['p95_ms']} ms, p99 {d['p99_ms']} ms, "
+        f"max {d['max_ms']} ms; server CPU {d['server_cpu_ms_per_request']} ms "
+        f"a request; RSS per worker {d['workers_rss_mib']} MiB",
+        flush=True,
+    )
+    print("  " + ", ".join(
+        f"{k} {v['p50_ms']}/{v['p99_ms']}" for k, v in d["kinds"].items()
+    ) + " ms (p50/p99)", flush=True)
+    for e in d["first_errors"]:
+        print(f"  error: {e}")
+
+
+def _print_kinds(label: str, kinds: dict[str, dict[str, float]]) -> None:
+    print(f"{label}, one client, each kind alone (p50/p99 ms, server CPU ms a request):")
+    for k, v in kinds.items():
+        print(f"  {k:14} {v['p50_ms']:7.1f} {v['p99_ms']:7.1f}   cpu {v['cpu_ms']:6.2f}"
+              + (f"   {v['errors']:.0f} errors" if v["errors"] else ""), flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -396,6 +528,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--workers", type=int, default=1,
         help="server processes (citegraph serve --workers; RSS is the supervisor's alone)",
     )
+    parser.add_argument(
+        "--per-kind", type=float, default=0.0, metavar="SECONDS",
+        help="first, each query kind alone with one client for SECONDS (p50/p99, CPU)",
+    )
+    parser.add_argument(
+        "--before", type=Path, default=None, metavar="DIR",
+        help="a checkout of older code: each run serves it and this checkout in turn, "
+        "same graph, same queries (side by side in one run)",
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600 or not 1 <= args.runs <= 10:
         parser.error("bounded: 1-512 clients, up to 600 s, 1-10 runs")
@@ -403,36 +544,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         data_dir = args.data_dir or seed_data_dir(tmp / "data")
         env = {"CITEGRAPH_WORKERS": str(args.workers)}
-        with running_server(data_dir, env) as server, httpx.Client(
-            base_url=server.url, timeout=30
-        ) as c:
-            mix = query_mix(c)
-            print(
-                f"server pid {server.pid} on {server.url}; RSS after warm-up "
-                f"{rss_bytes(server.pid) / 2**20:.1f} MiB; mix of {len(mix)} queries",
-                flush=True,
-            )
-            total_errors = 0
-            for n in range(1, args.runs + 1):
-                r = run_round(server, mix, args.clients, args.seconds)
-                d = r.as_dict()
-                total_errors += d["errors"]
-                if args.json:
-                    print(json.dumps({"run": n, **d}), flush=True)
-                else:
+        sides = [("before", args.before), ("after", ROOT)] if args.before else [("", ROOT)]
+        total_errors = 0
+        for n in range(1, args.runs + 1):
+            for name, code in sides:
+                label = f"run {n}" + (f" {name}" if name else "")
+                with running_server(data_dir, env, code=code) as server, httpx.Client(
+                    base_url=server.url, timeout=30
+                ) as c:
+                    mix = query_mix(c)
                     print(
-                        f"run {n}: {d['clients']} clients x {d['seconds']:g}s: "
-                        f"{d['requests']} requests, {d['errors']} errors, {d['rps']} req/s, "
-                        f"p50 {d['p50_ms']} ms, p95 {d['p95_ms']} ms, p99 {d['p99_ms']} ms, "
-                        f"max {d['max_ms']} ms; RSS {d['rss_before_mib']} -> "
-                        f"{d['rss_after_mib']} MiB",
+                        f"{label}: server pid {server.pid} ({code}) on {server.url}; "
+                        f"RSS per worker after warm-up {worker_rss(server.pid)}; "
+                        f"mix of {len(mix)} queries",
                         flush=True,
                     )
-                    for e in d["first_errors"]:
-                        print(f"  error: {e}")
-            if server.process.poll() is not None:
-                print(f"server died: {server.log_tail()}")
-                return 1
+                    if args.per_kind:
+                        kinds = per_kind(server, mix, args.per_kind)
+                        total_errors += int(sum(v["errors"] for v in kinds.values()))
+                        if args.json:
+                            print(json.dumps({"run": n, "side": name, "per_kind": kinds}))
+                        else:
+                            _print_kinds(label, kinds)
+                    r = run_round(server, mix, args.clients, args.seconds)
+                    d = r.as_dict()
+                    total_errors += d["errors"]
+                    if args.json:
+                        print(json.dumps({"run": n, "side": name, **d}), flush=True)
+                    else:
+                        _print_round(label, d)
+                    if server.process.poll() is not None:
+                        print(f"server died: {server.log_tail()}")
+                        return 1
         return 1 if total_errors else 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

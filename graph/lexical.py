@@ -16,11 +16,16 @@ title) with what it holds and tokenises only the new or changed ones.
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import re
 import threading
 import time
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,7 +33,10 @@ import numpy as np
 from graph.model import NodeKind, Paper
 from graph.store.base import GraphStore
 
+log = logging.getLogger(__name__)
+
 MIN_DF = 2
+SAVE_FORMAT = "citegraph-lexical-1"
 LIST_PAGE = 5000
 # stores that cannot say whether they changed (Neo4j: other processes write it) are
 # compared at most this often
@@ -79,6 +87,8 @@ class LexicalIndex:
         self._matrix: Any = None  # scipy csr: rows = self._rows, L2-normalised TF-IDF
         self._rows: list[str] = []
         self._row_of: dict[str, int] = {}
+        #: papers were read or dropped since the last save/restore
+        self.dirty = False
 
     # ------------------------------------------------------------------ keeping current
     def sync(self, store: GraphStore) -> None:
@@ -113,6 +123,75 @@ class LexicalIndex:
             self._version = version
             self._synced_at = now
 
+    # ------------------------------------------------------------------ saved between processes
+    def save(self, path: Path) -> None:
+        """Write the counts to ``path`` (atomically), for :meth:`restore` in another process."""
+        with self._lock:
+            pids = sorted(self._counts)
+            ids = [self._counts[p][0] for p in pids]
+            counts = [self._counts[p][1] for p in pids]
+            meta = {
+                "format": SAVE_FORMAT,
+                "words": self._words,
+                "papers": [[p, *self._key.get(p, ("", None))] for p in pids],
+            }
+            arrays: dict[str, np.ndarray] = {
+                "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
+                "lengths": np.asarray([len(i) for i in ids], dtype=np.int64),
+                "ids": np.concatenate(ids) if ids else np.zeros(0, np.int64),
+                "counts": np.concatenate(counts) if counts else np.zeros(0),
+            }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            with tmp.open("wb") as fh:
+                np.savez(
+                    fh, meta=arrays["meta"], lengths=arrays["lengths"], ids=arrays["ids"],
+                    counts=arrays["counts"],
+                )
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self.dirty = False
+
+    def restore(self, path: Path) -> bool:
+        """Take the counts a :meth:`save` wrote; False (and nothing taken) if it cannot.
+
+        ``sync`` still checks every paper against the store afterwards, so a file from an
+        older graph only saves re-reading the papers that did not change.
+        """
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                meta = json.loads(bytes(f["meta"]).decode("utf-8"))
+                lengths, ids, counts = f["lengths"], f["ids"], f["counts"]
+            if meta.get("format") != SAVE_FORMAT or len(meta["papers"]) != len(lengths):
+                return False
+            words = [str(w) for w in meta["words"]]
+            if len(ids) != int(lengths.sum()) or len(counts) != len(ids) or (
+                len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(words))
+            ):
+                return False
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+            log.info("word index not restored from %s: %s", path, exc)
+            return False
+        with self._lock:
+            self._words = words
+            self._vocab = {w: i for i, w in enumerate(words)}
+            self._df = np.zeros(max(1024, len(words)), dtype=np.int64)
+            self._counts, self._key = {}, {}
+            start = 0
+            for (pid, text_hash, title), n in zip(meta["papers"], lengths.tolist(), strict=True):
+                gram_ids = ids[start : start + n].astype(np.int64)
+                self._counts[str(pid)] = (gram_ids, counts[start : start + n].astype(np.float64))
+                self._key[str(pid)] = (str(text_hash), title)
+                self._df[gram_ids] += 1
+                start += n
+            self._matrix = None
+            self._version = None
+            self._synced_at = 0.0
+            self.dirty = False
+        return True
+
     def load(self) -> None:
         """Import scikit-learn and scipy now.
 
@@ -146,12 +225,14 @@ class LexicalIndex:
         self._df[ids] += 1
         self._counts[pid] = (ids, counts)
         self._matrix = None
+        self.dirty = True
 
     def _drop(self, pid: str) -> None:
         old = self._counts.pop(pid, None)
         if old is not None:
             self._df[old[0]] -= 1
             self._matrix = None
+            self.dirty = True
 
     # ------------------------------------------------------------------ weights
     def __len__(self) -> int:
@@ -223,9 +304,13 @@ class LexicalIndex:
         if not len(common):
             return []
         contrib = a.weights[ia] * b.weights[ib]
-        order = np.lexsort((common, -contrib))
         with self._lock:
-            words = [self._words[int(common[i])] for i in order]
+            grams = [self._words[int(g)] for g in common]
+        # ties by the words themselves, not by gram ids: those depend on the order papers
+        # were first read in, which differs between a server and a fresh process (and so
+        # does the order of a norm's sum: compare at 9 decimals)
+        key = np.round(-contrib, 9).tolist()
+        words = [w for _, w in sorted(zip(key, grams, strict=True))]
         kept: list[str] = []
         for w in words:
             if any(overlaps(w, k) for k in kept):

@@ -10,6 +10,7 @@ answer, so the two cannot drift apart.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -37,12 +38,17 @@ from graph.store.base import GraphStore
 if TYPE_CHECKING:
     from graph.build import BuildReport, Pipeline, Progress
     from graph.embed import SentenceTransformerEmbedder
+    from graph.related import TermCounts
 
 #: HYBRID search: weight of the keyword score (over the best one) next to the cosine;
 #: 0.2-1.0 all passed the "never worse than its better half" check, 0.5 on either half
 KEYWORD_WEIGHT = 0.5
 CENTRAL_TOP = 10
 
+
+log = logging.getLogger(__name__)
+#: the word index a one-command service keeps between commands, under the data dir's cache
+LEXICAL_FILE = "lexical.npz"
 
 class SearchMode(StrEnum):
     KEYWORD = "KEYWORD"
@@ -106,24 +112,31 @@ class GraphService:
         store: GraphStore,
         embedding: Embedding,
         lexical: LexicalIndex | None = None,
+        short_names: lookup.ShortNames | None = None,
+        term_counts: TermCounts | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.embedding = embedding
         self.lexical = lexical if lexical is not None else LexicalIndex()
+        self.short_names = short_names
+        self.term_counts = term_counts
+        # an index made here lives one command: it starts from, and updates, a saved copy
+        self._lexical_file = None if lexical is not None else settings.cache_dir / LEXICAL_FILE
+        self._lexical_restored = False
         #: names this service resolved that also named other nodes (for the caller to say)
         self.resolutions: list[lookup.Resolution] = []
 
     # ------------------------------------------------------------------ names
     def find(self, ref: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
         """A node by id, name, label, title or alias; a paper also by its short name."""
-        return lookup.find(self.store, ref, kinds)
+        return lookup.find(self.store, ref, kinds, self.short_names)
 
     def matches(
         self, ref: str, kinds: Collection[NodeKind] | None = None
     ) -> list[GraphNode]:
         """Every node ``ref`` names, the one :meth:`find` picks first."""
-        return lookup.matches(self.store, ref, kinds)
+        return lookup.matches(self.store, ref, kinds, self.short_names)
 
     def node(
         self, ref: str, kinds: Collection[NodeKind] | None = None, argument: str = "id"
@@ -135,7 +148,7 @@ class GraphService:
         """
         if not ref.strip():
             raise InvalidArgumentError(argument, "must not be empty")
-        found = lookup.matches(self.store, ref, kinds)
+        found = lookup.matches(self.store, ref, kinds, self.short_names)
         if not found:
             what = "/".join(k.value.lower() for k in kinds) if kinds else "node"
             raise NotFoundError(f"{argument}: no {what} with id, name or alias {ref!r}")
@@ -269,11 +282,18 @@ class GraphService:
                 raise InvalidArgumentError("text", "must not be empty")
             vector = self.embedding.vector(text)
             terms = self.text_terms(text)
+        if self._lexical_file is not None and not self._lexical_restored:
+            self._lexical_restored = self.lexical.restore(self._lexical_file)
         found = related(
             self.store, paper=seed.id if seed else None, vector=vector, text=text,
             text_terms=terms, first=first, exclude=exclude, positive=pos, negative=neg,
-            lexical=self.lexical,
+            lexical=self.lexical, term_counts=self.term_counts,
         )
+        if self._lexical_file is not None and self.lexical.dirty:
+            try:
+                self.lexical.save(self._lexical_file)
+            except OSError as exc:  # a read-only data dir: the next command reads again
+                log.info("word index not saved to %s: %s", self._lexical_file, exc)
         return (seed if isinstance(seed, Paper) else None), found
 
     def text_terms(self, text: str) -> list[str]:

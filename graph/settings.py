@@ -69,6 +69,12 @@ class Settings(BaseSettings):
     port: int = 8000
     # server processes (`citegraph serve --workers`); each holds the model and the graph
     workers: int = Field(1, ge=1, le=32)
+    # torch threads per server process for encoding queries; numpy's BLAS gets one. A
+    # query's work is small, and a pool's threads spin and wait on each other on the cores
+    # the other requests need: on a busy 2-core machine a query's encode took 35 ms with
+    # one thread and 273 ms with two, and related() twice the CPU with two BLAS threads.
+    # Concurrency comes from requests and workers instead.
+    compute_threads: int = Field(1, ge=1, le=64)
     api_key: SecretStr | None = None
     cors_origins: list[str] = []
     max_depth: int = 3

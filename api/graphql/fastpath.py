@@ -16,6 +16,7 @@ usual way. ``tests/api/test_fastpath.py`` checks both paths give equal results.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar
@@ -36,8 +37,10 @@ from graphql import (
 )
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-# GraphQL type name -> {GraphQL field name: Python attribute}
-FlatPlan = Mapping[str, Mapping[str, str]]
+Getter = Callable[[Any], Any]
+# GraphQL type name -> {GraphQL field name: Python attribute, or a method taking the row
+# alone (a field computed only when a query selects it)}
+FlatPlan = Mapping[str, Mapping[str, str | Getter]]
 
 _IDENTITY: dict[Any, type] = {
     GraphQLString: str,
@@ -52,13 +55,12 @@ class _FallbackError(Exception):
     """This list needs the standard completion."""
 
 
-Getter = Callable[[Any], Any]
 # (response key, getter, serializer, identity type, non-null, is list)
 Column = tuple[str, Getter | None, Getter, type | None, bool, bool]
 
 
 def _column(
-    key: str, name: str, attrs: Mapping[str, str], obj_type: GraphQLObjectType
+    key: str, name: str, attrs: Mapping[str, str | Getter], obj_type: GraphQLObjectType
 ) -> Column:
     """(response key, getter, serializer, identity type, non-null, is list) for one field."""
     if name == "__typename":
@@ -80,7 +82,9 @@ def _column(
     serialize: Getter = ftype.serialize
     if isinstance(ftype, GraphQLEnumType):
         serialize = _memo(serialize)  # enum members are few and hashable
-    return (key, attrgetter(attrs[name]), serialize, _IDENTITY.get(ftype), nonnull, is_list)
+    source = attrs[name]
+    get = attrgetter(source) if isinstance(source, str) else source
+    return (key, get, serialize, _IDENTITY.get(ftype), nonnull, is_list)
 
 
 def _memo(serialize: Getter) -> Getter:
@@ -162,8 +166,9 @@ class FlatListExecutionContext(StrawberryGraphQLCoreExecutionContext):
         return rows
 
 
-def flat_plan(schema: GraphQLSchema, types: Mapping[str, Mapping[str, str]]) -> FlatPlan:
-    """Check the plan against the built schema (every field a resolver-free leaf)."""
+def flat_plan(schema: GraphQLSchema, types: FlatPlan) -> FlatPlan:
+    """Check the plan against the built schema: every field a leaf, read from an attribute
+    or computed by a method of the row that takes no arguments."""
     for type_name, attrs in types.items():
         obj = schema.get_type(type_name)
         if not isinstance(obj, GraphQLObjectType):
@@ -171,6 +176,11 @@ def flat_plan(schema: GraphQLSchema, types: Mapping[str, Mapping[str, str]]) -> 
         missing = set(obj.fields) - set(attrs)
         if missing:
             raise TypeError(f"{type_name}: no attribute for fields {sorted(missing)}")
+        for name, source in attrs.items():
+            if not isinstance(source, str) and (
+                obj.fields[name].args or len(inspect.signature(source).parameters) != 1
+            ):
+                raise TypeError(f"{type_name}.{name}: a flat row's method takes only the row")
     return types
 
 

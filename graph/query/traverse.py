@@ -7,6 +7,7 @@ in-memory engine walks its adjacency dicts without building objects per visit.
 
 from __future__ import annotations
 
+import heapq
 import logging
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -36,7 +37,10 @@ def edges_of(b: Backend, ids: Sequence[str], types: Collection[RelType] | None) 
     """Every edge touching any of ``ids`` (either direction), by (source, target, type)."""
     allowed = types_filter(types)
     with b.reading():
-        found = {e.key: e for e in b.incident_edges(list(dict.fromkeys(ids)), allowed)}
+        found = {
+            (e.source, e.target, e.type): e
+            for e in b.incident_edges(list(dict.fromkeys(ids)), allowed)
+        }
     return sorted(found.values(), key=edge_sort_key)
 
 
@@ -63,11 +67,17 @@ def neighborhood(
             if truncated or not ring:
                 break  # later rings rank below everything kept so far
             reach = b.ring_weights(ring, allowed, kinds, seen)
-            ranked = sorted(reach, key=lambda v: (-round(reach[v], 9), v))
             room = limit - len(kept)
-            if len(ranked) > room:
+
+            def rank(v: str, reach: dict[str, float] = reach) -> tuple[float, str]:
+                return (-round(reach[v], 9), v)
+
+            if len(reach) > room:
                 truncated = True
-                ranked = ranked[:room]
+                # a total order (ids are unique): the first `room` without sorting the ring
+                ranked = heapq.nsmallest(room, reach, key=rank)
+            else:
+                ranked = sorted(reach, key=rank)
             kept.extend(ranked)
             seen.update(ranked)
             ring = ranked
@@ -80,18 +90,20 @@ def neighborhood(
     )
 
 
-def adjacency(edges: Iterable[Edge], ids: Collection[str]) -> dict[str, Adjacent]:
+def adjacency(
+    edges: Iterable[Edge], ids: Collection[str], keep: Collection[str] | None = None
+) -> dict[str, Adjacent]:
     """(neighbour, best edge) lists, sorted by neighbour, for each of ``ids``.
 
-    An edge listed twice (once from each end) changes nothing: the best of equal
-    copies is the same edge.
+    ``keep``: only neighbours in it. An edge listed twice (once from each end) changes
+    nothing: the best of equal copies is the same edge.
     """
     by_nb: dict[str, dict[str, list[Edge]]] = {i: {} for i in ids}
     for e in edges:
         s, t = e.source, e.target
-        if s in by_nb:
+        if s in by_nb and (keep is None or t in keep):
             by_nb[s].setdefault(t, []).append(e)
-        if t in by_nb:
+        if t in by_nb and (keep is None or s in keep):
             by_nb[t].setdefault(s, []).append(e)
     return {
         u: [(v, es[0] if len(es) == 1 else best_edge(es)) for v, es in sorted(nbs.items())]
@@ -100,17 +112,24 @@ def adjacency(edges: Iterable[Edge], ids: Collection[str]) -> dict[str, Adjacent
 
 
 class _Adjacency:
-    """Adjacency lists loaded on demand, many nodes per backend call."""
+    """Adjacency lists loaded on demand, many nodes per backend call.
 
-    def __init__(self, b: Backend, allowed: Types) -> None:
+    ``keep``: only neighbours in it (a collection the caller may not change while this
+    lives), so a path search builds no lists of nodes it would skip anyway.
+    """
+
+    def __init__(self, b: Backend, allowed: Types, keep: Collection[str] | None = None) -> None:
         self._b = b
         self._allowed = allowed
+        self._keep = keep
         self._cache: dict[str, Adjacent] = {}
 
     def load(self, ids: Iterable[str]) -> None:
         todo = [i for i in dict.fromkeys(ids) if i not in self._cache]
         if todo:
-            self._cache.update(adjacency(self._b.incident_edges(todo, self._allowed), todo))
+            self._cache.update(
+                adjacency(self._b.incident_edges(todo, self._allowed), todo, self._keep)
+            )
 
     def __call__(self, u: str) -> Adjacent:
         if u not in self._cache:
@@ -144,33 +163,34 @@ class _Neighbours:
 
 
 def best_shortest_path(
-    source: str, target: str, ring: _Neighbours, adjacent: _Adjacency, max_hops: int
+    source: str, target: str, ring: _Neighbours, b: Backend, allowed: Types, max_hops: int
 ) -> list[tuple[str, Edge | None]] | None:
     """The shortest path under :func:`~graph.query.rules.path_sort_key`, exactly.
 
-    Breadth-first layers from ``source`` until ``target``'s layer (one ring call per
-    layer); a backward sweep over the same neighbour lists keeps only the nodes that lie
-    on some shortest path; their edges are loaded at once, and a forward pass keeps, for
-    each node, the best (strength, id sequence) prefix. Returns [(node, edge into it)], or
-    None when ``target`` is farther than ``max_hops``.
+    Breadth-first from both ends until the searches meet (:func:`_meet`, one ring call per
+    layer; on ICLR 2021 a one-sided search to depth 3 reaches most of the graph); the
+    nodes that lie on some shortest path are then those a sweep out from the meeting layer
+    finds at the right distance from each end. Their edges are loaded at once, and a
+    forward pass keeps, for each node, the best (strength, id sequence) prefix. Returns
+    [(node, edge into it)], or None when ``target`` is farther than ``max_hops``.
     """
     if source == target:
         return [(source, None)]
-    dist = {source: 0}
-    frontier = [source]
-    depth = 0
-    while frontier and depth < max_hops and target not in dist:
-        depth += 1
-        frontier = [v for v in ring(frontier) if v not in dist]
-        for v in frontier:
-            dist[v] = depth
-    if target not in dist:
+    met = _meet(source, target, ring, max_hops)
+    if met is None:
         return None
-    end = dist[target]
+    end, ds, dt, reached = met
+    # level m of every shortest path: distance m from the source, end - m from the target;
+    # both distances are known there (m <= the source side's depth, end - m <= the target's)
+    m = min(reached, end)
     on_path: list[set[str]] = [set() for _ in range(end + 1)]
-    on_path[end].add(target)
-    for d in range(end, 0, -1):
-        on_path[d - 1] = {u for u in ring(on_path[d]) if dist.get(u) == d - 1}
+    on_path[m] = {v for v, d in ds.items() if d == m and dt.get(v) == end - m}
+    for d in range(m, 0, -1):
+        on_path[d - 1] = {u for u in ring(on_path[d]) if ds.get(u) == d - 1}
+    for d in range(m, end):
+        on_path[d + 1] = {v for v in ring(on_path[d]) if dt.get(v) == end - d - 1}
+    # only edges between nodes on a shortest path count below
+    adjacent = _Adjacency(b, allowed, keep=set().union(*on_path))
     adjacent.load(sorted(set().union(*on_path[:-1])))
     # best[v] = (-strength, id sequence, path)
     best: dict[str, tuple[float, tuple[str, ...], list[tuple[str, Edge | None]]]] = {
@@ -190,14 +210,15 @@ def best_shortest_path(
     return best[target][2]
 
 
-def hop_distance(source: str, target: str, ring: _Neighbours, max_hops: int) -> int | None:
-    """Fewest hops from ``source`` to ``target`` (at most ``max_hops``), or None.
+def _meet(
+    source: str, target: str, ring: _Neighbours, max_hops: int
+) -> tuple[int, dict[str, int], dict[str, int], int] | None:
+    """(hops, distances from the source, from the target, the source side's depth), or None.
 
     Breadth-first from both ends at once, always growing the smaller frontier, so the
-    search touches about the square root of what a one-sided search would.
+    search touches about the square root of what a one-sided search would. Each side's
+    distances are complete up to its depth.
     """
-    if source == target:
-        return 0
     dist = ({source: 0}, {target: 0})
     frontier: tuple[list[str], list[str]] = ([source], [target])
     depth = [0, 0]
@@ -215,9 +236,17 @@ def hop_distance(source: str, target: str, ring: _Neighbours, max_hops: int) -> 
                 mine[v] = depth[side]
                 nxt.append(v)
         if best is not None:
-            return best if best <= max_hops else None
+            return (best, dist[0], dist[1], depth[0]) if best <= max_hops else None
         frontier = (nxt, frontier[1]) if side == 0 else (frontier[0], nxt)
     return None
+
+
+def hop_distance(source: str, target: str, ring: _Neighbours, max_hops: int) -> int | None:
+    """Fewest hops from ``source`` to ``target`` (at most ``max_hops``), or None."""
+    if source == target:
+        return 0
+    met = _meet(source, target, ring, max_hops)
+    return None if met is None else met[0]
 
 
 class _Layers:
@@ -246,9 +275,7 @@ def shortest_path(
     with b.reading():
         if len(b.get_nodes([source, target])) < len({source, target}):
             return None
-        steps = best_shortest_path(
-            source, target, _Neighbours(b, allowed), _Adjacency(b, allowed), max_hops
-        )
+        steps = best_shortest_path(source, target, _Neighbours(b, allowed), b, allowed, max_hops)
         if steps is None:
             return None
         nodes = b.get_nodes([n for n, _ in steps])
@@ -277,7 +304,6 @@ def k_paths(
         shortest = hop_distance(source, target, ring, max_hops)
         if shortest is None:
             return []
-        adjacent = _Adjacency(b, allowed)
         # hops to the target, to prune the search: a path of `length` hops only ever
         # asks about nodes within length - 1 of it, so the BFS goes no deeper than that
         to_target = _Layers(target, ring)
@@ -288,6 +314,11 @@ def k_paths(
         for length in range(shortest, max_hops + 1):
             to_target.extend(length - 1)
             dt = to_target.dist
+            # the search below skips every neighbour farther than length - 1 from the
+            # target, i.e. every one not in dt: lists of only those in dt (a hub concept
+            # has hundreds of papers, few of them near the target); fresh for each length,
+            # as dt grows with it
+            adjacent = _Adjacency(b, allowed, keep=dt)
             if from_source is not None:
                 # a server store: load every node the search below may visit, at once
                 from_source.extend(length - 1)

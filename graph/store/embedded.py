@@ -75,10 +75,9 @@ from graph.store.sqlreads import SqlBackend
 log = logging.getLogger(__name__)
 
 FORMAT = "citegraph-db"
-#: 2: the keyword index (``search_names``, ``search_body``, ``search_ids``) is written with
-#: every change, so
-#: a citegraph that would not keep it current (format 1) refuses the file
-FORMAT_VERSION = 2
+#: 2 added the ``names`` table, 3 the keyword index (``search_names``, ``search_body``,
+#: ``search_ids``): a citegraph that does not keep them must not write here
+FORMAT_VERSION = 3
 #: a read checks for other processes' commits at most this often (seconds)
 SYNC_INTERVAL_S = 0.2
 
@@ -180,6 +179,11 @@ class EmbeddedStore(QueryLayer):
                     if version is not None and int(version[0]) > FORMAT_VERSION:
                         raise StoreError(
                             f"{path}: written by a newer citegraph (format {version[0]})"
+                        )
+                    if version is not None and int(version[0]) < FORMAT_VERSION:
+                        db.execute(
+                            "UPDATE meta SET value = ? WHERE key = 'version'",
+                            (str(FORMAT_VERSION),),
                         )
                 _fill_names(db)
                 EmbeddedStore._index_if_needed(db)
@@ -559,6 +563,8 @@ class EmbeddedStore(QueryLayer):
         return self._mem()
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if self.reads == "sql" or self._mirror is None:
+            return self._sql.embeddings(ids)
         return self._mem().embeddings(ids)
 
     def embedding_matrix(self) -> tuple[list[str], np.ndarray]:

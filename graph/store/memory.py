@@ -48,7 +48,7 @@ from graph.model import (
 )
 from graph.query import QueryLayer
 from graph.query.search import names_of
-from graph.query.vectors import cosine, top_rows, unit_rows
+from graph.query.vectors import UnitMatrix
 from graph.store.base import Backend, jsonable_attrs
 from graph.store.fts import MemoryIndex
 
@@ -80,6 +80,7 @@ class NetworkxStore(QueryLayer):
         self._emb_ids: list[str] = []
         self._emb: np.ndarray = np.zeros((0, 0), dtype=np.float32)
         self._emb_index: dict[str, int] = {}
+        self._vectors = UnitMatrix([], self._emb)
         self._model: str | None = None
         self._alias_index: dict[str, list[str]] | None = None
         if path is not None and path.exists():
@@ -229,7 +230,7 @@ class NetworkxStore(QueryLayer):
         self._emb_ids = ids
         self._emb = matrix
         self._emb_index = {pid: i for i, pid in enumerate(ids)}
-        self._unit = unit_rows(matrix)
+        self._vectors = UnitMatrix(ids, matrix)
 
     def apply(self, change: GraphChange) -> None:
         """Apply a diff; on error the in-memory graph is restored to what it was."""
@@ -416,16 +417,23 @@ class NetworkxStore(QueryLayer):
     ) -> dict[str, float]:
         reach: dict[str, float] = defaultdict(float)
         node_attrs = self.g._node
+        succ, pred = self.g._succ, self.g._pred
+        # the hot loop of a depth-2 neighbourhood (~20,000 visits on ICLR 2021): the
+        # filters are tested once per neighbour, not once per edge, and not at all when off
         for u in ids:
-            for adj in (self.g._succ[u], self.g._pred[u]):
+            for adj in (succ[u], pred[u]):
                 for v, keys in adj.items():
                     if v in exclude:
                         continue
                     if kinds is not None and node_attrs[v]["node"].kind not in kinds:
                         continue
-                    for key, attrs in keys.items():
-                        if types is None or key in types:
+                    if types is None:
+                        for attrs in keys.values():
                             reach[v] += attrs["edge"].weight
+                    else:
+                        for key, attrs in keys.items():
+                            if key in types:
+                                reach[v] += attrs["edge"].weight
         return reach
 
     def keyword_candidates(
@@ -444,13 +452,7 @@ class NetworkxStore(QueryLayer):
     def vector_candidates(
         self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
     ) -> list[tuple[str, float]]:
-        if not self._emb.size or unit.shape[0] != self._unit.shape[1]:
-            return []
-        scores = cosine(self._unit, unit)
-        skip = [self._emb_index[i] for i in exclude if i in self._emb_index]
-        if skip:
-            scores[skip] = -np.inf
-        return [(self._emb_ids[i], float(scores[i])) for i in top_rows(scores, limit)]
+        return self._vectors.top(unit, limit, exclude)
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return {

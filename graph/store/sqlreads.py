@@ -25,7 +25,7 @@ import numpy as np
 
 from graph.errors import StoreError
 from graph.model import Edge, GraphNode, NodeKind, RelType, node_from_props
-from graph.query.vectors import cosine, top_rows, unit_rows
+from graph.query.vectors import UnitMatrix
 from graph.store import fts
 from graph.store.rows import chunks, embedding_rows, stored_attrs
 
@@ -41,7 +41,7 @@ class SqlBackend:
         self._conn = conn
         self._lock = lock
         self._depth = 0
-        self._matrix: tuple[int, list[str], dict[str, int], np.ndarray[Any, Any]] | None = None
+        self._matrix: tuple[int, UnitMatrix] | None = None
 
     # ------------------------------------------------------------------ plumbing
     @contextlib.contextmanager
@@ -216,26 +216,24 @@ class SqlBackend:
         with self._reading():
             return fts.search(self._conn(), terms, kinds, limit)
 
-    def _embeddings(self) -> tuple[list[str], dict[str, int], np.ndarray[Any, Any]]:
-        """The unit embedding matrix, read once per database state."""
+    def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """Stored embeddings by paper id, read for those ids alone."""
+        rows = self._in("SELECT id, dim, vector FROM embeddings WHERE id IN ({ids})", ids)
+        found = dict(zip(*embedding_rows(iter(rows)), strict=True))
+        return {pid: found[pid].tolist() for pid in ids if pid in found}
+
+    def _embeddings(self) -> UnitMatrix:
+        """The embedding matrix, read once per database state."""
         with self._reading():
             key = int(self._rows("SELECT COALESCE(MAX(seq), 0) FROM commits")[0][0])
             if self._matrix is None or self._matrix[0] != key:
                 ids, matrix = embedding_rows(
                     iter(self._rows("SELECT id, dim, vector FROM embeddings ORDER BY id"))
                 )
-                self._matrix = (key, ids, {p: i for i, p in enumerate(ids)}, unit_rows(matrix))
-        _, ids, index, unit = self._matrix
-        return ids, index, unit
+                self._matrix = (key, UnitMatrix(ids, matrix))
+        return self._matrix[1]
 
     def vector_candidates(
         self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
     ) -> list[tuple[str, float]]:
-        ids, index, matrix = self._embeddings()
-        if not matrix.size or unit.shape[0] != matrix.shape[1]:
-            return []
-        scores = cosine(matrix, unit)
-        skip = [index[i] for i in exclude if i in index]
-        if skip:
-            scores[skip] = -np.inf
-        return [(ids[i], float(scores[i])) for i in top_rows(scores, limit)]
+        return self._embeddings().top(unit, limit, exclude)

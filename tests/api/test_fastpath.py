@@ -23,6 +23,11 @@ QUERIES = [
     """query($a: ID!) { neighborhood(id: $a) { nodes { key: id name: label ...K }
        edges { s: source t: target type @skip(if: true) w: weight @include(if: true) } } }
        fragment K on GraphNode { kind }""",
+    # reason and terms are methods of the row, computed only when selected
+    """query($a: ID!) { neighborhood(id: $a, depth: 2, limit: 150) {
+       edges { why: reason source terms reason @include(if: true) } } }""",
+    """query($a: ID!, $b: ID!) { paths(from: $a, to: $b, k: 2, maxHops: 3) {
+       edges { reason terms type } } }""",
     """query($a: ID!, $b: ID!) { paths(from: $a, to: $b, k: 2, maxHops: 3) {
        nodes { id kind } hops { from to type weight reason terms } edges { source type } } }""",
 ]

@@ -285,7 +285,7 @@ def test_related_wording_reasons_quote_words_both_papers_have(
     assert quoted > 0
 
 
-@pytest.mark.parametrize(("name", "kinds"), [("PaRa", None), ("LocoVR", None), ("SDE", None)])
+@pytest.mark.parametrize(("name", "kinds"), [("PaRa", None), ("LocoVR", None), ("LGNSDE", None)])
 def test_a_name_of_two_nodes_reaches_both(
     seed_store: NetworkxStore, name: str, kinds: list[NodeKind] | None
 ) -> None:

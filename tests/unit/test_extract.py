@@ -400,6 +400,39 @@ def test_iclr2021_keyword_recall() -> None:
             "the mechanistic underpinnings of this transition using a small transformer.",
             None,
         ),
+        # "a method to learn X": the purpose is the contribution, as a gerund
+        (
+            "Sequences are everywhere. We introduce a method to learn low-dimensional "
+            "representations of time-series data which has guarantees.",
+            "Learning low-dimensional representations of time-series data",
+        ),
+        ("We present a framework for inferring Granger causality under nonlinear dynamics.",
+         "Inferring Granger causality under nonlinear dynamics"),
+        # an adverb before the verb; the first verb's object only; the text's own slip
+        ("We propose an algorithm to efficiently estimate the terminal cost and update the "
+         "controller.", "Estimating terminal cost"),
+        ("We propose a method to constructing confidence intervals for off-policy evaluation.",
+         "Constructing confidence intervals for off-policy evaluation"),
+        # two verbs share the object: no purpose phrase (the later sentence names the work)
+        (
+            "We develop a method to efficiently retrain and rerun inference on many subsets. "
+            "We study attribution of global properties of diffusion models.",
+            "Attribution of global properties of diffusion models",
+        ),
+        # an acronym naming the kind of thing ("a novel SDE framework") gives way to the
+        # name that refines it
+        (
+            "We propose a novel Stochastic Differential Equation (SDE) framework for graphs. "
+            "To address this, we introduce Latent Graph Neural Stochastic Differential "
+            "Equations (LGNSDE), which add randomness.",
+            "LGNSDE: Latent Graph Neural Stochastic Differential Equations",
+        ),
+        # ... and stays when nothing refines it
+        ("We propose a novel Stochastic Differential Equation (SDE) framework for graphs. "
+         "It works.", "SDE: Stochastic Differential Equation"),
+        # a cut inside brackets drops the open bracket and what it began
+        ("We study early pruning of network elements (e.g. weights, filters) at init.",
+         "Early pruning of network elements"),
     ],
 )
 def test_label_names_the_contribution(abstract: str, want: str | None) -> None:
