@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 from graph.model import GraphNode, NodeKind, Paper
 from graph.store import GraphStore
-from graph.store.base import keyword_score
 
 TEXT_FILTER_CAP = 10_000  # most candidates a free-text or combined filter considers
 
@@ -57,5 +56,7 @@ def filtered_papers(
     keep = set.intersection(*({n.id for n in pool} for pool in pools))
     papers = [n for n in pools[0] if n.id in keep and isinstance(n, Paper)]
     if text:
-        papers = [p for p in papers if keyword_score(text, p) > 0]
+        matching = {h.node.id for h in store.keyword_search(text, [NodeKind.PAPER],
+                                                            TEXT_FILTER_CAP)}
+        papers = [p for p in papers if p.id in matching]
     return papers[offset : offset + first], len(papers)

@@ -13,7 +13,7 @@ from graph.query.rules import (
     name_key,
     name_variants,
 )
-from graph.query.text import MAX_QUERY_CHARS, keyword_score
+from graph.query.text import query_terms
 from graph.query.vectors import Matrix, unit_vector
 
 if TYPE_CHECKING:
@@ -67,17 +67,22 @@ def list_nodes(
 def keyword_search(
     b: Backend, query: str, kinds: Collection[NodeKind] | None, limit: int
 ) -> list[SearchHit]:
-    """Candidates from the backend, scored with keyword_score; ties by id."""
+    """BM25 hits from the backend's index for the query's words; ties by id."""
     check_count("limit", limit)
     allowed = kinds_filter(kinds)
-    if limit == 0 or not query[:MAX_QUERY_CHARS].strip():
+    terms = query_terms(query)
+    if limit == 0 or not terms:
         return []
-    hits = []
+    scored = b.keyword_candidates(terms, allowed, limit)
     with b.reading():
-        for node, text in b.keyword_candidates(query, allowed):
-            score = keyword_score(query, text)
-            if score > 0:
-                hits.append(SearchHit(node, score))
+        nodes = b.get_nodes([i for i, _ in scored])
+    # an index may run ahead of the nodes a reader holds (the embedded store's mirror
+    # follows other processes' commits within 0.2 s): such a hit waits for the next query
+    hits = [
+        SearchHit(nodes[i], round(s, 6))
+        for i, s in scored
+        if i in nodes and (allowed is None or nodes[i].kind in allowed)
+    ]
     hits.sort(key=hit_sort_key)
     return hits[:limit]
 

@@ -1,64 +1,74 @@
-"""Keyword scoring, the same for every store: stores only supply the candidates."""
+"""What keyword search indexes and how a query becomes terms, the same for every store.
+
+Stores rank with BM25 from a real inverted index (SQLite FTS5 in the embedded and
+memory stores, Lucene's fulltext index in Neo4j). This module only says which text
+each node offers (:func:`search_fields`), how the fields are weighted
+(:data:`COLUMN_WEIGHTS`) and which words of the user's text are searched for
+(:func:`query_terms`). The terms are letters and digits only, so a store can quote
+them into its query language without any of the user's text reading as syntax.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from graph.model import GraphNode
 
-_WORD = re.compile(r"[\w][\w\-]*", re.UNICODE)
+#: a run of letters and digits: FTS5's unicode61 and Lucene's standard tokenizer both
+#: split on everything else, so no term carries quotes, operators or control characters
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
-#: A keyword query is read up to this many characters: longer text is not a keyword query,
-#: and scoring every node against 90 KB of it would take seconds.
+#: A keyword query is read up to this many characters: longer text is not a keyword query.
 MAX_QUERY_CHARS = 500
+#: ... and up to this many distinct words (each one is an OR branch of the index query).
+MAX_QUERY_TERMS = 32
+
+#: Lucene's English stop words (EnglishAnalyzer, which the Neo4j index uses): dropped from
+#: the query on every store, so every store matches the same documents; BM25 gives them
+#: nearly no weight anyway, but each matches most papers and costs a scan of its postings.
+STOP_WORDS = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with",
+])
+
+
+class SearchFields(NamedTuple):
+    """A node's text as the index holds it: one column each."""
+
+    name: str  # label (papers) or name (concepts, datasets), then aliases
+    title: str
+    abstract: str
+
+
+#: BM25 column weights (name, title, abstract). A word in the name or title counts
+#: twice a word in the abstract, so a paper named by the query, or a concept called it,
+#: outranks papers whose abstracts mention it. 2/2/1 is what bench/ranking.py measured
+#: for the HYBRID fusion on ICLR 2021 (P@1 0.866 titles from labels; 1/1/1 0.869 and
+#: 5/5/1 0.859: heavier weights let one-word concept names crowd out titles).
+COLUMN_WEIGHTS: tuple[float, float, float] = (2.0, 2.0, 1.0)
+
+
+def search_fields(node: GraphNode) -> SearchFields:
+    """The three indexed columns of ``node``."""
+    names = [node.label, *getattr(node, "aliases", ())]
+    return SearchFields(
+        "\n".join(n for n in names if n),
+        getattr(node, "title", None) or "",
+        getattr(node, "abstract", None) or "",
+    )
 
 
 def query_terms(query: str) -> list[str]:
-    """Lower-cased words of a keyword query (its first MAX_QUERY_CHARS characters)."""
-    return [w.casefold() for w in _WORD.findall(query[:MAX_QUERY_CHARS])]
+    """The words a keyword query searches for, in order, each once (case-insensitively).
 
-
-@dataclass(frozen=True, slots=True)
-class SearchText:
-    """A node's text as keyword scoring reads it (case-folded once, reusable)."""
-
-    names: tuple[str, ...]  # label/name, then aliases
-    title: str
-    body: str
-    name_text: str  # names and title joined, for word tests
-
-    @classmethod
-    def of(cls, node: GraphNode) -> SearchText:
-        names = (node.label.casefold(), *(a.casefold() for a in getattr(node, "aliases", ())))
-        title = (getattr(node, "title", None) or "").casefold()
-        body = (getattr(node, "abstract", None) or "").casefold()
-        return cls(names, title, body, " ".join(names) + " " + title)
-
-
-def keyword_score(query: str, node: GraphNode | SearchText) -> float:
-    """Score a node for a keyword query, the same way in every store.
-
-    The whole query in the label/name/alias scores 3 (exact equality 5); each query
-    word in the label/aliases scores 1, in title/abstract 0.25. Zero means no hit.
-    A store that scores many nodes passes their :class:`SearchText`, made once.
+    Read from the first MAX_QUERY_CHARS characters, stop words dropped (a query of stop
+    words only finds nothing, on every store), at most MAX_QUERY_TERMS. Terms keep their
+    case: each index folds them with its own analyzer, as it folded the documents.
     """
-    q = query[:MAX_QUERY_CHARS].strip().casefold()
-    if not q:
-        return 0.0
-    text = node if isinstance(node, SearchText) else SearchText.of(node)
-    score = 0.0
-    if any(n == q for n in text.names):
-        score += 5.0
-    elif any(q in n for n in text.names) or q in text.title:
-        score += 3.0
-    terms = query_terms(q)
-    for t in terms:
-        if t in text.name_text:
-            score += 1.0
-        elif t in text.body:
-            score += 0.25
-    if score and terms and not all(t in text.name_text or t in text.body for t in terms):
-        # every word must occur somewhere; partial matches rank but only above zero
-        score *= 0.5
-    return score
+    words = _WORD.findall(query[:MAX_QUERY_CHARS])
+    seen: dict[str, str] = {}
+    for w in words:
+        seen.setdefault(w.casefold(), w)
+    return [w for k, w in seen.items() if k not in STOP_WORDS][:MAX_QUERY_TERMS]

@@ -25,7 +25,16 @@ Ordering contract (so every store gives the same answers on the same graph):
   and the search stops after the length at which ``k`` are found; at most 1,000
   candidates are collected, depth first in node id order (the same search on every
   store, so the same candidates even on very dense graphs).
-* ``keyword_search``: score from :func:`keyword_score`; ties by id.
+* ``keyword_search``: BM25 from each store's inverted index (SQLite FTS5 in the embedded
+  and memory stores, Lucene's fulltext index in Neo4j) over name (+ aliases), title and
+  abstract, weighted :data:`COLUMN_WEIGHTS`, for the words of :func:`query_terms` (letters
+  and digits, stop words dropped, OR-joined, stemmed by the index: "networks" finds
+  "network", "net" does not); score > 0, descending, ties by id. The embedded and memory
+  stores give identical hits and scores. Neo4j's differ (Lucene normalises each field by
+  its own length, FTS5 names + titles together and abstracts apart, and their IDF and
+  tokenisers differ): agreement with it means the same matching nodes, and a clear
+  winner (a first hit scoring >= 1.5 x the second) on one store is the first hit on the
+  other; not the same scores, nor the same order of near ties.
 * ``vector_search``: cosine similarity rounded to 6 places, descending; ties by id;
   a zero or empty vector, or one of another dimension than the stored ones, gives no hits.
 * Counts (``limit``, ``offset``, ``depth``, ``k``) are ints >= 0, ``max_hops`` is
@@ -37,7 +46,7 @@ Ordering contract (so every store gives the same answers on the same graph):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -68,7 +77,7 @@ from graph.query.rules import (
     path_sort_key,
     types_filter,
 )
-from graph.query.text import MAX_QUERY_CHARS, SearchText, keyword_score, query_terms
+from graph.query.text import COLUMN_WEIGHTS, MAX_QUERY_CHARS, query_terms, search_fields
 
 
 @runtime_checkable
@@ -267,10 +276,11 @@ class Backend(Protocol):
         of the weights of the edges of ``types`` that join it to the ring."""
 
     def keyword_candidates(
-        self, query: str, kinds: frozenset[NodeKind] | None
-    ) -> Iterable[tuple[GraphNode, SearchText]]:
-        """Nodes of ``kinds`` that may match ``query`` (every node that scores above zero
-        must be among them), each with its :class:`SearchText`."""
+        self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        """(node id, BM25 score > 0) of the best ``limit`` nodes of ``kinds`` holding any of
+        ``terms`` (from :func:`query_terms`), best first, ties by id; from an index, never
+        a scan. Ids the other primitives do not know yet are dropped by the caller."""
 
     def vector_candidates(
         self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
@@ -282,23 +292,23 @@ class Backend(Protocol):
 
 # The rules live in graph.query; these names stay importable from here.
 __all__ = [
+    "COLUMN_WEIGHTS",
     "MAX_HOPS",
     "MAX_QUERY_CHARS",
     "Backend",
     "GraphStore",
-    "SearchText",
     "best_edge",
     "check_count",
     "check_hops",
     "edge_sort_key",
     "hit_sort_key",
     "jsonable_attrs",
-    "keyword_score",
     "kinds_filter",
     "name_key",
     "name_variants",
     "path_sort_key",
     "query_terms",
+    "search_fields",
     "types_filter",
 ]
 

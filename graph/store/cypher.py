@@ -7,16 +7,18 @@ Rules kept here:
   from :class:`~graph.model.NodeKind` / :class:`~graph.model.RelType` members (checked by
   :func:`label` and :func:`rel_type`), never from user input.
 * Neo4j 5 syntax only (runs unchanged on 5.26 and 2025.x). No APOC, no GDS.
+* User text reaches the fulltext index only as a parameter built by :func:`lucene_query`.
 * The vector index DDL is the one statement with a number in its text (index options
   cannot be parameters): the dimension, checked by :func:`vector_dims`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from graph.errors import InvalidArgumentError
 from graph.model import NodeKind, RelType
+from graph.query.text import COLUMN_WEIGHTS
 from graph.schema import endpoints
 
 #: Neo4j 5 refuses a vector index over more dimensions ("must be between 1 and 4096").
@@ -64,6 +66,7 @@ def schema_statements() -> list[str]:
         f"CREATE CONSTRAINT citegraphmeta_id IF NOT EXISTS "
         f"FOR (n:{META_LABEL}) REQUIRE n.id IS UNIQUE"
     )
+    stmts.append(create_text_index())
     return stmts
 
 
@@ -293,24 +296,58 @@ ADJACENT = _union_over_kinds(
 )
 
 
-#: Keyword candidates: any of ``$terms`` (lower-cased) in a name, alias, title or abstract.
-KEYWORD_CANDIDATES = _union_over_kinds(
-    "MATCH (n:{label})\n"
-    "WHERE any(t IN $terms WHERE\n"
-    "      toLower(coalesce(n.label, n.name, '')) CONTAINS t\n"
-    "   OR any(a IN coalesce(n.aliases, []) WHERE toLower(a) CONTAINS t)\n"
-    "   OR toLower(coalesce(n.title, '')) CONTAINS t\n"
-    "   OR toLower(coalesce(n.abstract, '')) CONTAINS t)\n"
-    "RETURN " + _node_cols("n")
+# --------------------------------------------------------------------------- keyword search
+
+#: The fulltext (Lucene) index keyword search reads: every node kind, the properties
+#: :func:`graph.query.text.search_fields` takes (papers: label, title, abstract; concepts
+#: and datasets: name, aliases). The English analyzer stems (Porter, as FTS5's porter
+#: tokenizer in the other stores) and drops the stop words query_terms drops too.
+TEXT_INDEX = "citegraph_text"
+
+#: (property, boost): the Lucene spelling of graph.query.text.COLUMN_WEIGHTS
+TEXT_FIELDS: tuple[tuple[str, float], ...] = (
+    ("label", COLUMN_WEIGHTS[0]),
+    ("name", COLUMN_WEIGHTS[0]),
+    ("aliases", COLUMN_WEIGHTS[0]),
+    ("title", COLUMN_WEIGHTS[1]),
+    ("abstract", COLUMN_WEIGHTS[2]),
 )
 
 
-def keyword_candidates(kinds: Iterable[NodeKind]) -> str:
-    """:data:`KEYWORD_CANDIDATES` restricted to some kinds."""
-    wanted = {label(k) for k in kinds}
-    branches = KEYWORD_CANDIDATES.split("\nUNION ALL\n")
-    chosen = [b for b, k in zip(branches, NodeKind, strict=True) if k.value in wanted]
-    return "\nUNION ALL\n".join(chosen)
+def create_text_index() -> str:
+    """``CREATE FULLTEXT INDEX`` over every node kind (Neo4j 5 and 2025.x syntax)."""
+    labels = "|".join(label(k) for k in NodeKind)
+    props = ", ".join(f"n.{p}" for p, _ in TEXT_FIELDS)
+    return (
+        f"CREATE FULLTEXT INDEX {TEXT_INDEX} IF NOT EXISTS FOR (n:{labels}) ON EACH [{props}] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}"
+    )
+
+
+#: Lucene's query syntax characters, escaped with a backslash wherever they occur
+_LUCENE_SPECIAL = frozenset('+-&|!(){}[]^"~*?:\\/')
+
+
+def lucene_escape(text: str) -> str:
+    """``text`` with every Lucene operator character escaped (read as a literal)."""
+    return "".join("\\" + c if c in _LUCENE_SPECIAL else c for c in text)
+
+
+def lucene_query(terms: Sequence[str]) -> str:
+    """The Lucene query for query_terms: each term, quoted and escaped, in each field with
+    its boost, OR-joined (at most 32 terms x 5 fields, below Lucene's 1,024 clauses)."""
+    return " OR ".join(
+        f'{prop}:"{lucene_escape(t)}"^{boost:g}' for t in terms for prop, boost in TEXT_FIELDS
+    )
+
+
+#: Keyword hits: ``$text`` from :func:`lucene_query`, nodes of ``$labels``, best ``$limit``.
+KEYWORD_QUERY = """
+CALL db.index.fulltext.queryNodes($index, $text) YIELD node, score
+WHERE any(l IN labels(node) WHERE l IN $labels)
+WITH node.id AS id, round(score, 9) AS score
+RETURN id, score ORDER BY score DESC, id LIMIT $limit
+"""
 
 
 COUNT_EMBEDDED = f"""

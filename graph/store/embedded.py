@@ -55,6 +55,7 @@ from graph.model import (
     node_from_props,
 )
 from graph.query import QueryLayer
+from graph.store import fts
 from graph.store.base import Backend
 from graph.store.filelock import WriterLock
 from graph.store.memory import NetworkxStore
@@ -74,8 +75,9 @@ from graph.store.sqlreads import SqlBackend
 log = logging.getLogger(__name__)
 
 FORMAT = "citegraph-db"
-#: 2 added the ``names`` table: a citegraph that does not keep it must not write here
-FORMAT_VERSION = 2
+#: 2 added the ``names`` table, 3 the keyword index (``search_names``, ``search_body``,
+#: ``search_ids``): a citegraph that does not keep them must not write here
+FORMAT_VERSION = 3
 #: a read checks for other processes' commits at most this often (seconds)
 SYNC_INTERVAL_S = 0.2
 
@@ -106,6 +108,8 @@ SCHEMA = (
     # one row per committed change: the history, and the source of every seq
     "CREATE TABLE IF NOT EXISTS commits (seq INTEGER PRIMARY KEY, at REAL NOT NULL,"
     " pid INTEGER NOT NULL, summary TEXT NOT NULL)",
+    # the keyword index (graph/store/fts.py): FTS5 over every node's name, title, abstract
+    *fts.SCHEMA,
 )
 
 class EmbeddedStore(QueryLayer):
@@ -138,6 +142,8 @@ class EmbeddedStore(QueryLayer):
                     _migrate(legacy_file, path)
         self._conn: sqlite3.Connection | None = self._connect(path)
         self._db_lock = threading.RLock()
+        self._search_lock = threading.Lock()
+        self._search_conn: sqlite3.Connection | None = None
         self._mirror: NetworkxStore | None = None
         self._seq = 0  # the commit the mirror reflects
         self._data_version = -1
@@ -180,11 +186,54 @@ class EmbeddedStore(QueryLayer):
                             (str(FORMAT_VERSION),),
                         )
                 _fill_names(db)
+                EmbeddedStore._index_if_needed(db)
+        except (ValueError, TypeError, KeyError) as exc:  # a node row not written by citegraph
+            raise StoreError(f"the graph database {path} has a damaged row: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open the graph database {path}: {exc}") from exc
         except OSError as exc:
             raise StoreError(f"cannot open the graph database {path}: {exc.strerror}") from exc
         return db
+
+    @staticmethod
+    def _index_if_needed(db: sqlite3.Connection) -> None:
+        """Fill the keyword index of a database made before it (or with another version of
+        it), in the open's transaction: a crash leaves the file as it was."""
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (fts.META_KEY,)).fetchone()
+        if row is not None and row[0] == fts.INDEX_VERSION:
+            return
+        t0 = time.perf_counter()
+        nodes = [
+            node_from_props(kind, json.loads(props))
+            for kind, props in db.execute("SELECT kind, props FROM nodes").fetchall()
+        ]
+        fts.refill(db, nodes)
+        db.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            [(fts.META_KEY, fts.INDEX_VERSION), ("version", str(FORMAT_VERSION))],
+        )
+        if nodes:
+            log.info("indexed %d nodes for keyword search in %.2fs", len(nodes),
+                     time.perf_counter() - t0)
+
+    def _keyword_hits(
+        self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        """BM25 hits from graph.db's index, on a connection of their own: a search holds
+        neither the store's lock nor the mirror's, so it cannot wait on a sync of them."""
+        with self._search_lock:
+            if self._search_conn is None:
+                try:
+                    self._search_conn = sqlite3.connect(
+                        str(self.path), check_same_thread=False, isolation_level=None,
+                        timeout=30.0,
+                    )
+                    self._search_conn.execute("PRAGMA query_only = ON")
+                    # the index's pages stay in this connection's cache (default 2 MB)
+                    self._search_conn.execute("PRAGMA cache_size = -32768")
+                except sqlite3.Error as exc:
+                    raise StoreError(f"cannot open the graph database {self.path}: {exc}") from exc
+            return fts.search(self._search_conn, terms, kinds, limit)
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -248,7 +297,7 @@ class EmbeddedStore(QueryLayer):
             raise StoreError(f"the graph database {self.path} has a damaged row: {exc}") from exc
         data.embedding_ids = ids
         data.embeddings = rows
-        mirror = NetworkxStore()
+        mirror = NetworkxStore(keyword_source=self._keyword_hits)
         mirror._replace(data)
         self._mirror = mirror
         self._seq = seq
@@ -339,6 +388,11 @@ class EmbeddedStore(QueryLayer):
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.close()
                 self._conn = None
+        with self._search_lock:
+            if self._search_conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._search_conn.close()
+                self._search_conn = None
 
     def refresh(self) -> None:
         """Bring the in-memory graph up to date with the database now."""
@@ -406,6 +460,7 @@ class EmbeddedStore(QueryLayer):
             db.execute("BEGIN IMMEDIATE")
             try:
                 self._write_rows(seq, rows)
+                fts.write(db, change.upsert_nodes, rows.delete_nodes)
                 summary = {
                     "nodes_upserted": len(rows.nodes),
                     "nodes_deleted": len(rows.delete_nodes),

@@ -48,9 +48,12 @@ from graph.model import (
 )
 from graph.query import QueryLayer
 from graph.query.search import names_of
-from graph.query.text import SearchText
 from graph.query.vectors import UnitMatrix
 from graph.store.base import Backend, jsonable_attrs
+from graph.store.fts import MemoryIndex
+
+#: answers keyword_candidates for a mirror whose index lives elsewhere (graph.db)
+KeywordSource = Callable[[Sequence[str], frozenset[NodeKind] | None, int], list[tuple[str, float]]]
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +64,14 @@ FORMAT_VERSION = 1
 class NetworkxStore(QueryLayer):
     """In-process GraphStore; ``path`` None keeps it in memory only."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(
+        self, path: Path | None = None, keyword_source: KeywordSource | None = None
+    ) -> None:
         self.path = path
+        #: where keyword search reads, when not from this store's own index
+        self.keyword_source = keyword_source
+        # the FTS5 index, built on the first keyword search and kept current from then on
+        self._fts: MemoryIndex | None = None
         self._lock = threading.RLock()
         self._write_lock = threading.RLock()
         self._changes = 0  # bumped by every applied change (version())
@@ -74,7 +83,6 @@ class NetworkxStore(QueryLayer):
         self._vectors = UnitMatrix([], self._emb)
         self._model: str | None = None
         self._alias_index: dict[str, list[str]] | None = None
-        self._search_text: list[tuple[GraphNode, SearchText]] | None = None
         if path is not None and path.exists():
             self._load(path)
 
@@ -199,8 +207,17 @@ class NetworkxStore(QueryLayer):
             self._set_embeddings(list(data.embedding_ids), np.asarray(emb, dtype=np.float32))
             self._model = data.embedding_model
             self._alias_index = None
-            self._search_text = None
+            self._drop_index()
             self._changes += 1
+
+    def _drop_index(self) -> None:
+        # not closed: a search running on it meanwhile finishes on the old state
+        self._fts = None
+
+    def _index_change(self, change: GraphChange) -> None:
+        """Keep the keyword index (if built) current with a change the graph just took."""
+        if self._fts is not None:
+            self._fts.apply(change.upsert_nodes, change.delete_nodes)
 
     def _add_edge(self, edge: Edge) -> None:
         if edge.source not in self.g or edge.target not in self.g:
@@ -221,13 +238,13 @@ class NetworkxStore(QueryLayer):
             backup = (self.g.copy(), self._emb_ids, self._emb, self._model)
             try:
                 self._apply(change)
+                self._index_change(change)  # one transaction: on error it took nothing
             except Exception:
                 self.g, ids, emb, self._model = backup
                 self._set_embeddings(ids, emb)
                 raise
             finally:
                 self._alias_index = None
-                self._search_text = None
                 self._changes += 1
 
     def apply_trusted(self, change: GraphChange) -> None:
@@ -239,9 +256,12 @@ class NetworkxStore(QueryLayer):
         with self._lock:
             try:
                 self._apply(change)
+                self._index_change(change)
+            except Exception:
+                self._drop_index()  # built again from the graph on the next search
+                raise
             finally:
                 self._alias_index = None
-                self._search_text = None
                 self._changes += 1
 
     def _apply(self, change: GraphChange) -> None:
@@ -417,16 +437,17 @@ class NetworkxStore(QueryLayer):
         return reach
 
     def keyword_candidates(
-        self, query: str, kinds: frozenset[NodeKind] | None
-    ) -> Iterable[tuple[GraphNode, SearchText]]:
-        if self._search_text is None:
-            self._search_text = [
-                (attrs["node"], SearchText.of(attrs["node"]))
-                for _, attrs in self.g.nodes(data=True)
-            ]
-        if kinds is None:
-            return self._search_text
-        return [(n, t) for n, t in self._search_text if n.kind in kinds]
+        self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        if self.keyword_source is not None:
+            return self.keyword_source(terms, kinds, limit)
+        index = self._fts
+        if index is None:
+            with self._lock:
+                if self._fts is None:
+                    self._fts = MemoryIndex(attrs["node"] for _, attrs in self.g.nodes(data=True))
+                index = self._fts
+        return index.search(terms, kinds, limit)
 
     def vector_candidates(
         self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]

@@ -51,7 +51,6 @@ from graph.model import (
     RelType,
 )
 from graph.query import QueryLayer
-from graph.query.text import SearchText, query_terms
 from graph.query.vectors import cosine, unit_rows
 from graph.settings import Settings
 from graph.store import cypher
@@ -65,6 +64,8 @@ T = TypeVar("T")
 
 #: ConstraintValidationFailed from concurrent MERGEs on one key: retried this often.
 CONSTRAINT_RETRIES = 3
+#: how long opening the store waits for a new keyword index to fill (seconds)
+TEXT_INDEX_WAIT_S = 300
 
 _UNAVAILABLE = (nex.ServiceUnavailable, nex.SessionExpired, nex.AuthError, nex.ConfigurationError)
 
@@ -232,6 +233,12 @@ class Neo4jStore(QueryLayer):
         def run() -> None:
             for stmt in cypher.schema_statements():
                 self._driver.execute_query(stmt, database_=self._database)
+            # a new fulltext index over existing nodes fills in the background: wait for
+            # it here, so that keyword search answers from a complete index
+            self._driver.execute_query(
+                cypher.AWAIT_INDEX, {"name": cypher.TEXT_INDEX, "timeout": TEXT_INDEX_WAIT_S},
+                database_=self._database,
+            )
 
         self._call(run)
         meta = self._read(cypher.GET_META)
@@ -554,16 +561,17 @@ class Neo4jStore(QueryLayer):
         return reach
 
     def keyword_candidates(
-        self, query: str, kinds: frozenset[NodeKind] | None
-    ) -> Iterable[tuple[GraphNode, SearchText]]:
-        """Nodes holding any query word (or the whole query) as a substring."""
-        q = query.strip().casefold()
-        stmt = cypher.keyword_candidates([k for k in NodeKind if kinds is None or k in kinds])
-        if not stmt:
+        self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        """BM25 hits from the fulltext index (one round trip; kinds filtered in Cypher)."""
+        labels = [k.value for k in NodeKind if kinds is None or k in kinds]
+        if not terms or not labels or limit <= 0:
             return []
-        rows = self._read(stmt, terms=sorted({*query_terms(q), q.lower()}))
-        nodes = [decode_node(r["n_props"], r["n_labels"]) for r in rows]
-        return [(n, SearchText.of(n)) for n in nodes]
+        rows = self._read(
+            cypher.KEYWORD_QUERY, index=cypher.TEXT_INDEX, text=cypher.lucene_query(terms),
+            labels=labels, limit=limit,
+        )
+        return [(str(r["id"]), float(r["score"])) for r in rows if r["score"] > 0]
 
     def vector_candidates(
         self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]

@@ -25,8 +25,8 @@ import numpy as np
 
 from graph.errors import StoreError
 from graph.model import Edge, GraphNode, NodeKind, RelType, node_from_props
-from graph.query.text import SearchText
 from graph.query.vectors import UnitMatrix
+from graph.store import fts
 from graph.store.rows import chunks, embedding_rows, stored_attrs
 
 _TYPES = {t.value: t for t in RelType}
@@ -211,19 +211,10 @@ class SqlBackend:
 
     # ------------------------------------------------------------------ search
     def keyword_candidates(
-        self, query: str, kinds: frozenset[NodeKind] | None
-    ) -> Iterable[tuple[GraphNode, SearchText]]:
-        # every node may match a substring query: read them all (no text index yet)
-        if kinds is None:
-            rows = self._rows("SELECT kind, props FROM nodes")
-        else:
-            values = sorted(k.value for k in kinds)
-            rows = self._rows(
-                f"SELECT kind, props FROM nodes WHERE kind IN ({','.join('?' * len(values))})",  # noqa: S608
-                values,
-            )
-        nodes = [self._node(k, p) for k, p in rows]
-        return [(n, SearchText.of(n)) for n in nodes]
+        self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int
+    ) -> list[tuple[str, float]]:
+        with self._reading():
+            return fts.search(self._conn(), terms, kinds, limit)
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
         """Stored embeddings by paper id, read for those ids alone."""

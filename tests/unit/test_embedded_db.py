@@ -11,7 +11,7 @@ import pytest
 from graph.build import graphs_equal
 from graph.errors import StoreError
 from graph.model import Edge, GraphChange, NodeKind, RelType
-from graph.store.embedded import EmbeddedStore
+from graph.store.embedded import FORMAT_VERSION, EmbeddedStore
 from graph.store.memory import NetworkxStore
 from tests.contract import fixtures as fx
 
@@ -186,7 +186,7 @@ def test_names_table_is_filled_for_a_database_without_one(tmp_path: Path) -> Non
         reader.get_nodes(["p8"])
 
 
-def test_a_version_1_file_is_brought_to_version_2(tmp_path: Path) -> None:
+def test_a_version_1_file_is_brought_to_the_current_version(tmp_path: Path) -> None:
     _loaded(tmp_path / "graph.db").close()
     with sqlite3.connect(tmp_path / "graph.db") as db:
         db.execute("DROP TABLE names")
@@ -194,5 +194,6 @@ def test_a_version_1_file_is_brought_to_version_2(tmp_path: Path) -> None:
         db.execute("UPDATE meta SET value = '1' WHERE key = 'version'")
     EmbeddedStore(tmp_path / "graph.db").close()
     with sqlite3.connect(tmp_path / "graph.db") as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == ("2",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == (
+            str(FORMAT_VERSION),)
         assert db.execute("SELECT COUNT(*) FROM names WHERE key = 'gcn'").fetchone() == (1,)
