@@ -224,7 +224,8 @@ class GraphService:
 
         Every node from either list gets both channels: papers the keyword search alone
         found get their exact cosine from the stored vectors, concepts and datasets the
-        cosine of their name's embedding, nodes the keyword search missed 0 for it. A
+        cosine of their name's embedding, nodes the keyword search missed 0 for it; a
+        paper whose title is the query gets 1.0, what its title's embedding would give. A
         sum of scores keeps how far ahead a winner is, which reciprocal ranks throw away:
         measured in ``bench/ranking.py``, this is never worse than the better of KEYWORD
         and SEMANTIC on the title and keyword tasks, where RRF was (docs/benchmarks.md).
@@ -242,6 +243,14 @@ class GraphService:
             for node, vec in zip(named, self.embedding.embedder().encode(
                     [n.label for n in named]), strict=True):
                 cos[node.id] = _cosine(vector, [float(x) for x in vec])
+        # a concept's cosine is its name's: ~1.0 for a query that repeats the name. A paper's
+        # name is its title; the title's own embedding would give exactly 1.0 when the
+        # query is the title (the model is uncased), so say so without encoding it
+        said = _spaced(query)
+        for nid, node in nodes.items():
+            title = getattr(node, "title", None)
+            if title and _spaced(title) == said:
+                cos[nid] = 1.0
         best = max((h.score for h in keyword), default=0.0)
         kw = {h.node.id: h.score for h in keyword}
         scored = {
@@ -405,6 +414,11 @@ class GraphService:
         finally:
             if own:
                 pipe.close()
+
+
+def _spaced(text: str) -> str:
+    """``text`` as the uncased model reads it: case and runs of white space ignored."""
+    return " ".join(text.casefold().split())
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
