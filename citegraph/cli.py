@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_PARTIAL = 3  # some input records were rejected; the good ones went in
+EXIT_USAGE = 2  # as click says a command line is wrong
 
 app = typer.Typer(
     name="citegraph",
@@ -86,8 +87,22 @@ def _main(
 
 
 @contextmanager
-def _service() -> Iterator[GraphService]:
-    """The use cases over the configured store, for one command."""
+def _service(*, reads_only: bool = False) -> Iterator[GraphService]:
+    """The use cases over the configured store, for one command.
+
+    ``reads_only``: the command needs a graph to be there; with the embedded store and no
+    graph file it says so (a mistyped --data-dir would otherwise show an empty graph, and
+    leave an empty database behind).
+    """
+    s = state.settings
+    if reads_only and s.store == "embedded" and not (
+        s.graph_db.exists() or s.legacy_graph_file.exists()
+    ):
+        err.print(
+            f"[red]error:[/red] no graph in {s.data_dir}: build one with "
+            "'citegraph build PATHS' (or pass --data-dir)"
+        )
+        raise typer.Exit(EXIT_ERROR)
     try:
         store = open_store(state.settings, one_shot=True)
     except CitegraphError as exc:
@@ -256,7 +271,7 @@ def remove(
     as_json: JsonOpt = False,
 ) -> None:
     """Remove papers with their edges, and concepts/datasets no other paper mentions."""
-    with _service() as service:
+    with _service(reads_only=True) as service:
         try:
             resolved = [resolve_paper(service.store, i).id for i in ids]
         except NotFoundError as exc:
@@ -268,7 +283,7 @@ def remove(
 @app.command()
 def stats(as_json: JsonOpt = False) -> None:
     """Node counts per label and edge counts per relationship type."""
-    with _service() as service:
+    with _service(reads_only=True) as service:
         s = service.store.stats()
     if as_json:
         console.print_json(json.dumps({"nodes": dict(s.nodes), "edges": dict(s.edges)}))
@@ -317,7 +332,7 @@ def related(
     """Papers related to a paper (or a text), each with the reasons why."""
     if not paper and not text:
         raise _fail(ValueError("give a paper id/label or --text"))
-    with _service() as service:
+    with _service(reads_only=True) as service:
         try:
             seed, results = service.related(paper=paper, text=text, first=first)
         except CitegraphError as exc:
@@ -365,7 +380,7 @@ def neighbors(
     as_json: JsonOpt = False,
 ) -> None:
     """Nodes within DEPTH hops of a node, with the edges among them."""
-    with _service() as service:
+    with _service(reads_only=True) as service:
         try:
             start, sub = service.neighborhood(
                 node, depth=depth, rel_types=_parse_types(types), limit=limit
@@ -419,7 +434,7 @@ def path(
     as_json: JsonOpt = False,
 ) -> None:
     """The shortest path(s) between two nodes, each hop with its reason."""
-    with _service() as service:
+    with _service(reads_only=True) as service:
         try:
             paths = service.paths(source, target, k, _parse_types(types), max_hops)
         except CitegraphError as exc:
@@ -466,7 +481,7 @@ def search(
         kinds = [NodeKind(k.capitalize()) for k in kind] if kind else None
     except ValueError:
         raise _fail(ValueError("--kind: choose from paper, concept, dataset")) from None
-    with _service() as service:
+    with _service(reads_only=True) as service:
         try:
             hits = service.search(query, mode, kinds, first)
         except CitegraphError as exc:
@@ -541,6 +556,19 @@ def serve(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    for i, arg in enumerate(args, start=1):
+        # bytes that are not UTF-8 reach Python as lone surrogates: no store or model can
+        # take them, so say which argument, as the API does, instead of a traceback
+        bad = next((c for c in arg if "\ud800" <= c <= "\udfff"), None)
+        if bad is not None:
+            err.print(
+                f"[red]error:[/red] argument {i} is not valid UTF-8 (byte "
+                f"0x{ord(bad) - 0xDC00:02X}); give the text in UTF-8"
+                if "\udc80" <= bad <= "\udcff" else
+                f"[red]error:[/red] argument {i} holds a lone surrogate U+{ord(bad):04X}"
+            )
+            sys.exit(EXIT_USAGE)
     try:
         app(args=list(argv) if argv is not None else None)
     except CitegraphError as exc:  # pragma: no cover - commands catch their own

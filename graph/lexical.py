@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 
 MIN_DF = 2
 SAVE_FORMAT = "citegraph-lexical-1"
+#: a gram's count in one paper's text: more than this is no count a save wrote
+MAX_GRAM_COUNT = 1_000_000
+#: a saved index takes about 4.5 KB a paper (ICLR 2021); a restore accepts up to this
+SAVED_BYTES_PER_PAPER = 64 * 1024
 LIST_PAGE = 5000
 # stores that cannot say whether they changed (Neo4j: other processes write it) are
 # compared at most this often
@@ -154,24 +158,31 @@ class LexicalIndex:
             tmp.unlink(missing_ok=True)
         self.dirty = False
 
-    def restore(self, path: Path) -> bool:
+    def restore(self, path: Path, max_bytes: int = 1 << 30) -> bool:
         """Take the counts a :meth:`save` wrote; False (and nothing taken) if it cannot.
 
         ``sync`` still checks every paper against the store afterwards, so a file from an
-        older graph only saves re-reading the papers that did not change.
+        older graph only saves re-reading the papers that did not change. The file is a
+        cache anyone with the data dir may have written: it is checked before it is read
+        (each member's declared size against ``max_bytes`` and against its array header,
+        so a zip bomb is not inflated) and after (types, ranges, counts >= 1, gram ids
+        increasing within a paper), and refused whole on any doubt.
         """
         try:
-            with np.load(path, allow_pickle=False) as f:
-                meta = json.loads(bytes(f["meta"]).decode("utf-8"))
-                lengths, ids, counts = f["lengths"], f["ids"], f["counts"]
-            if meta.get("format") != SAVE_FORMAT or len(meta["papers"]) != len(lengths):
+            arrays = _read_saved(path, max_bytes)
+            if arrays is None:
                 return False
-            words = [str(w) for w in meta["words"]]
-            if len(ids) != int(lengths.sum()) or len(counts) != len(ids) or (
-                len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(words))
+            meta, lengths, ids, counts = arrays
+            papers = _saved_papers(meta, len(lengths))
+            words = meta.get("words") if isinstance(meta, dict) else None
+            if papers is None or not isinstance(words, list) or not all(
+                isinstance(w, str) for w in words
             ):
                 return False
-        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+            if not _saved_arrays_valid(lengths, ids, counts, len(words)):
+                return False
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, EOFError,
+                MemoryError, zipfile.BadZipFile) as exc:
             log.info("word index not restored from %s: %s", path, exc)
             return False
         with self._lock:
@@ -180,10 +191,10 @@ class LexicalIndex:
             self._df = np.zeros(max(1024, len(words)), dtype=np.int64)
             self._counts, self._key = {}, {}
             start = 0
-            for (pid, text_hash, title), n in zip(meta["papers"], lengths.tolist(), strict=True):
+            for (pid, text_hash, title), n in zip(papers, lengths.tolist(), strict=True):
                 gram_ids = ids[start : start + n].astype(np.int64)
-                self._counts[str(pid)] = (gram_ids, counts[start : start + n].astype(np.float64))
-                self._key[str(pid)] = (str(text_hash), title)
+                self._counts[pid] = (gram_ids, counts[start : start + n].astype(np.float64))
+                self._key[pid] = (text_hash, title)
                 self._df[gram_ids] += 1
                 start += n
             self._matrix = None
@@ -319,6 +330,76 @@ class LexicalIndex:
             if len(kept) == top:
                 break
         return kept
+
+
+def _read_saved(
+    path: Path, max_bytes: int
+) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The four members of a saved index, or None when a size or a header is not right."""
+    with zipfile.ZipFile(path) as z:
+        infos = {i.filename: i for i in z.infolist()}
+        names = {f"{k}.npy" for k in ("meta", "lengths", "ids", "counts")}
+        if set(infos) != names or sum(i.file_size for i in infos.values()) > max_bytes:
+            return None
+        out: dict[str, np.ndarray] = {}
+        for name in sorted(names):
+            with z.open(name) as fh:
+                version = np.lib.format.read_magic(fh)
+                if version == (1, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+                elif version == (2, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+                else:
+                    return None
+                if dtype.hasobject or fortran or len(shape) != 1:
+                    return None
+                if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize > infos[name].file_size:
+                    return None  # the header claims more than the member holds
+            with z.open(name) as fh:
+                out[name[:-4]] = np.lib.format.read_array(fh, allow_pickle=False)
+    meta = json.loads(bytes(out["meta"].astype(np.uint8)).decode("utf-8"))
+    return meta, out["lengths"], out["ids"], out["counts"]
+
+
+def _saved_papers(meta: Any, n: int) -> list[tuple[str, str, str | None]] | None:
+    if not isinstance(meta, dict) or meta.get("format") != SAVE_FORMAT:
+        return None
+    papers = meta.get("papers")
+    if not isinstance(papers, list) or len(papers) != n:
+        return None
+    out: list[tuple[str, str, str | None]] = []
+    for entry in papers:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
+                and isinstance(entry[1], str) and (entry[2] is None or isinstance(entry[2], str))):
+            return None
+        out.append((entry[0], entry[1], entry[2]))
+    if len({p for p, _, _ in out}) != len(out):
+        return None
+    return out
+
+
+def _saved_arrays_valid(
+    lengths: np.ndarray, ids: np.ndarray, counts: np.ndarray, n_words: int
+) -> bool:
+    if lengths.dtype.kind not in "iu" or ids.dtype.kind not in "iu" or counts.dtype.kind != "f":
+        return False
+    if (lengths < 0).any() or int(lengths.sum()) != len(ids) or len(counts) != len(ids):
+        return False
+    if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= n_words):
+        return False
+    if not np.isfinite(counts).all() or (counts < 1).any() or (counts > MAX_GRAM_COUNT).any():
+        return False
+    if (counts != np.floor(counts)).any():
+        return False
+    # gram ids strictly increase within each paper (as _add writes them)
+    if len(ids) > 1:
+        rising = np.diff(ids.astype(np.int64)) > 0
+        starts = np.cumsum(lengths)[:-1]
+        starts = starts[(starts > 0) & (starts < len(ids))]
+        rising[starts - 1] = True  # a new paper may start lower
+        if not rising.all():
+            return False
+    return True
 
 
 _WORD_OR_MARK = re.compile(r"\w+|[^\w\s-]")

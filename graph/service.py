@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from graph import lookup
 from graph.errors import InvalidArgumentError, NotFoundError
-from graph.lexical import LexicalIndex
+from graph.lexical import SAVED_BYTES_PER_PAPER, LexicalIndex
 from graph.model import (
     Edge,
     GraphNode,
@@ -146,7 +146,7 @@ class GraphService:
         When ``ref`` also names other nodes (a concept and a paper of the same short name),
         the first is used and :attr:`resolutions` records the others.
         """
-        if not ref.strip():
+        if _blank(ref):
             raise InvalidArgumentError(argument, "must not be empty")
         found = lookup.matches(self.store, ref, kinds, self.short_names)
         if not found:
@@ -194,7 +194,7 @@ class GraphService:
         first: int = 10,
     ) -> list[ScoredNode]:
         """Keyword, semantic (papers only) or hybrid (cosine + scaled keyword score) search."""
-        if not query.strip():
+        if _blank(query):
             raise InvalidArgumentError("query", "must not be empty")
         wanted = list(kinds) if kinds else None
         papers_ok = wanted is None or NodeKind.PAPER in wanted
@@ -287,12 +287,15 @@ class GraphService:
         vector = None
         terms: list[str] = []
         if text is not None:
-            if not text.strip():
+            if _blank(text):
                 raise InvalidArgumentError("text", "must not be empty")
             vector = self.embedding.vector(text)
             terms = self.text_terms(text)
         if self._lexical_file is not None and not self._lexical_restored:
-            self._lexical_restored = self.lexical.restore(self._lexical_file)
+            n_papers = self.store.stats().nodes.get(NodeKind.PAPER.value, 0)
+            self._lexical_restored = self.lexical.restore(
+                self._lexical_file, max_bytes=(n_papers + 16) * SAVED_BYTES_PER_PAPER
+            )
         found = related(
             self.store, paper=seed.id if seed else None, vector=vector, text=text,
             text_terms=terms, first=first, exclude=exclude, positive=pos, negative=neg,
@@ -414,6 +417,11 @@ class GraphService:
         finally:
             if own:
                 pipe.close()
+
+
+def _blank(text: str) -> bool:
+    """Nothing to read: white space, NULs and other control characters only."""
+    return not any(c.isprintable() and not c.isspace() for c in text)
 
 
 def _spaced(text: str) -> str:

@@ -158,6 +158,7 @@ const api = {
 
 const INITIAL_LIMIT = 30; // nodes drawn for a chosen result; more becomes a hairball
 const EXPAND_LIMIT = 15; // nodes added per click
+const TERMS_LIMIT = 12; // a chosen node's own concepts and datasets, drawn beside its neighbours
 const ABOUT_LIMIT = 25; // papers listed in a concept's or dataset's side panel
 
 const $ = (sel) => document.querySelector(sel);
@@ -420,12 +421,18 @@ async function choose(id) {
   overlay("Loading…");
   try {
     const depth = Number($("#depth").value);
-    const sub = await api.neighborhood(id, depth, INITIAL_LIMIT, typesShown());
+    // Ranked by edge weight alone, a paper's neighbours are mostly papers (a shared-term
+    // weight outweighs a mention), so its own concepts and datasets are asked for apart.
+    const [sub, terms] = await Promise.all([
+      api.neighborhood(id, depth, INITIAL_LIMIT, typesShown()),
+      api.neighborhood(id, 1, TERMS_LIMIT, typesShown(), ["CONCEPT", "DATASET"]),
+    ]);
     setConn(true, "Connected");
     cy.elements().remove();
     clearPath();
     state.root = id;
     merge(sub.nodes, sub.edges);
+    merge(terms.nodes, terms.edges);
     const root = cy.getElementById(id);
     root.addClass("root");
     $("#truncated").hidden = !sub.truncated;

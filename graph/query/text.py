@@ -67,7 +67,13 @@ def query_terms(query: str) -> list[str]:
     words only finds nothing, on every store), at most MAX_QUERY_TERMS. Terms keep their
     case: each index folds them with its own analyzer, as it folded the documents.
     """
-    words = _WORD.findall(query[:MAX_QUERY_CHARS])
+    # the first MAX_QUERY_CHARS, but never cut inside a word: a word that runs past the
+    # limit is kept whole (a 600-letter word is still one word to look for)
+    head = query[:MAX_QUERY_CHARS]
+    if len(query) > MAX_QUERY_CHARS:
+        tail = _WORD.match(query, MAX_QUERY_CHARS)
+        head += tail.group() if tail else ""
+    words = _WORD.findall(head)
     seen: dict[str, str] = {}
     for w in words:
         seen.setdefault(w.casefold(), w)

@@ -324,3 +324,15 @@ def test_graphql_says_which_node_a_name_of_two_was_taken_as(gql: GQL) -> None:
     # a name that names one node adds nothing
     plain = gql.raw('{ neighborhood(id: "LLM", depth: 1, limit: 3) { nodes { id } } }')
     assert "resolved" not in (plain.get("extensions") or {})
+
+
+@pytest.mark.parametrize("text", ["\u0000\u0000", " \u0000\t", "\u200b"])
+def test_a_text_of_nothing_printable_is_an_empty_argument(gql: GQL, text: str) -> None:
+    """Found by an outside probe: NULs passed the emptiness check and gave 10 papers with
+    negative scores; a search or related text must say something."""
+    for q, arg in (
+        ("query($t: String!) { related(text: $t) { score } }", "text"),
+        ("query($t: String!) { search(query: $t, mode: HYBRID) { score } }", "query"),
+    ):
+        errs = gql.errors(q, t=text)
+        assert errs and errs[0]["extensions"] == {"code": "INVALID_ARGUMENT", "argument": arg}

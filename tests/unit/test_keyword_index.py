@@ -187,3 +187,13 @@ def test_searches_from_many_threads_while_a_writer_changes_the_graph() -> None:
 
 IDS = {n.id for n in [*fx.PAPERS, *fx.CONCEPTS, *fx.DATASETS]} | {
     f"concept:zebrafish-{i}" for i in range(3)}
+
+
+def test_a_long_query_is_cut_between_words_never_inside_one() -> None:
+    """Found by an outside probe: a title opening on a 600-letter word found nothing."""
+    from graph.query.text import MAX_QUERY_CHARS, query_terms
+
+    word = "x" * 600
+    assert query_terms(f"{word} long title") == [word]
+    pad = "a" * (MAX_QUERY_CHARS - 3)
+    assert query_terms(f"{pad} graphs networks") == [pad, "graphs"]

@@ -1,9 +1,9 @@
-"""Probe repro (h-probe): a hostile ``cache/lexical.npz`` must be refused, not raise or be trusted.
+"""A hostile ``cache/lexical.npz`` is refused: it neither raises nor is trusted.
 
-Each case keeps the file a valid .npz with the four arrays a save writes, so only
-restore()'s own checks stand between it and ``citegraph related``. All fail on 7215fbd:
-the first six raise out of restore() (a traceback from every ``citegraph related`` until
-the file is deleted); the last three are taken and silently change the answers.
+Found by an outside probe: each case keeps the file a valid .npz with the four arrays a
+save writes, so only restore()'s own checks stand between it and ``citegraph related``.
+On 7215fbd the first six raised out of restore() (a traceback from every ``citegraph
+related`` until the file was deleted) and the others were taken and changed the answers.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def _npy(a: np.ndarray) -> bytes:
         "meta is a list", "meta is a string", "paper entries too short", "paper entries ints",
         "lengths are floats", "ids claim 10**12 elements",
         "counts NaN", "counts negative", "lengths shifted between papers",
+        "counts huge", "gram ids repeated", "zip bomb",
     ],
 )
 def test_a_hostile_saved_index_is_refused(tmp_path: Path, damage: str) -> None:
@@ -62,10 +63,24 @@ def test_a_hostile_saved_index_is_refused(tmp_path: Path, damage: str) -> None:
         parts["counts"] = np.full_like(parts["counts"], np.nan)
     elif damage == "counts negative":
         parts["counts"] = -parts["counts"]
+    elif damage == "counts huge":
+        parts["counts"] = np.full_like(parts["counts"], 1e308)
+    elif damage == "gram ids repeated":
+        parts["ids"] = parts["ids"].copy()
+        parts["ids"][1] = parts["ids"][0]
     elif damage == "lengths shifted between papers":
         parts["lengths"] = parts["lengths"].copy()
         parts["lengths"][0] += 3
         parts["lengths"][1] -= 3
+    if damage == "zip bomb":  # 64 MB of zeros that compress to ~64 kB, past the size bound
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+            for k in ("meta", "lengths", "counts"):
+                z.writestr(f"{k}.npy", _npy(parts[k]))
+            z.writestr("ids.npy", _npy(np.zeros(8 * 2**20, dtype=np.int64)))
+        other = LexicalIndex()
+        assert not other.restore(path, max_bytes=16 * 2**20)
+        assert len(other) == 0
+        return
     if damage == "ids claim 10**12 elements":
         head = io.BytesIO()
         np.lib.format.write_array_header_1_0(
