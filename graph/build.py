@@ -45,6 +45,7 @@ from graph.errors import NotFoundError
 from graph.extract import (
     Extraction,
     Extractor,
+    IncrementalResolution,
     RuleExtractor,
     extraction_from_json,
     extraction_to_json,
@@ -124,6 +125,9 @@ class BuildReport:
     nodes_deleted: int = 0
     edges_deleted: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    #: finer timers inside the stages (``extract.resolve``, ``link.shares_term``, ``diff``…),
+    #: to say where an add's time goes; not summed into ``stage_seconds``
+    step_seconds: dict[str, float] = field(default_factory=dict)
     stats: GraphStats | None = None
 
     @property
@@ -199,6 +203,11 @@ class Pipeline:
             folder / "extractions.sqlite", self.extractor.version
         )
         self.progress: Progress = progress or NoProgress()
+        # a long-lived pipeline (the API's) keeps the last corpus's extractions and their
+        # resolution, so the next add resolves only what it can reach
+        make = getattr(self.extractor, "resolver", None)
+        self._resolver: IncrementalResolution | None = make() if callable(make) else None
+        self._extracted: dict[str, Extraction] = {}
 
     def close(self) -> None:
         self.embedding_cache.close()
@@ -208,11 +217,15 @@ class Pipeline:
     def _timed(self, report: BuildReport, stage: str) -> _Timer:
         return _Timer(report.stage_seconds, stage)
 
+    def _step(self, report: BuildReport, step: str) -> _Timer:
+        return _Timer(report.step_seconds, step)
+
     def extract_all(self, papers: Sequence[Paper]) -> dict[str, Extraction]:
         """Extraction per paper id, computing only texts not in the cache."""
-        hashes = sorted({p.text_hash for p in papers})
+        known = self._extracted
+        hashes = sorted({p.text_hash for p in papers if p.text_hash not in known})
         cached = self.extraction_cache.get_many(hashes)
-        todo = [p for p in papers if p.text_hash not in cached]
+        todo = [p for p in papers if p.text_hash not in cached and p.text_hash not in known]
         if todo:
             self.progress.start("extract", len(todo))
             fresh: dict[str, Extraction] = {}
@@ -223,30 +236,37 @@ class Pipeline:
             self.progress.finish()
             self.extraction_cache.put_many(fresh)
             cached.update(fresh)
-        return {p.id: cached[p.text_hash] for p in papers}
+        # the same objects next time: the resolver tells unchanged papers by identity
+        self._extracted = {
+            p.text_hash: known.get(p.text_hash) or cached[p.text_hash] for p in papers
+        }
+        return {p.id: self._extracted[p.text_hash] for p in papers}
 
     def embed_all(
         self, papers: Sequence[Paper], previous: GraphData | None, report: BuildReport
     ) -> dict[str, np.ndarray]:
         """Embedding per paper id; cached texts and unchanged stored papers embed nothing."""
         texts = {p.id: embedding_text(p) for p in papers}
+        reused: dict[str, np.ndarray] = {}
         if (
             previous is not None
             and previous.embeddings is not None
-            and len(previous.embedding_ids)
             and previous.embedding_model == self.embedder.key
         ):
-            # a graph file moved to a machine without the cache still embeds nothing
-            old = {pid: i for i, pid in enumerate(previous.embedding_ids)}
-            seed = {}
+            # a stored paper whose text did not change keeps its stored vector: no hashing,
+            # no cache round trip for the whole corpus on every add, and a graph moved to
+            # a machine without the cache embeds nothing
+            row = {pid: i for i, pid in enumerate(previous.embedding_ids)}
             for p in papers:
                 prev = previous.nodes.get(p.id)
-                if isinstance(prev, Paper) and p.id in old and embedding_text(prev) == texts[p.id]:
-                    seed[text_key(texts[p.id])] = np.asarray(
-                        previous.embeddings[old[p.id]], dtype=np.float32
-                    )
-            if seed:
-                self.embedding_cache.put_many(self.embedder.key, seed)
+                i = row.get(p.id)
+                if i is not None and isinstance(prev, Paper) and (
+                    prev is p or embedding_text(prev) == texts[p.id]
+                ):
+                    reused[p.id] = np.asarray(previous.embeddings[i], dtype=np.float32)
+            texts = {pid: t for pid, t in texts.items() if pid not in reused}
+        if not texts:
+            return reused
         vectors, n_embedded = embed_cached(
             self.embedder,
             self.embedding_cache,
@@ -258,6 +278,7 @@ class Pipeline:
             self.progress.finish()
         report.embedded += n_embedded
         report.long_texts = int(getattr(self.embedder, "truncated", 0) or 0)
+        vectors.update(reused)
         return vectors
 
     # ------------------------------------------------------------------ compute
@@ -278,14 +299,21 @@ class Pipeline:
         s = self.settings
         papers = sorted(papers, key=lambda p: p.id)
         with self._timed(report, "extract"):
-            extractions = self.extract_all(papers)
-            papers = [
-                p if p.title else dataclasses.replace(p, label=extractions[p.id].label)
-                for p in papers
-            ]
-            resolution = self.extractor.resolve(extractions)
+            with self._step(report, "extract.cache"):
+                extractions = self.extract_all(papers)
+                papers = [
+                    p if p.title else dataclasses.replace(p, label=extractions[p.id].label)
+                    for p in papers
+                ]
+            with self._step(report, "extract.resolve"):
+                if self._resolver is not None:
+                    resolution = self._resolver.update(extractions)
+                else:
+                    resolution = self.extractor.resolve(extractions)
         with self._timed(report, "embed"):
             vectors = self.embed_all(papers, previous, report)
+        assemble = self._step(report, "assemble")
+        assemble.__enter__()
         data = GraphData(embedding_model=self.embedder.key)
         for p in papers:
             data.nodes[p.id] = p
@@ -303,7 +331,10 @@ class Pipeline:
         )
         data.embedding_ids = ids
         data.embeddings = matrix
+        assemble.__exit__()
         with self._timed(report, "link"):
+            sim = self._step(report, "link.similar")
+            sim.__enter__()
             self.progress.start("link", len(ids))
             prev_lists = None
             if previous is not None and previous.embedding_model == data.embedding_model:
@@ -337,13 +368,17 @@ class Pipeline:
             self.progress.finish()
             for e in similar_edges(neighbours):
                 data.add_edge(e)
+            sim.__exit__()
             names = {n.id: n.label for n in data.nodes.values()}
-            for e in self._shared_terms(resolution.paper_terms, names, previous, full_links):
-                data.add_edge(e)
-            for e in cooccurrence_edges(resolution.paper_terms, resolution.concepts):
-                data.add_edge(e)
-            for e in citation_edges(papers, data.nodes):
-                data.add_edge(e)
+            with self._step(report, "link.shares_term"):
+                for e in self._shared_terms(resolution.paper_terms, names, previous, full_links):
+                    data.add_edge(e)
+            with self._step(report, "link.related_to"):
+                for e in cooccurrence_edges(resolution.paper_terms, resolution.concepts):
+                    data.add_edge(e)
+            with self._step(report, "link.cites"):
+                for e in citation_edges(papers, data.nodes):
+                    data.add_edge(e)
         return data
 
     def _shared_terms(
@@ -411,11 +446,15 @@ class Pipeline:
                 cached = self.embedding_cache.get_many(self.embedder.key, keys)
                 if len(cached) < len(set(keys)):
                     # stored vectors of unchanged papers seed the cache (a graph moved to
-                    # a machine without the cache embeds nothing)
-                    self.embed_all(new_papers, store.snapshot(), report)
+                    # a machine without the cache embeds nothing); only the papers read
+                    # are looked up, not the whole graph
+                    with self._step(report, "embed.stored"):
+                        stored = _stored_papers(store, [p.id for p in new_papers])
+                    self.embed_all(new_papers, stored, report)
         with store.writer(on_wait=self.progress.message):
             self._update(store, report, new_papers, remove, replace)
-            report.stats = store.stats()
+            with self._step(report, "stats"):
+                report.stats = store.stats()
         report.stage_seconds["total"] = time.perf_counter() - t0
         return report
 
@@ -449,7 +488,8 @@ class Pipeline:
             corpus[p.id] = p
             by_hash[p.text_hash] = p.id
         graph = self.compute(list(corpus.values()), previous, report, full_links=replace)
-        change = diff(previous, graph)
+        with self._step(report, "diff"):
+            change = diff(previous, graph)
         report.added = sorted(set(corpus) - set(old_papers))
         report.removed = sorted(set(old_papers) - set(corpus))
         report.updated = sum(
@@ -464,22 +504,39 @@ class Pipeline:
                 store.apply(change)
 
 
+def _stored_papers(store: GraphStore, ids: Sequence[str]) -> GraphData:
+    """The stored papers among ``ids`` with their vectors, as a small GraphData."""
+    nodes = {pid: n for pid, n in store.get_nodes(sorted(set(ids))).items()
+             if isinstance(n, Paper)}
+    vectors = store.embeddings(sorted(nodes)) if nodes else {}
+    data = GraphData(nodes=dict(nodes), embedding_model=store.embedding_model())
+    data.embedding_ids = sorted(vectors)
+    data.embeddings = (
+        np.asarray([vectors[i] for i in data.embedding_ids], dtype=np.float32)
+        if vectors else np.zeros((0, 0), np.float32)
+    )
+    return data
+
+
 def diff(old: GraphData, new: GraphData) -> GraphChange:
     """The change that turns ``old`` into ``new`` (only what differs)."""
-    upsert_nodes = [
-        n
-        for nid, n in sorted(new.nodes.items())
-        if nid not in old.nodes
-        or node_to_props(old.nodes[nid]) != node_to_props(n)
-        or old.nodes[nid].kind is not n.kind
-    ]
+    # only what differs is sorted; an object carried over from ``old`` is equal by identity
+    upsert_nodes = []
+    for nid, n in new.nodes.items():
+        o = old.nodes.get(nid)
+        if o is None or (
+            o is not n and (o.kind is not n.kind or node_to_props(o) != node_to_props(n))
+        ):
+            upsert_nodes.append(n)
+    upsert_nodes.sort(key=lambda n: n.id)
     delete_nodes = sorted(set(old.nodes) - set(new.nodes))
     gone = set(delete_nodes)
-    upsert_edges = [
-        e
-        for k, e in sorted(new.edges.items(), key=lambda kv: _edge_key(kv[0]))
-        if k not in old.edges or old.edges[k] != e
-    ]
+    upsert_edges = []
+    for k, e in new.edges.items():
+        oe = old.edges.get(k)
+        if oe is None or (oe is not e and oe != e):
+            upsert_edges.append(e)
+    upsert_edges.sort(key=lambda e: _edge_key(e.key))
     delete_edges = sorted(
         (k for k in old.edges if k not in new.edges and k[0] not in gone and k[1] not in gone),
         key=_edge_key,
