@@ -326,9 +326,13 @@ def _edges_from_lists(
         if old is not None and not (a in touched and b in touched):
             # an untouched end's linking terms kept their papers, so the shared terms and
             # their dfs are the same; only a term's name (re-resolved) or kept_by may move
+            shown = [term_names.get(t, t) for t in old.attrs.get("term_ids", [])]
+            if old.attrs.get("kept_by") == kept_by and old.attrs.get("terms") == shown:
+                edges.append(old)  # the same object: the diff sees it unchanged at once
+                continue
             attrs = dict(old.attrs)
             attrs["kept_by"] = kept_by
-            attrs["terms"] = [term_names.get(t, t) for t in attrs.get("term_ids", [])]
+            attrs["terms"] = shown
             edges.append(Edge(a, b, RelType.SHARES_TERM, old.weight, attrs))
         else:
             edges.append(index.edge(a, b, kept_by, paper_terms, term_names))
