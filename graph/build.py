@@ -23,10 +23,12 @@ What is recomputed when papers are added or removed:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -296,7 +298,6 @@ class Pipeline:
         the change touches (``citegraph build``: the settings may have changed since).
         """
         report = report if report is not None else BuildReport()
-        s = self.settings
         papers = sorted(papers, key=lambda p: p.id)
         with self._timed(report, "extract"):
             with self._step(report, "extract.cache"):
@@ -310,65 +311,29 @@ class Pipeline:
                     resolution = self._resolver.update(extractions)
                 else:
                     resolution = self.extractor.resolve(extractions)
-        with self._timed(report, "embed"):
+        with self._timed(report, "embed"), self._step(report, "embed.corpus"):
             vectors = self.embed_all(papers, previous, report)
-        assemble = self._step(report, "assemble")
-        assemble.__enter__()
-        data = GraphData(embedding_model=self.embedder.key)
-        for p in papers:
-            data.nodes[p.id] = p
-        for c in resolution.concepts.values():
-            data.nodes[c.id] = c
-        for d in resolution.datasets.values():
-            data.nodes[d.id] = d
-        for e in mention_edges(resolution.terms):
-            data.add_edge(e)
-        ids = [p.id for p in papers]
-        matrix = (
-            np.vstack([vectors[i] for i in ids]).astype(np.float32)
-            if ids
-            else np.zeros((0, self.embedder.dim), np.float32)
-        )
-        data.embedding_ids = ids
-        data.embeddings = matrix
-        assemble.__exit__()
-        with self._timed(report, "link"):
-            sim = self._step(report, "link.similar")
-            sim.__enter__()
-            self.progress.start("link", len(ids))
-            prev_lists = None
-            if previous is not None and previous.embedding_model == data.embedding_model:
-                prev_lists = neighbours_from_edges(previous.edges.values())
-                prev_ids = {pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER}
-                # a paper whose text changed counts as removed and added again
-                changed = {
-                    p.id
-                    for p in papers
-                    if p.id in prev_ids and previous.nodes[p.id].text_hash != p.text_hash  # type: ignore[union-attr]
-                }
-                removed = (prev_ids - set(ids)) | changed
-                new = (set(ids) - prev_ids) | changed
-                neighbours, _ = update_similar(
-                    {k: v for k, v in prev_lists.items() if k not in removed},
-                    ids,
-                    matrix,
-                    new,
-                    removed,
-                    s.similar_k,
-                    s.similar_min_score,
-                )
-            else:
-                neighbours = top_k_similar(
-                    ids,
-                    matrix,
-                    s.similar_k,
-                    s.similar_min_score,
-                    progress=self.progress.advance,
-                )
-            self.progress.finish()
-            for e in similar_edges(neighbours):
+        with self._step(report, "assemble"):
+            data = GraphData(embedding_model=self.embedder.key)
+            for p in papers:
+                data.nodes[p.id] = p
+            for c in resolution.concepts.values():
+                data.nodes[c.id] = c
+            for d in resolution.datasets.values():
+                data.nodes[d.id] = d
+            for e in mention_edges(resolution.terms):
                 data.add_edge(e)
-            sim.__exit__()
+            ids = [p.id for p in papers]
+            data.embedding_ids = ids
+            data.embeddings = (
+                np.vstack([vectors[i] for i in ids]).astype(np.float32)
+                if ids
+                else np.zeros((0, self.embedder.dim), np.float32)
+            )
+        with self._timed(report, "link"):
+            with self._step(report, "link.similar"):
+                for e in self._similar(papers, data, previous):
+                    data.add_edge(e)
             names = {n.id: n.label for n in data.nodes.values()}
             with self._step(report, "link.shares_term"):
                 for e in self._shared_terms(resolution.paper_terms, names, previous, full_links):
@@ -380,6 +345,45 @@ class Pipeline:
                 for e in citation_edges(papers, data.nodes):
                     data.add_edge(e)
         return data
+
+    def _similar(
+        self, papers: Sequence[Paper], data: GraphData, previous: GraphData | None
+    ) -> list[Edge]:
+        """SIMILAR_TO edges: only new, changed and bereaved papers' rows when ``previous``
+        allows."""
+        s = self.settings
+        ids, matrix = data.embedding_ids, data.embeddings
+        self.progress.start("link", len(ids))
+        if previous is not None and previous.embedding_model == data.embedding_model:
+            prev_lists = neighbours_from_edges(previous.edges.values())
+            prev_ids = {pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER}
+            # a paper whose text changed counts as removed and added again
+            changed = {
+                p.id
+                for p in papers
+                if p.id in prev_ids and previous.nodes[p.id].text_hash != p.text_hash  # type: ignore[union-attr]
+            }
+            removed = (prev_ids - set(ids)) | changed
+            new = (set(ids) - prev_ids) | changed
+            neighbours, _ = update_similar(
+                {k: v for k, v in prev_lists.items() if k not in removed},
+                ids,
+                matrix,
+                new,
+                removed,
+                s.similar_k,
+                s.similar_min_score,
+            )
+        else:
+            neighbours = top_k_similar(
+                ids,
+                matrix,
+                s.similar_k,
+                s.similar_min_score,
+                progress=self.progress.advance,
+            )
+        self.progress.finish()
+        return similar_edges(neighbours)
 
     def _shared_terms(
         self,
@@ -428,6 +432,17 @@ class Pipeline:
         ``replace``: the inputs become the whole corpus (``citegraph build``);
         otherwise they are added to what the store holds (``citegraph add``).
         """
+        with _gc_paused():
+            return self._run(store, add_paths, add_papers, remove, replace)
+
+    def _run(
+        self,
+        store: GraphStore,
+        add_paths: Sequence[Path | str],
+        add_papers: Sequence[Paper],
+        remove: Sequence[str],
+        replace: bool,
+    ) -> BuildReport:
         report = BuildReport()
         t0 = time.perf_counter()
         new_papers = list(add_papers)
@@ -450,7 +465,8 @@ class Pipeline:
                     # are looked up, not the whole graph
                     with self._step(report, "embed.stored"):
                         stored = _stored_papers(store, [p.id for p in new_papers])
-                    self.embed_all(new_papers, stored, report)
+                    with self._step(report, "embed.new"):
+                        self.embed_all(new_papers, stored, report)
         with store.writer(on_wait=self.progress.message):
             self._update(store, report, new_papers, remove, replace)
             with self._step(report, "stats"):
@@ -534,7 +550,7 @@ def diff(old: GraphData, new: GraphData) -> GraphChange:
     upsert_edges = []
     for k, e in new.edges.items():
         oe = old.edges.get(k)
-        if oe is None or (oe is not e and oe != e):
+        if oe is None or (oe is not e and not _same_edge(oe, e)):
             upsert_edges.append(e)
     upsert_edges.sort(key=lambda e: _edge_key(e.key))
     delete_edges = sorted(
@@ -561,6 +577,13 @@ def diff(old: GraphData, new: GraphData) -> GraphChange:
     )
 
 
+def _same_edge(a: Edge, b: Edge) -> bool:
+    """``a == b`` for two edges of one key, without Edge.__eq__'s copies (~100k per add)."""
+    if abs(a.weight - b.weight) >= 1e-9:
+        return False
+    return a.attrs == b.attrs or dict(a.attrs) == dict(b.attrs)
+
+
 def _edge_key(key: tuple[str, str, RelType]) -> tuple[str, str, str]:
     return (key[0], key[1], key[2].value)
 
@@ -580,6 +603,23 @@ def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
         if abs(ea.weight - eb.weight) > tol:
             problems.append(f"edge {k} weight {ea.weight} != {eb.weight}")
     return problems
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection during a write.
+
+    A full collection walks every object the process holds, and a loaded graph is
+    millions of them: on the ICLR 2021 graph the collector took 1-2 s of a 5-10 s add
+    (bench/store.py). A write makes little cyclic garbage; it is collected after.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class _Timer:
