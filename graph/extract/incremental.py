@@ -478,14 +478,16 @@ class Resolver:
 
     def _tally(self, final: Mapping[str, _Group], sign: int) -> None:
         self._touched.update(final)
+        tables = (self.g_keys, self.g_surf, self.g_cat, self.g_acr)
         for g, ms in final.items():
+            keys, surf, cat = (t.get(g) or t.setdefault(g, _Tally()) for t in tables[:3])
             for m, full in ms:
-                self.g_keys.setdefault(g, _Tally()).add(full, m.count, sign)
-                self.g_surf.setdefault(g, _Tally()).add(m.surface, m.count, sign)
-                self.g_cat.setdefault(g, _Tally()).add(m.category, m.count, sign)
+                keys.add(full, m.count, sign)
+                surf.add(m.surface, m.count, sign)
+                cat.add(m.category, m.count, sign)
                 if " " not in m.key and _is_acronym(m.surface) and full == m.key:
-                    self.g_acr.setdefault(g, _Tally()).add(full, 0, sign)
-            for table in (self.g_keys, self.g_surf, self.g_cat, self.g_acr):
+                    (self.g_acr.get(g) or self.g_acr.setdefault(g, _Tally())).add(full, 0, sign)
+            for table in tables:
                 t = table.get(g)
                 if t is not None and not t:
                     del table[g]
