@@ -180,6 +180,9 @@ class Pipeline:
 
     ``extractor`` (default :class:`~graph.extract.RuleExtractor`) is the only way the
     pipeline reaches concept extraction; its ``version`` keys the extraction cache.
+    ``incremental``: keep the corpus's resolution between calls, so that the next add
+    resolves only what it reaches (a long-lived pipeline, the API's); a one-shot run
+    (the CLI) resolves once, whole, which is faster than filling that state.
     """
 
     def __init__(
@@ -190,6 +193,7 @@ class Pipeline:
         progress: Progress | None = None,
         cache_dir: Path | None = None,
         extractor: Extractor | None = None,
+        incremental: bool = True,
     ) -> None:
         self.settings = settings
         self.extractor: Extractor = extractor or RuleExtractor()
@@ -207,7 +211,7 @@ class Pipeline:
         self.progress: Progress = progress or NoProgress()
         # a long-lived pipeline (the API's) keeps the last corpus's extractions and their
         # resolution, so the next add resolves only what it can reach
-        make = getattr(self.extractor, "resolver", None)
+        make = getattr(self.extractor, "resolver", None) if incremental else None
         self._resolver: IncrementalResolution | None = make() if callable(make) else None
         self._extracted: dict[str, Extraction] = {}
 
