@@ -421,6 +421,19 @@ class Pipeline:
                 return edges
         return shared_term_edges(paper_terms, names, **params)
 
+    def prime(self, store: GraphStore) -> None:
+        """Resolve the stored corpus now, so that the first add pays only for itself.
+
+        For a long-lived pipeline (the API warms it up at start); without it the first
+        add resolves the whole corpus. Harmless when the store changes afterwards: the
+        resolver works from whatever set of papers the next add hands it.
+        """
+        if self._resolver is None:
+            return
+        with _gc_paused():
+            papers = [n for n in store.snapshot().nodes.values() if isinstance(n, Paper)]
+            self._resolver.update(self.extract_all(sorted(papers, key=lambda p: p.id)))
+
     # ------------------------------------------------------------------ commands
     def run(
         self,

@@ -129,3 +129,30 @@ def test_an_add_does_not_resolve_the_whole_corpus(
     assert "one-more" in resolver.changed_papers
     assert len(resolver.changed_papers) < 30
     store.close()
+
+
+def test_a_primed_pipeline_resolves_only_what_the_first_add_reaches(
+    tmp_path: Path, seed_papers: list[Paper], settings_dir: Path
+) -> None:
+    store = EmbeddedStore(tmp_path / "graph.db")
+    builder = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE, incremental=False)
+    try:
+        builder.run(store, add_papers=seed_papers[:60], replace=True)
+        assert builder._resolver is None  # a one-shot pipeline keeps no resolver
+    finally:
+        builder.close()
+    served = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE)
+    try:
+        served.prime(store)  # what the API's warm-up does
+        resolver = served._resolver
+        assert resolver is not None
+        assert len(resolver.changed_papers) == 60
+        served.run(store, add_papers=[_paper("first-add", DEFINES)])
+        assert "first-add" in resolver.changed_papers
+        assert len(resolver.changed_papers) < 30
+        corpus = {p.id: p for p in seed_papers[:60]}
+        corpus["first-add"] = _paper("first-add", DEFINES)
+        _same(store, settings_dir, corpus)
+    finally:
+        served.close()
+        store.close()
