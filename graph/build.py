@@ -17,8 +17,16 @@ What is recomputed when papers are added or removed:
   alone, never on N, so only edges touching those terms are written;
 * RELATED_TO: recomputed from the term index (cheap: pairs within each paper); stored
   counts and the partner order do not depend on N, so only changed pairs are written;
-* concepts/datasets: re-resolved corpus-wide (acronym merges can span papers); ones
-  no paper mentions any more disappear.
+* concepts/datasets: a one-shot pipeline (the CLI) resolves the corpus whole; a
+  long-lived one (the API's) keeps a :class:`graph.extract.incremental.Resolver` and
+  recomputes only the steps of the papers whose corpus-wide inputs moved (an acronym a
+  new paper defines re-resolves the old papers that write it alone). Either way ones no
+  paper mentions any more disappear.
+
+An add's time is split in ``BuildReport.stage_seconds`` (read, embed, load, extract,
+link, write) and, finer, ``step_seconds`` (``extract.resolve``, ``link.shares_term``,
+``diff``, ...). The cyclic garbage collector is paused during a write: a full collection
+walks every object of the loaded graph.
 """
 
 from __future__ import annotations
