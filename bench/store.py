@@ -147,7 +147,8 @@ def paper_count(client: httpx.Client) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data-dir", type=Path, required=True, help="a built graph (copied, never changed)")
-    ap.add_argument("--source", type=Path, default=ROOT.parent / "shared" / "data" / "iclr2021" / "paperlist.tsv",
+    beside = [up / "shared" / "data" / "iclr2021" / "paperlist.tsv" for up in (ROOT.parent, ROOT.parent.parent)]
+    ap.add_argument("--source", type=Path, default=next((p for p in beside if p.exists()), beside[0]),
                     help="where the new papers' abstracts come from")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--api-runs", type=int, default=3)
