@@ -410,11 +410,17 @@ class GraphService:
         return list(data.nodes.values()), list(data.edges.values())
 
     # ------------------------------------------------------------------ writes
-    def pipeline(self, progress: Progress | None = None) -> Pipeline:
-        """A build pipeline with this service's model (the caller closes it)."""
+    def pipeline(self, progress: Progress | None = None, *, incremental: bool = True) -> Pipeline:
+        """A build pipeline with this service's model (the caller closes it).
+
+        ``incremental``: the pipeline will serve more than one write (see Pipeline).
+        """
         from graph.build import Pipeline
 
-        return Pipeline(self.settings, embedder=self.embedding.embedder(), progress=progress)
+        return Pipeline(
+            self.settings, embedder=self.embedding.embedder(), progress=progress,
+            incremental=incremental,
+        )
 
     def write(
         self,
@@ -428,7 +434,7 @@ class GraphService:
     ) -> BuildReport:
         """Build (``replace``), add or remove papers; only what changed is written."""
         own = pipeline is None
-        pipe = pipeline or self.pipeline(progress)
+        pipe = pipeline or self.pipeline(progress, incremental=False)
         try:
             return pipe.run(
                 self.store, add_paths=paths, add_papers=papers, remove=remove, replace=replace
