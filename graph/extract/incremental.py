@@ -446,7 +446,10 @@ class Resolver:
         }
         totals = {g: sum(m.count for m, _ in ms) for g, ms in keep.items()}
         held: set[str] = set()
+        own_defined = {_fold(lg) for _, lg in ex.acronyms}  # as resolve(): never held
         for g in sorted(keep):
+            if g in own_defined:
+                continue
             inner = names[g]
             if any(
                 o != g and o not in held and inner in names[o]
@@ -467,7 +470,10 @@ class Resolver:
         for g in self.held[p]:
             if self.standalone[g] < common:
                 del keep[g]
+        own_defined = {_fold(lg) for _, lg in self.ex[p].acronyms}
         for g in sorted(keep):
+            if g in own_defined:
+                continue
             head, _, rest = names[g].strip().partition(" ")
             verb = _verb_ing(head) or head in {"training", "learning", "fitting", "running"}
             if verb and " " in rest and _fold(rest) in keep and _fold(rest) != g:
@@ -639,7 +645,11 @@ class Resolver:
         ranked: set[str] = set()
         if len(merged) > _MAX_CONCEPTS:
             ranked = set(merged)
-            order = sorted(merged, key=lambda c: (-merged[c][0], -df_of.get(c, 0), c))
+            defined = {_fold(lg) for _, lg in ex.acronyms}
+            own = {self.group_id[g] for g in self.final[p] if g in defined}
+            order = sorted(
+                merged, key=lambda c: (c not in own, -merged[c][0], -df_of.get(c, 0), c)
+            )
             merged = {c: merged[c] for c in order[:_MAX_CONCEPTS]}
         for cid, (w, ev, count) in sorted(merged.items()):
             out.append(PaperTerm(p, cid, NodeKind.CONCEPT, w, ev, count))
