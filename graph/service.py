@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -47,6 +47,7 @@ KEYWORD_WEIGHT = 0.5
 TITLE_HITS = 5
 #: a longer query names no node (ids, names and titles are shorter): no lookup for it
 MAX_NAME_CHARS = 300
+NAMED_POOL = 10
 CENTRAL_TOP = 10
 
 
@@ -204,7 +205,8 @@ class GraphService:
         papers_ok = wanted is None or NodeKind.PAPER in wanted
         if mode is SearchMode.SEMANTIC and not papers_ok:
             raise InvalidArgumentError("kinds", "SEMANTIC search finds papers only")
-        pool = first if mode is not SearchMode.HYBRID else max(50, first)
+        # KEYWORD: a few more than asked, so a hit named exactly as the query is seen
+        pool = max(NAMED_POOL, first) if mode is not SearchMode.HYBRID else max(50, first)
         keyword: list[SearchHit] = []
         semantic: list[SearchHit] = []
         if mode is not SearchMode.SEMANTIC:
@@ -212,18 +214,27 @@ class GraphService:
         if mode is not SearchMode.KEYWORD and papers_ok:
             semantic = self.store.vector_search(self.embedding.vector(query), pool)
         if mode is SearchMode.SEMANTIC:
-            return [ScoredNode(h.node, h.score, None, h.score) for h in semantic]
+            return [ScoredNode(h.node, h.score, None, h.score) for h in semantic[:first]]
         found = (
             [ScoredNode(h.node, h.score, h.score, None) for h in keyword]
             if mode is SearchMode.KEYWORD
             else self._hybrid(query, keyword, semantic, first)
         )
-        return _named_first(found, self._named(query, wanted), first)
+        named = self._named(query, wanted, [*(f.node for f in found), *(h.node for h in keyword)])
+        return _named_first(found, named, first, {h.node.id: h.score for h in keyword})
 
-    def _named(self, query: str, kinds: Collection[NodeKind] | None) -> GraphNode | None:
-        """The node ``query`` names exactly (its id, name, label, title or an alias)."""
+    def _named(
+        self, query: str, kinds: Collection[NodeKind] | None, hits: Sequence[GraphNode]
+    ) -> GraphNode | None:
+        """The node ``query`` names: a hit titled or labelled exactly so (case and spaces
+        aside), else the node :meth:`GraphStore.find_node` gives (id, name, alias, or a
+        plural/singular variant of one)."""
         if len(query) > MAX_NAME_CHARS:
             return None
+        said = _spaced(query)
+        for node in hits:  # as written beats a variant: a paper's title over a concept's plural
+            if said in (_spaced(getattr(node, "title", None) or ""), _spaced(node.label)):
+                return node
         return self.store.find_node(" ".join(query.split()), kinds)
 
     def _hybrid(
@@ -450,7 +461,10 @@ def _blank(text: str) -> bool:
 
 
 def _named_first(
-    found: Sequence[ScoredNode], named: GraphNode | None, first: int
+    found: Sequence[ScoredNode],
+    named: GraphNode | None,
+    first: int,
+    keyword: Mapping[str, float],
 ) -> list[ScoredNode]:
     """``found`` with the node the query names exactly in front (scored as the best).
 
@@ -464,7 +478,7 @@ def _named_first(
     head = ScoredNode(
         named,
         max(best, own.score if own else 0.0),
-        own.keyword_score if own else None,
+        own.keyword_score if own else keyword.get(named.id),
         own.similarity if own else None,
     )
     return [head, *(f for f in found if f.node.id != named.id)][:first]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from graph.build import Pipeline
-from graph.model import NodeKind, Paper, RelType
+from graph.model import NodeKind, Paper, RelType, concept_id
 from graph.service import Embedding, GraphService, SearchMode
 from graph.store.embedded import EmbeddedStore
 from tests.support.seeds import EMBED_CACHE, build_seed_graph, seed_settings
@@ -90,10 +90,14 @@ def titled(service: GraphService, tmp_path_factory: pytest.TempPathFactory) -> G
     folder = tmp_path_factory.mktemp("titled")
     papers = [n for n in service.store.snapshot().nodes.values() if isinstance(n, Paper)]
     source = folder / "titled.jsonl"
-    source.write_text("".join(
-        json.dumps({"id": p.id, "title": p.label, "abstract": p.abstract}) + "\n"
-        for p in sorted(papers, key=lambda p: p.id)
-    ), encoding="utf-8")
+    rows = [{"id": p.id, "title": p.label, "abstract": p.abstract}
+            for p in sorted(papers, key=lambda p: p.id)]
+    # a title that is also a concept's name in the plural (the concept of the seeds)
+    rows.append({"id": "p-titled-llms", "title": "Large Language Models", "abstract": (
+        "Large language models (LLMs) learn from web-scale text. We survey how LLMs are "
+        "pretrained, aligned with human feedback and evaluated on reasoning benchmarks, and "
+        "where their reasoning still fails on long multi-step problems.")})
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     settings = seed_settings(folder)
     store = EmbeddedStore(settings.graph_db)
     pipeline = Pipeline(settings, cache_dir=EMBED_CACHE)
@@ -123,3 +127,14 @@ def test_hybrid_finds_a_paper_by_its_near_exact_title(titled: GraphService, name
         )
     print(f"{name}: " + ", ".join(f"{m.value} {n}/{len(papers)}" for m, n in found.items()))
     assert found[SearchMode.HYBRID] >= max(found[SearchMode.KEYWORD], found[SearchMode.SEMANTIC])
+
+
+def test_a_title_as_written_beats_a_concept_named_by_its_plural(titled: GraphService) -> None:
+    # the concept "large language model" is named by "Large Language Models" too (a
+    # plural variant); the paper is titled exactly that, which is the closer name
+    assert titled.store.find_node("Large Language Models") is not None
+    for mode in (SearchMode.KEYWORD, SearchMode.HYBRID):
+        hits = titled.search("Large Language Models", mode, None, 5)
+        assert hits[0].node.id == "p-titled-llms", mode
+    hits = titled.search("large language model", SearchMode.KEYWORD, None, 5)
+    assert hits[0].node.id == concept_id("large language model")
