@@ -83,6 +83,11 @@ class NetworkxStore(QueryLayer):
         self._vectors = UnitMatrix([], self._emb)
         self._model: str | None = None
         self._alias_index: dict[str, list[str]] | None = None
+        # node id -> edge type -> the edges of that type touching it (either way): a typed
+        # read (related papers' terms, a paper's concepts) looks at those edges alone instead
+        # of every neighbour's, e.g. the ~600 SHARES_TERM/SIMILAR_TO edges of 60 candidate
+        # papers that related() skips. Built with the graph, kept current by every change.
+        self._by_type: dict[str, dict[RelType, list[Edge]]] = {}
         if path is not None and path.exists():
             self._load(path)
 
@@ -201,6 +206,7 @@ class NetworkxStore(QueryLayer):
                 rows.append((edge.source, edge.target, edge.type, {"edge": edge}))
             g.add_edges_from(rows)  # one call: far less per-edge overhead than add_edge
             self.g = g
+            self._by_type = _typed_index(row[3]["edge"] for row in rows)
             emb = data.embeddings
             if emb is None:
                 emb = np.zeros((0, 0), dtype=np.float32)
@@ -224,7 +230,18 @@ class NetworkxStore(QueryLayer):
             raise StoreError(f"edge {edge.type} {edge.source} -> {edge.target}: unknown endpoint")
         if edge.type in UNDIRECTED and edge.source > edge.target:
             edge = Edge(edge.target, edge.source, edge.type, edge.weight, edge.attrs)
+        if self.g.has_edge(edge.source, edge.target, key=edge.type):
+            self._unindex(edge.source, edge.target, edge.type)
         self.g.add_edge(edge.source, edge.target, key=edge.type, edge=edge)
+        for end in {edge.source, edge.target}:
+            self._by_type.setdefault(end, {}).setdefault(edge.type, []).append(edge)
+
+    def _unindex(self, source: str, target: str, typ: RelType) -> None:
+        """Drop the edge (source, target, typ) from the typed index (O(degree))."""
+        for end in {source, target}:
+            edges = self._by_type.get(end, {}).get(typ)
+            if edges:
+                edges[:] = [e for e in edges if e.source != source or e.target != target]
 
     def _set_embeddings(self, ids: list[str], matrix: np.ndarray) -> None:
         self._emb_ids = ids
@@ -242,6 +259,7 @@ class NetworkxStore(QueryLayer):
             except Exception:
                 self.g, ids, emb, self._model = backup
                 self._set_embeddings(ids, emb)
+                self._by_type = _typed_index(a["edge"] for _, _, a in self.g.edges(data=True))
                 raise
             finally:
                 self._alias_index = None
@@ -259,6 +277,7 @@ class NetworkxStore(QueryLayer):
                 self._index_change(change)
             except Exception:
                 self._drop_index()  # built again from the graph on the next search
+                self._by_type = _typed_index(a["edge"] for _, _, a in self.g.edges(data=True))
                 raise
             finally:
                 self._alias_index = None
@@ -270,7 +289,14 @@ class NetworkxStore(QueryLayer):
                 s, t = t, s
             if self.g.has_edge(s, t, key=typ):
                 self.g.remove_edge(s, t, key=typ)
+                self._unindex(s, t, typ)
         removed = set(change.delete_nodes)
+        for n in change.delete_nodes:
+            for typ, edges in self._by_type.pop(n, {}).items():
+                for e in edges:
+                    other = e.target if e.source == n else e.source
+                    if other != n:
+                        self._unindex(e.source, e.target, typ)
         self.g.remove_nodes_from([n for n in change.delete_nodes if n in self.g])
         for node in change.upsert_nodes:
             if node.id in self.g:
@@ -371,6 +397,17 @@ class NetworkxStore(QueryLayer):
     # tuple per edge, and a depth-2 neighbourhood on a 3k-paper graph visits ~20,000.
 
     def incident_edges(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
+        if types is not None:
+            by_type, wanted = self._by_type, sorted(types)
+            typed: list[Edge] = []
+            for nid in ids:
+                mine = by_type.get(nid)
+                if mine:
+                    for t in wanted:
+                        edges = mine.get(t)
+                        if edges:
+                            typed.extend(edges)
+            return typed
         out: list[Edge] = []
         succ, pred = self.g._succ, self.g._pred
         for nid in ids:
@@ -492,6 +529,16 @@ class NetworkxStore(QueryLayer):
             data.embedding_ids = list(self._emb_ids)
             data.embeddings = self._emb.copy()
             return data
+
+
+def _typed_index(edges: Iterable[Edge]) -> dict[str, dict[RelType, list[Edge]]]:
+    """node id -> edge type -> the edges of that type touching the node."""
+    index: dict[str, dict[RelType, list[Edge]]] = {}
+    for e in edges:
+        index.setdefault(e.source, {}).setdefault(e.type, []).append(e)
+        if e.target != e.source:
+            index.setdefault(e.target, {}).setdefault(e.type, []).append(e)
+    return index
 
 
 def _sorted_nodes(data: GraphData) -> list[GraphNode]:
