@@ -27,7 +27,6 @@ term -> candidate.
 
 from __future__ import annotations
 
-import heapq
 import math
 import threading
 from collections import defaultdict
@@ -40,6 +39,7 @@ from graph.errors import InvalidArgumentError, NotFoundError
 from graph.lexical import (
     LexicalIndex,
     LexVector,
+    WordScores,
     appears,
     mean_vector,
     overlaps,
@@ -145,17 +145,15 @@ def related(
         [v for v in (lexical.vector_of(s) for s in seeds) if v is not None]
         + ([lexical.vector_for_text(text)] if text else [])
     )
-    words = lexical.scores(lex_query) if lex_query is not None else {}
+    words = lexical.scores(lex_query) if lex_query is not None else WordScores.none()
 
     # candidates: nearest by vector, most word overlap, joined to a seed by terms/citations
     candidates: set[str] = set()
     if query is not None:
         for h in store.vector_search(query.tolist(), limit=pool, exclude=skip):
             candidates.add(h.node.id)
-    # the best `pool` of ~N scores; (score, id) is a total order, so nsmallest == sorted[:pool]
-    candidates.update(
-        heapq.nsmallest(pool, (p for p in words if p not in skip), key=lambda p: (-words[p], p))
-    )
+    # the best `pool` of ~N scores by (-score, id), a total order: as sorted(...)[:pool]
+    candidates.update(words.best(pool, skip))
     seed_terms: dict[str, Edge] = {}
     cites: dict[str, list[Edge]] = defaultdict(list)
     for e in store.edges_of(seeds, [RelType.SHARES_TERM, RelType.CITES, *TERM_TYPES]):
