@@ -16,6 +16,7 @@ title) with what it holds and tokenises only the new or changed ones.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -465,12 +466,15 @@ def appears(gram: str, text: str) -> bool:
     return f" {' '.join(gram.casefold().replace('-', ' ').split())} " in hay
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def overlaps(a: str, b: str) -> bool:
     """Whether two phrases say the same thing: one's words inside the other's.
 
     Words match when one is a prefix of the other of at least 4 letters ("robust" and
     "robustness", "perturbation" and "perturbations"), so a unigram inside a shown bigram
     or a plural beside its singular is one reason, not two.
+
+    Cached: related() asks it of the same grams and term names thousands of times a call.
     """
     wa, wb = a.casefold().replace("-", " ").split(), b.casefold().replace("-", " ").split()
     if len(wa) > len(wb):
