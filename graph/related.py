@@ -48,7 +48,6 @@ from graph.lexical import (
 )
 from graph.model import Edge, GraphPath, Paper, Reason, RelatedPaper, RelType
 from graph.query import QueryLayer
-from graph.query.rules import edge_sort_key
 from graph.store.base import GraphStore
 
 MAX_REASONS = 3  # a reader reads three; more repeat what the first said
@@ -232,7 +231,8 @@ def _edges_from(store: GraphStore, ids: Collection[str], types: Collection[RelTy
     """
     found = {(e.source, e.target, e.type): e
              for e in _incident(store, list(ids), types) if e.source in ids}
-    return sorted(found.values(), key=edge_sort_key)
+    # the keys are edge_sort_key's own tuples, and unique: sorting them needs no key calls
+    return [found[k] for k in sorted(found)]
 
 
 class TermCounts:
