@@ -1,9 +1,11 @@
-"""The in-memory store's typed edge index against a scan of the graph itself.
+"""The in-memory store's edge indexes against a walk of the graph itself.
 
 ``NetworkxStore.incident_edges`` with types reads an index (node -> type -> edges) that
-every change keeps current instead of rebuilding it. After every step of random changes
-(new and replaced edges, deleted edges, deleted nodes, a change that fails half-way,
-a whole replace), each node's typed edges must be exactly the graph's.
+every change keeps current instead of rebuilding it, and an untyped ``ring_weights``
+reads per-node (neighbour, weight) lists kept until the next change. After every step
+of random changes (new and replaced edges, deleted edges, deleted nodes, a change that
+fails half-way, a whole replace), each node's typed edges must be exactly the graph's,
+and the ring sums exactly (bit for bit) those of the plain walk.
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ def _typed(store: NetworkxStore, nid: str, types: frozenset[RelType]) -> list[Ke
 
 
 def _check(store: NetworkxStore, rng: random.Random) -> None:
+    every = frozenset(RelType)  # the plain walk: it tests each edge's type
+    nodes = sorted(store.g.nodes)
+    for _ in range(4):
+        ring = rng.sample(nodes, min(len(nodes), rng.randint(1, 5)))
+        exclude = set(ring) | set(rng.sample(nodes, min(len(nodes), 2)))
+        fast = store.ring_weights(ring, None, None, exclude)
+        assert fast == store.ring_weights(ring, every, None, exclude)
+        assert store.ring_weights(ring, None, None, exclude) == fast  # from the lists kept
     for nid in store.g.nodes:
         for types in (frozenset(TYPES), frozenset(rng.sample(TYPES, rng.randint(1, 3)))):
             got = _typed(store, nid, types)
