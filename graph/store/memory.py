@@ -78,6 +78,8 @@ class NetworkxStore(QueryLayer):
         # node id -> [(neighbour, edge weight)] in adjacency order (out-edges, then in-edges),
         # made on a node's first visit by an untyped ring_weights and dropped by any change
         self._weighted: dict[str, list[tuple[str, float]]] = {}
+        # node id -> every edge touching it (out, then in), likewise: paths walk untyped
+        self._touching: dict[str, list[Edge]] = {}
         self._stats: tuple[int, GraphStats] | None = None
         self.g: nx.MultiDiGraph = nx.MultiDiGraph()
         self._emb_ids: list[str] = []
@@ -219,6 +221,7 @@ class NetworkxStore(QueryLayer):
             self._drop_index()
             self._changes += 1
             self._weighted = {}
+            self._touching = {}
 
     def _drop_index(self) -> None:
         # not closed: a search running on it meanwhile finishes on the old state
@@ -269,6 +272,7 @@ class NetworkxStore(QueryLayer):
                 self._alias_index = None
                 self._changes += 1
                 self._weighted = {}
+                self._touching = {}
 
     def apply_trusted(self, change: GraphChange) -> None:
         """Apply a diff already checked (and committed) by the caller, without a backup.
@@ -288,6 +292,7 @@ class NetworkxStore(QueryLayer):
                 self._alias_index = None
                 self._changes += 1
                 self._weighted = {}
+                self._touching = {}
 
     def _apply(self, change: GraphChange) -> None:
         for s, t, typ in change.delete_edges:
@@ -415,15 +420,19 @@ class NetworkxStore(QueryLayer):
                             typed.extend(edges)
             return typed
         out: list[Edge] = []
-        succ, pred = self.g._succ, self.g._pred
+        succ, pred, touching = self.g._succ, self.g._pred, self._touching
         for nid in ids:
-            if nid not in succ:
-                continue
-            for adj in (succ[nid], pred[nid]):
-                for keys in adj.values():
-                    for key, attrs in keys.items():
-                        if types is None or key in types:
-                            out.append(attrs["edge"])
+            edges = touching.get(nid)
+            if edges is None:
+                if nid not in succ:
+                    continue
+                edges = touching[nid] = [
+                    attrs["edge"]
+                    for adj in (succ[nid], pred[nid])
+                    for keys in adj.values()
+                    for attrs in keys.values()
+                ]
+            out.extend(edges)
         return out
 
     def edges_among(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:

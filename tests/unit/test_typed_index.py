@@ -1,8 +1,8 @@
 """The in-memory store's edge indexes against a walk of the graph itself.
 
 ``NetworkxStore.incident_edges`` with types reads an index (node -> type -> edges) that
-every change keeps current instead of rebuilding it, and an untyped ``ring_weights``
-reads per-node (neighbour, weight) lists kept until the next change. After every step
+every change keeps current instead of rebuilding it; untyped, it and ``ring_weights``
+read per-node lists (edges; (neighbour, weight)) kept until the next change. After every step
 of random changes (new and replaced edges, deleted edges, deleted nodes, a change that
 fails half-way, a whole replace), each node's typed edges must be exactly the graph's,
 and the ring sums exactly (bit for bit) those of the plain walk.
@@ -47,6 +47,10 @@ def _check(store: NetworkxStore, rng: random.Random) -> None:
         assert fast == store.ring_weights(ring, every, None, exclude)
         assert store.ring_weights(ring, None, None, exclude) == fast  # from the lists kept
     for nid in store.g.nodes:
+        # untyped: from per-node lists kept until the next change
+        untyped = [(e.source, e.target, e.type.value, e.weight)
+                   for e in store.incident_edges([nid], None)]
+        assert sorted(untyped) == sorted(_scan(store, nid, every)), nid
         for types in (frozenset(TYPES), frozenset(rng.sample(TYPES, rng.randint(1, 3)))):
             got = _typed(store, nid, types)
             assert len(got) == len(set(got)), f"{nid}: an edge listed twice"
