@@ -101,6 +101,8 @@ def _near_top(reach: dict[str, float], room: int) -> list[str]:
     weight less 1e-9. Keeping those first (a partition in numpy, no Python call per
     node) spares the exact ranking the other ~95% of a depth-2 ring.
     """
+    if room <= 0:
+        return []
     if len(reach) <= 4 * room:
         return list(reach)
     weights = np.fromiter(reach.values(), dtype=np.float64, count=len(reach))

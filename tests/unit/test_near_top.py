@@ -30,7 +30,7 @@ def test_near_top_keeps_everything_that_ranks_first(seed: int) -> None:
         * rng.choice([0, 1]) + (sum(rng.random() * 0.1 for _ in range(rng.randint(0, 3))))
         for b in base
     }
-    for room in (1, 5, 50, 100, 200):
+    for room in (0, 1, 5, 50, 100, 200):
         kept = _near_top(reach, room)
         assert set(kept) <= set(reach) and len(set(kept)) == len(kept)
         assert heapq.nsmallest(room, kept, key=_rank(reach)) == heapq.nsmallest(
