@@ -51,16 +51,21 @@ from graph.extract import (
 )
 from graph.ingest import InputProblem, read_corpus
 from graph.link import (
+    Hubs,
+    Neighbours,
     citation_edges,
     cooccurrence_edges,
+    csls_similar,
+    hubness,
+    hubs_from_edges,
     mention_edges,
     neighbours_from_edges,
     paper_terms_of,
     shared_term_edges,
     similar_edges,
     top_k_similar,
+    update_csls,
     update_shared_terms,
-    update_similar,
 )
 from graph.model import (
     Edge,
@@ -275,7 +280,6 @@ class Pipeline:
         the change touches (``citegraph build``: the settings may have changed since).
         """
         report = report if report is not None else BuildReport()
-        s = self.settings
         papers = sorted(papers, key=lambda p: p.id)
         with self._timed(report, "extract"):
             extractions = self.extract_all(papers)
@@ -304,38 +308,10 @@ class Pipeline:
         data.embedding_ids = ids
         data.embeddings = matrix
         with self._timed(report, "link"):
-            self.progress.start("link", len(ids))
-            prev_lists = None
-            if previous is not None and previous.embedding_model == data.embedding_model:
-                prev_lists = neighbours_from_edges(previous.edges.values())
-                prev_ids = {pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER}
-                # a paper whose text changed counts as removed and added again
-                changed = {
-                    p.id
-                    for p in papers
-                    if p.id in prev_ids and previous.nodes[p.id].text_hash != p.text_hash  # type: ignore[union-attr]
-                }
-                removed = (prev_ids - set(ids)) | changed
-                new = (set(ids) - prev_ids) | changed
-                neighbours, _ = update_similar(
-                    {k: v for k, v in prev_lists.items() if k not in removed},
-                    ids,
-                    matrix,
-                    new,
-                    removed,
-                    s.similar_k,
-                    s.similar_min_score,
-                )
-            else:
-                neighbours = top_k_similar(
-                    ids,
-                    matrix,
-                    s.similar_k,
-                    s.similar_min_score,
-                    progress=self.progress.advance,
-                )
+            self.progress.start("link", 2 * len(ids))
+            neighbours, hubs = self._similar(ids, matrix, papers, previous, data.embedding_model)
             self.progress.finish()
-            for e in similar_edges(neighbours):
+            for e in similar_edges(neighbours, hubs):
                 data.add_edge(e)
             names = {n.id: n.label for n in data.nodes.values()}
             for e in self._shared_terms(resolution.paper_terms, names, previous, full_links):
@@ -345,6 +321,48 @@ class Pipeline:
             for e in citation_edges(papers, data.nodes):
                 data.add_edge(e)
         return data
+
+    def _similar(
+        self,
+        ids: Sequence[str],
+        matrix: np.ndarray,
+        papers: Sequence[Paper],
+        previous: GraphData | None,
+        model: str | None,
+    ) -> tuple[Neighbours, Hubs]:
+        """SIMILAR_TO lists (CSLS order) and hubs: only the rows that can change when the
+        previous graph has its hubs stored, else every row (two passes)."""
+        k, floor = self.settings.similar_k, self.settings.similar_min_score
+        hubs_prev = None
+        if previous is not None and previous.embedding_model == model:
+            prev_ids = {pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER}
+            hubs_prev = hubs_from_edges(previous.edges.values(), prev_ids, floor)
+        if previous is None or hubs_prev is None:
+            plain = top_k_similar(ids, matrix, k, floor, progress=self.progress.advance)
+            hubs = hubness(plain, k, floor)
+            return csls_similar(ids, matrix, hubs, k, floor, progress=self.progress.advance), hubs
+        # a paper whose text changed counts as removed and added again
+        changed = {
+            p.id
+            for p in papers
+            if p.id in hubs_prev and previous.nodes[p.id].text_hash != p.text_hash  # type: ignore[union-attr]
+        }
+        removed = (hubs_prev.keys() - set(ids)) | changed
+        new = (set(ids) - hubs_prev.keys()) | changed
+        at = {pid: i for i, pid in enumerate(previous.embedding_ids)}
+        old = previous.embeddings
+        gone_rows = [at[p] for p in sorted(removed) if p in at]
+        gone = (
+            np.asarray(old[gone_rows], dtype=np.float32)
+            if old is not None and gone_rows
+            else np.zeros((0, matrix.shape[1]), np.float32)
+        )
+        prev_lists = neighbours_from_edges(previous.edges.values())
+        return update_csls(
+            {p: v for p, v in prev_lists.items() if p not in removed},
+            {p: h for p, h in hubs_prev.items() if p not in removed},
+            gone, ids, matrix, new, removed, k, floor,
+        )
 
     def _shared_terms(
         self,

@@ -309,6 +309,21 @@ class LexicalIndex:
             # the rows are rebuilt as new objects, never changed in place: safe to keep
             return WordScores(self._rows, self._row_of, m @ q)
 
+    def scores_among(self, queries: Sequence[LexVector], ids: Sequence[str]) -> np.ndarray:
+        """Cosine of each query with each of ``ids``: len(queries) x len(ids), 0 where unknown."""
+        out = np.zeros((len(queries), len(ids)))
+        with self._lock:
+            m = self._ensure_matrix()
+            at = [(j, self._row_of[p]) for j, p in enumerate(ids) if p in self._row_of]
+            if not queries or not at or not m.shape[0]:
+                return out
+            q = np.zeros((m.shape[1], len(queries)))
+            for k, v in enumerate(queries):
+                q[v.ids, k] = v.weights
+            cols = np.asarray([j for j, _ in at])
+            out[:, cols] = np.asarray(m[[r for _, r in at]] @ q).T
+        return out
+
     def shared_words(self, a: LexVector, b: LexVector, top: int = 3) -> list[str]:
         """The grams that contribute most to a . b, strongest first."""
         common, ia, ib = np.intersect1d(a.ids, b.ids, assume_unique=True, return_indices=True)

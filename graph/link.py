@@ -1,9 +1,14 @@
 """Edges between papers and between concepts.
 
-* SIMILAR_TO: each paper's top-k cosine neighbours above a minimum score, computed in
-  row blocks so no N x N matrix is ever held (memory O(block x N)). Scores are
-  computed in float64 and rounded to 6 decimals so an incremental update and a full
-  rebuild agree exactly.
+* SIMILAR_TO: each paper's k nearest papers above a minimum cosine, ranked by CSLS
+  (Conneau et al. 2018): cos(i, j) - 0.5 r_j, where r_j is the mean cosine of j's own
+  plain top-k. A paper close to everything (a hub) is discounted, so no paper sits in
+  8 x k lists (Cora, ICLR 2021: largest in-degree ~8 k plain, ~4 k with CSLS;
+  docs/benchmarks.md). The edge keeps the raw cosine as its score, and the source's r
+  and k-th plain cosine (``hub``, ``kth``) so :func:`update_csls` recomputes only the
+  rows an add or remove can change. Computed in row blocks so no N x N matrix is ever
+  held (memory O(block x N)); scores in float64, rounded to 6 decimals, so an
+  incremental update and a full rebuild agree exactly.
 * SHARES_TERM: papers sharing concepts/datasets, weighted by the summed rarity
   ln(e x 1000 / df) of the shared terms (:func:`term_weight`: no N in it, so an add
   rewrites only edges whose terms it touches); terms in more than ``max_df`` of the
@@ -35,6 +40,7 @@ if TYPE_CHECKING:
     from graph.extract import PaperTerm
 
 Neighbours = dict[str, list[tuple[str, float]]]
+Hubs = dict[str, tuple[float, float]]  # paper -> (r, kth) of its plain top-k
 BLOCK_ROWS = 1024
 BLOCK_CELLS = 8_000_000
 SPARSE_BLOCK_ROWS = 512
@@ -46,6 +52,10 @@ TERM_WEIGHT_REFERENCE = math.e * MAX_TERM_PAPERS
 _TERM_RELS = (RelType.MENTIONS, RelType.USES, RelType.INTRODUCES)
 _QUARTER_OCTAVE = math.log(2) / 4
 SCORE_DECIMALS = 6
+HUB_DECIMALS = 9
+# SIMILAR_TO ranks cos(i, j) - CSLS_WEIGHT x r_j: row i's order under CSLS's 2 cos - r_i - r_j
+CSLS_WEIGHT = 0.5
+TIE_SLACK = 1e-9  # a probe this close to a threshold recomputes the row: never misses a tie
 
 
 def top_k_similar(
@@ -57,6 +67,19 @@ def top_k_similar(
     progress: Callable[[int], None] | None = None,
 ) -> Neighbours:
     """Top-k neighbours (id, score) of the papers at ``rows`` (default: all), ties by id."""
+    return _ranked(ids, matrix, k, min_score, rows, progress)
+
+
+def _ranked(
+    ids: Sequence[str],
+    matrix: NDArray[np.float32],
+    k: int,
+    min_score: float,
+    rows: Iterable[int] | None,
+    progress: Callable[[int], None] | None,
+    penalty: NDArray[np.float64] | None = None,
+) -> Neighbours:
+    """Each row's top-k by cosine (minus ``penalty`` of the column, when given), ties by id."""
     n = len(ids)
     row_list = list(range(n)) if rows is None else sorted(set(rows))
     out: Neighbours = {}
@@ -72,75 +95,156 @@ def top_k_similar(
         block = row_list[start : start + rows_per_block]
         scores = np.round(full[block] @ full.T, SCORE_DECIMALS)
         scores[np.arange(len(block)), block] = -np.inf  # never your own neighbour
-        # take a generous candidate set, then order exactly by (-score, id)
-        cand = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]
+        if penalty is None:
+            keys = scores
+        else:
+            keys = np.round(scores - penalty[None, :], HUB_DECIMALS)
+            keys[scores < min_score] = -np.inf
+        # take a generous candidate set, then order exactly by (-key, id)
+        cand = np.argpartition(-keys, kk - 1, axis=1)[:, :kk]
         for bi, r in enumerate(block):
-            row = scores[bi]
-            kth = row[cand[bi]].min()
-            # ties at the k-th score must all be candidates so the id tie-break is exact
-            idx = np.nonzero(row >= kth)[0] if np.isfinite(kth) else cand[bi]
-            pairs = sorted(
-                ((str(order_ids[j]), float(row[j])) for j in idx if row[j] >= min_score),
-                key=lambda p: (-p[1], p[0]),
+            row, krow = scores[bi], keys[bi]
+            kth = krow[cand[bi]].min()
+            # ties at the k-th key must all be candidates so the id tie-break is exact
+            idx = np.nonzero(krow >= kth)[0] if np.isfinite(kth) else cand[bi]
+            ranked = sorted(
+                ((float(krow[j]), str(order_ids[j]), float(row[j])) for j in idx
+                 if row[j] >= min_score and np.isfinite(krow[j])),
+                key=lambda p: (-p[0], p[1]),
             )
-            out[ids[r]] = pairs[:k]
+            out[ids[r]] = [(pid, score) for _, pid, score in ranked[:k]]
         if progress is not None:
             progress(len(block))
     return out
 
 
-def update_similar(
+def hubness(plain: Mapping[str, Sequence[tuple[str, float]]], k: int, min_score: float) -> Hubs:
+    """(r, kth) of each plain top-k list: r = the mean score (CSLS's r; 0 for an empty
+    list), kth = the k-th score, or ``min_score`` when the list is shorter (any paper at
+    or above it would enter)."""
+    out: Hubs = {}
+    for pid, lst in plain.items():
+        scores = [s for _, s in lst]
+        r = round(math.fsum(scores) / len(scores), HUB_DECIMALS) if scores else 0.0
+        out[pid] = (r, scores[k - 1] if len(scores) >= k else min_score)
+    return out
+
+
+def csls_similar(
+    ids: Sequence[str],
+    matrix: NDArray[np.float32],
+    hubs: Mapping[str, tuple[float, float]],
+    k: int,
+    min_score: float,
+    rows: Iterable[int] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Neighbours:
+    """SIMILAR_TO lists: each row's top-k by cos(i, j) - CSLS_WEIGHT x r_j among the papers
+    with cos >= ``min_score`` (ties by id), as (id, cosine) pairs in that order."""
+    r = np.asarray([hubs.get(pid, (0.0, min_score))[0] for pid in ids], dtype=np.float64)
+    return _ranked(ids, matrix, k, min_score, rows, progress, penalty=CSLS_WEIGHT * r)
+
+
+def _csls_key(cos: float, r: float) -> float:
+    return round(cos - CSLS_WEIGHT * r, HUB_DECIMALS)
+
+
+def update_csls(
     previous: Neighbours,
+    previous_hubs: Mapping[str, tuple[float, float]],
+    gone: NDArray[np.float32],
     ids: Sequence[str],
     matrix: NDArray[np.float32],
     new_ids: Iterable[str],
     removed_ids: Iterable[str],
     k: int,
     min_score: float,
-) -> tuple[Neighbours, set[str]]:
-    """Neighbour lists after adding ``new_ids`` / removing ``removed_ids``, exactly.
+) -> tuple[Neighbours, Hubs]:
+    """SIMILAR_TO lists and hubs after an add/remove, equal to :func:`csls_similar` over
+    everything, recomputing only the rows that can change.
 
-    Rows of new papers, and of papers that lost a neighbour to a removal, are
-    recomputed against everything; every other paper's old top-k is merged with its
-    scores to the new papers (already computed as the new rows, by symmetry).
-    Returns (lists for every id, ids whose list changed).
+    ``previous``/``previous_hubs``: the stored lists and (r, kth) of the papers that stay;
+    ``gone``: the old vectors of the removed papers (a changed paper is removed and new).
+
+    * A survivor's plain top-k can change only if a new paper scores >= its kth, or a
+      removed one did (then it was in the list): those rows are recomputed, and J = the
+      new papers plus those whose r moved.
+    * A survivor's CSLS list ranks cos(i, j) - w r_j over fixed cosines, so it can change
+      only if it holds a removed paper or one of J, or one of J now ranks at or above its
+      k-th: those rows are recomputed; every other list is still exact.
     """
     index = {pid: i for i, pid in enumerate(ids)}
     new = sorted(set(new_ids) & index.keys())
     removed = set(removed_ids)
-    stale = {pid for pid, lst in previous.items() if any(nb in removed for nb, _ in lst)}
-    recompute = sorted((set(new) | stale) & index.keys())
-    fresh = top_k_similar(ids, matrix, k, min_score, rows=[index[p] for p in recompute])
-    result: Neighbours = {}
-    changed: set[str] = set(recompute)
-    if new:
-        full = np.asarray(matrix, dtype=np.float64)
-        new_rows = np.round(full[[index[p] for p in new]] @ full.T, SCORE_DECIMALS)
-    for pid in ids:
-        if pid in fresh:
-            result[pid] = fresh[pid]
-            continue
-        merged = dict(previous.get(pid, []))
-        if new:
-            col = index[pid]
-            for j, nid in enumerate(new):
-                score = float(new_rows[j, col])
-                if score >= min_score:
-                    merged[nid] = score
-        lst = sorted(merged.items(), key=lambda p: (-p[1], p[0]))[:k]
-        if lst != previous.get(pid, []):
-            changed.add(pid)
-        result[pid] = lst
-    return result, changed
+    full = np.asarray(matrix, dtype=np.float64)
+    n = len(ids)
+    hubs: Hubs = {p: previous_hubs.get(p, (0.0, min_score)) for p in ids if p not in new}
+    kth = np.asarray([hubs.get(p, (0.0, np.inf))[1] for p in ids], dtype=np.float64)
+    plain_rows = {index[p] for p in new}
+    probes = [full[[index[p] for p in new]]] if new else []
+    if len(gone):
+        probes.append(np.asarray(gone, dtype=np.float64))
+    for block in probes:
+        scores = np.round(block @ full.T, SCORE_DECIMALS)
+        plain_rows.update(np.flatnonzero((scores >= kth[None, :] - TIE_SLACK).any(axis=0)).tolist())
+    fresh_plain = top_k_similar(ids, matrix, k, min_score, rows=sorted(plain_rows))
+    moved = set(new)
+    for pid, (r, t) in hubness(fresh_plain, k, min_score).items():
+        if hubs.get(pid) != (r, t):
+            if pid not in new and hubs.get(pid, (None,))[0] != r:
+                moved.add(pid)
+            hubs[pid] = (r, t)
+    redo = {index[p] for p in new}
+    for pid, lst in previous.items():
+        if pid in index and any(nb in removed or nb in moved for nb, _ in lst):
+            redo.add(index[pid])
+    if moved:
+        cols = [index[p] for p in sorted(moved)]
+        r_cols = np.asarray([hubs[ids[c]][0] for c in cols])
+        cos = np.round(full[cols] @ full.T, SCORE_DECIMALS)  # |J| x N
+        key = np.round(cos - CSLS_WEIGHT * r_cols[:, None], HUB_DECIMALS)
+        key[cos < min_score] = -np.inf
+        key[np.arange(len(cols)), cols] = -np.inf
+        thr = np.full(n, -np.inf)
+        for pid, lst in previous.items():
+            i = index.get(pid)
+            if i is not None and len(lst) >= k:
+                nb, c = lst[k - 1]
+                thr[i] = _csls_key(c, hubs[nb][0]) if nb in hubs else np.inf
+        redo.update(np.flatnonzero((key >= thr[None, :] - TIE_SLACK).any(axis=0)).tolist())
+    fresh = csls_similar(ids, matrix, hubs, k, min_score, rows=sorted(redo))
+    return {p: fresh[p] if p in fresh else list(previous.get(p, [])) for p in ids}, hubs
 
 
-def similar_edges(neighbours: Mapping[str, Sequence[tuple[str, float]]]) -> list[Edge]:
-    """SIMILAR_TO edges (source -> neighbour) with score and rank."""
-    return [
-        Edge(pid, nb, RelType.SIMILAR_TO, score, {"score": score, "rank": rank})
-        for pid in sorted(neighbours)
-        for rank, (nb, score) in enumerate(neighbours[pid], start=1)
-    ]
+def similar_edges(
+    neighbours: Mapping[str, Sequence[tuple[str, float]]],
+    hubs: Mapping[str, tuple[float, float]] | None = None,
+) -> list[Edge]:
+    """SIMILAR_TO edges (source -> neighbour) with score and rank, and the source's
+    ``hub`` (r) and ``kth`` when ``hubs`` gives them (what an exact update needs)."""
+    out = []
+    for pid in sorted(neighbours):
+        extra: dict[str, float] = {}
+        if hubs is not None and pid in hubs:
+            extra = {"hub": hubs[pid][0], "kth": hubs[pid][1]}
+        for rank, (nb, score) in enumerate(neighbours[pid], start=1):
+            attrs = {"score": score, "rank": rank, **extra}
+            out.append(Edge(pid, nb, RelType.SIMILAR_TO, score, attrs))
+    return out
+
+
+def hubs_from_edges(
+    edges: Iterable[Edge], paper_ids: Iterable[str], min_score: float
+) -> Hubs | None:
+    """The stored (r, kth) of every paper (a paper without SIMILAR_TO edges: (0, min_score)),
+    or None when some edge lacks them (written by older code: recompute everything)."""
+    out: Hubs = dict.fromkeys(paper_ids, (0.0, min_score))
+    for e in edges:
+        if e.type is RelType.SIMILAR_TO:
+            if "hub" not in e.attrs or "kth" not in e.attrs:
+                return None
+            out[e.source] = (float(e.attrs["hub"]), float(e.attrs["kth"]))
+    return out
 
 
 def neighbours_from_edges(edges: Iterable[Edge]) -> Neighbours:

@@ -80,7 +80,10 @@ class DatasetMention:
     evidence: str | None
 
 
-@strawberry.type(description="A SIMILAR_TO neighbour: cosine `score` and its `rank`.")
+@strawberry.type(
+    description="A SIMILAR_TO neighbour: cosine `score`, and its `rank` in the source's list "
+    "(ranked by CSLS: a paper close to everything is discounted)."
+)
 class SimilarPaper:
     paper: Paper
     score: float

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -13,13 +14,16 @@ from graph.link import (
     MAX_TERM_PAPERS,
     TERM_WEIGHT_REFERENCE,
     cooccurrence_edges,
+    csls_similar,
+    hubness,
+    hubs_from_edges,
     linking_cap,
     shared_term_edges,
     similar_edges,
     term_weight,
     top_k_similar,
+    update_csls,
     update_shared_terms,
-    update_similar,
 )
 from graph.model import Edge, RelType
 
@@ -61,24 +65,6 @@ def test_min_score_filters() -> None:
     ids = ["a", "b"]
     m = normalize(np.array([[1.0, 0.0], [0.0, 1.0]]))
     assert top_k_similar(ids, m, 5, 0.5) == {"a": [], "b": []}
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_incremental_update_equals_full(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    ids = [f"p{i:03d}" for i in range(60)]
-    m = _vectors(60, seed=seed)
-    old_ids = [i for i in ids if rng.random() > 0.2]
-    old_m = m[[ids.index(i) for i in old_ids]]
-    previous = top_k_similar(old_ids, old_m, 4, 0.1)
-    removed = set(rng.choice(old_ids, size=5, replace=False).tolist())
-    now_ids = [i for i in ids if i not in removed]
-    now_m = m[[ids.index(i) for i in now_ids]]
-    new = set(now_ids) - set(old_ids)
-    kept_prev = {k: v for k, v in previous.items() if k not in removed}
-    updated, changed = update_similar(kept_prev, now_ids, now_m, new, removed, 4, 0.1)
-    assert updated == top_k_similar(now_ids, now_m, 4, 0.1)
-    assert new <= changed
 
 
 def test_similar_edges_carry_score_and_rank() -> None:
@@ -279,3 +265,83 @@ def test_cooccurrence_when_every_paper_has_both() -> None:
     edges = cooccurrence_edges(terms, ["c:a", "c:b", "c:c"], top_k=1)
     want = _npmi_order_edges(terms, ["c:a", "c:b", "c:c"], 1)
     assert {(e.source, e.target): e.attrs["count"] for e in edges} == want
+
+
+def _brute_csls(
+    ids: list[str], m: np.ndarray, k: int, min_score: float
+) -> dict[str, list[tuple[str, float]]]:
+    plain = _brute(ids, m, k, min_score)
+    r = {p: round(math.fsum(s for _, s in lst) / len(lst), 9) if lst else 0.0
+         for p, lst in plain.items()}
+    full = m.astype(np.float64)
+    out = {}
+    for i, pid in enumerate(ids):
+        pairs = [(ids[j], round(float(full[i] @ full[j]), 6)) for j in range(len(ids)) if j != i]
+        pairs = [p for p in pairs if p[1] >= min_score]
+        out[pid] = sorted(pairs, key=lambda p: (-round(p[1] - 0.5 * r[p[0]], 9), p[0]))[:k]
+    return out
+
+
+def _csls_full(
+    ids: list[str], m: np.ndarray, k: int, min_score: float
+) -> tuple[dict[str, list[tuple[str, float]]], dict[str, tuple[float, float]]]:
+    hubs = hubness(top_k_similar(ids, m, k, min_score), k, min_score)
+    return csls_similar(ids, m, hubs, k, min_score), hubs
+
+
+def test_csls_lists_match_brute_force_and_lower_the_largest_in_degree() -> None:
+    ids = [f"p{i:03d}" for i in range(80)]
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(80, 8))
+    base[:, 0] += np.linspace(0, 3, 80)  # papers near the end sit close to everything: hubs
+    m = normalize(base)
+    lists, _ = _csls_full(ids, m, 5, 0.0)
+    assert lists == _brute_csls(ids, m, 5, 0.0)
+    plain = top_k_similar(ids, m, 5, 0.0)
+
+    def largest(ls: dict[str, list[tuple[str, float]]]) -> int:
+        return max(Counter(nb for lst in ls.values() for nb, _ in lst).values())
+
+    assert largest(lists) < largest(plain)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_csls_update_equals_full_over_add_remove_and_changed_papers(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    pool = [f"p{i:03d}" for i in range(70)]
+    vec = dict(zip(pool, _vectors(70, dim=6, seed=seed), strict=True))
+    vec["p001"] = vec["p000"].copy()  # exact ties
+    current = sorted(rng.choice(pool, size=40, replace=False).tolist())
+    k, min_score = 4, 0.1
+
+    def matrix(ids: list[str]) -> np.ndarray:
+        return np.asarray([vec[p] for p in ids], dtype=np.float32)
+
+    lists, hubs = _csls_full(current, matrix(current), k, min_score)
+    for _ in range(6):
+        outside = [p for p in pool if p not in current]
+        added = set(rng.choice(outside, size=min(4, len(outside)), replace=False).tolist())
+        removed = set(rng.choice(current, size=3, replace=False).tolist())
+        changed = set(rng.choice([p for p in current if p not in removed], size=1).tolist())
+        old_vec = {p: vec[p] for p in removed | changed}
+        for p in changed:  # its text changed: a new vector, removed and added again
+            vec[p] = normalize(rng.normal(size=(1, 6)))[0].astype(np.float32)
+        now = sorted((set(current) - removed) | added)
+        gone = np.asarray([old_vec[p] for p in sorted(old_vec)], dtype=np.float32)
+        keep = {p: v for p, v in lists.items() if p not in removed | changed}
+        keep_hubs = {p: h for p, h in hubs.items() if p not in removed | changed}
+        lists, hubs = update_csls(keep, keep_hubs, gone, now, matrix(now), added | changed,
+                                  removed | changed, k, min_score)
+        want_lists, want_hubs = _csls_full(now, matrix(now), k, min_score)
+        assert lists == want_lists
+        assert hubs == want_hubs
+        current = now
+
+
+def test_hubs_survive_the_edges_they_are_stored_on() -> None:
+    ids = [f"p{i}" for i in range(12)]
+    m = _vectors(12, seed=9)
+    lists, hubs = _csls_full(ids, m, 3, 0.0)
+    edges = similar_edges(lists, hubs)
+    assert hubs_from_edges(edges, ids, 0.0) == hubs
+    assert hubs_from_edges(similar_edges(lists), ids, 0.0) is None  # older edges: recompute all
