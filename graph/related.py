@@ -180,7 +180,7 @@ def related(
         return []
 
     cand_ids = sorted(candidates)
-    vecs = store.embeddings(cand_ids)
+    vecs = _embeddings(store, cand_ids)
     nodes = store.get_nodes(cand_ids)
     query_terms = set(seed_terms) if seeds else set(text_terms)
     idf = _linking_idf(store, sorted(query_terms), len(lexical), term_counts)
@@ -265,6 +265,17 @@ def _feedback(
     gain = weights.feedback * (part - weights.hub * hub[None, :]).mean(axis=0)
     for c, g in zip(scored, gain.tolist(), strict=True):
         c.score += g
+
+
+def _embeddings(store: GraphStore, ids: Sequence[str]) -> Mapping[str, Sequence[float]]:
+    """``store.embeddings(ids)``, as float64 rows straight from the in-memory matrix where
+    the backend has one: the same values without a Python list of 384 floats per paper."""
+    if isinstance(store, QueryLayer):
+        rows = getattr(store.read_backend(), "embedding_rows", None)
+        if rows is not None:
+            found: Mapping[str, Sequence[float]] = rows(ids)
+            return found
+    return store.embeddings(ids)
 
 
 def _incident(store: GraphStore, ids: Sequence[str], types: Collection[RelType]) -> list[Edge]:

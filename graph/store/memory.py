@@ -531,6 +531,11 @@ class NetworkxStore(QueryLayer):
             pid: self._emb[self._emb_index[pid]].tolist() for pid in ids if pid in self._emb_index
         }
 
+    def embedding_rows(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """:meth:`embeddings` as float64 arrays: the same values, no list per paper."""
+        emb, at = self._emb, self._emb_index
+        return {pid: emb[at[pid]].astype(np.float64) for pid in ids if pid in at}
+
     def embedding_matrix(self) -> tuple[list[str], np.ndarray]:
         """All embeddings at once (ids, float32 matrix) - the fast path for the pipeline."""
         return list(self._emb_ids), self._emb
