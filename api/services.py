@@ -151,6 +151,13 @@ class Services:
             self.service().text_terms("warm up")
         except Exception as exc:  # only a head start: a request meets the same error
             log.warning("warm-up of the keyword index and extractor failed: %s", exc)
+        try:
+            # the corpus resolved once now: the first addPapers then resolves only what
+            # it reaches (~5 s less on ICLR 2021)
+            with self.write_lock:
+                self.pipeline().prime(store)
+        except Exception as exc:
+            log.warning("warm-up of the write pipeline failed: %s", exc)
 
     def embed(self, text: str) -> list[float]:
         """One text as a unit vector."""

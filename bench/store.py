@@ -1,7 +1,7 @@
 # ruff: noqa: E501 - long table rows
 """The embedded database store on a real graph: writes, visibility, concurrency, opening.
 
-    python bench/store.py --data-dir DIR [--trials 3] [--no-report]
+    python bench/store.py --data-dir DIR [--trials 3] [--no-report] [--code TREE]
 
 DIR holds a built graph (e.g. ``citegraph --data-dir DIR build ../shared/data/iclr2021/paperlist.tsv``);
 the cold build's ``stage_seconds.total`` is read from ``DIR/build.json`` when present (the
@@ -14,10 +14,15 @@ Measured, side by side in one run:
 * ``citegraph add`` of 10 new papers (new texts: ICLR abstracts with one sentence added),
   wall time, against the model load measured alone in a fresh process;
 * ``addPapers`` of 10 new papers on a running server (model loaded), median of runs;
+* the same add in one process, the way the server runs it (one long-lived pipeline, model
+  loaded, corpus resolved ahead when the code can), split by stage and step;
 * rows written by one add (from the database's commit log), and the time of the same
   change saved the old way (the whole graph rewritten as ``graph.citegraph``);
 * how long a running server takes to see a ``citegraph add`` made by another process;
 * two ``citegraph add`` at once, ``--trials`` times: papers expected vs found.
+
+``--code TREE`` measures another checkout's citegraph (e.g. ``main`` in a worktree) with
+this script, so two versions can be measured side by side in one run.
 """
 
 from __future__ import annotations
@@ -45,10 +50,45 @@ from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
 
 API_KEY = "bench-store-key"
+#: the checkout whose citegraph is measured (``--code``)
+TARGET: dict[str, Path] = {"code": ROOT}
+
+# One add after another in one process, as the API's Services runs them: one pipeline,
+# the model loaded first, the stored corpus resolved ahead (Pipeline.prime) when the code
+# has it. Prints one JSON line per add.
+INPROCESS = r"""
+import json, sys, time
+from pathlib import Path
+from graph.ingest import paper_from_record
+from graph.service import Embedding, GraphService
+from graph.settings import Settings
+from graph.store import open_store
+data, rows = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
+s = Settings(data_dir=data)
+store = open_store(s)
+emb = Embedding(s)
+emb.embedder().encode(["warm up"])
+store.stats()
+pipe = GraphService(s, store, emb).pipeline()
+t0 = time.perf_counter()
+if hasattr(pipe, "prime"):
+    pipe.prime(store)
+print(json.dumps({"prime": time.perf_counter() - t0}), flush=True)
+for i, batch in enumerate(rows):
+    papers = [paper_from_record(r, source=f"bench:{i}") for r in batch]
+    t0 = time.perf_counter()
+    rep = pipe.run(store, add_papers=papers)
+    wall = time.perf_counter() - t0
+    print(json.dumps({"wall": wall, "added": len(rep.added), "stages": rep.stage_seconds,
+                      "steps": getattr(rep, "step_seconds", {}),
+                      "edges_written": rep.edges_written}), flush=True)
+pipe.close()
+store.close()
+"""
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(ROOT), TOKENIZERS_PARALLELISM="false")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(TARGET["code"]), TOKENIZERS_PARALLELISM="false")
     env.pop("CITEGRAPH_STORE", None)
     return env
 
@@ -57,9 +97,19 @@ def cli(data: Path, *args: str) -> tuple[float, subprocess.CompletedProcess[str]
     t0 = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-m", "citegraph", "--data-dir", str(data), *args],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=900, check=False,
+        cwd=TARGET["code"], env=_env(), capture_output=True, text=True, timeout=900, check=False,
     )
     return time.perf_counter() - t0, out
+
+
+def inprocess_adds(data: Path, batches: list[list[dict[str, Any]]], work: Path) -> list[dict[str, Any]]:
+    """Adds one after another in one process with the model loaded (the server's path)."""
+    rows = work / "inprocess.json"
+    rows.write_text(json.dumps(batches), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", INPROCESS, str(data), str(rows)], cwd=TARGET["code"],
+                         env=_env(), capture_output=True, text=True, timeout=1800, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
 
 
 def model_load_s() -> float:
@@ -69,7 +119,7 @@ def model_load_s() -> float:
         "e=SentenceTransformerEmbedder('all-MiniLM-L6-v2'); e.encode(['x']);"
         "print(time.perf_counter()-t)"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True,
+    out = subprocess.run([sys.executable, "-c", code], cwd=TARGET["code"], env=_env(), capture_output=True,
                          text=True, timeout=300, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
@@ -97,12 +147,16 @@ def paper_count(client: httpx.Client) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data-dir", type=Path, required=True, help="a built graph (copied, never changed)")
-    ap.add_argument("--source", type=Path, default=ROOT.parent / "shared" / "data" / "iclr2021" / "paperlist.tsv",
+    beside = [up / "shared" / "data" / "iclr2021" / "paperlist.tsv" for up in (ROOT.parent, ROOT.parent.parent)]
+    ap.add_argument("--source", type=Path, default=next((p for p in beside if p.exists()), beside[0]),
                     help="where the new papers' abstracts come from")
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--api-runs", type=int, default=3)
+    ap.add_argument("--inprocess-runs", type=int, default=5)
+    ap.add_argument("--code", type=Path, default=ROOT, help="the checkout whose citegraph is measured")
     ap.add_argument("--no-report", action="store_true")
     args = ap.parse_args()
+    TARGET["code"] = args.code.resolve()
     src: Path = args.data_dir
     build = src / "build.json"
     cold = float(json.loads(build.read_text())["stage_seconds"]["total"]) if build.exists() else float("nan")
@@ -153,7 +207,8 @@ def main() -> int:
 
         # ---- server: addPapers x runs, then visibility of a CLI add
         d = copy("served")
-        server = start_server(d, {"CITEGRAPH_API_KEY": API_KEY, "CITEGRAPH_REQUEST_TIMEOUT_S": "300"})
+        server = start_server(d, {"CITEGRAPH_API_KEY": API_KEY, "CITEGRAPH_REQUEST_TIMEOUT_S": "300"},
+                              code=TARGET["code"])
         api_times: list[float] = []
         try:
             with httpx.Client(base_url=server.url, timeout=300) as c:
@@ -179,6 +234,15 @@ def main() -> int:
         finally:
             server.stop()
 
+        # ---- the server's path in one process, split by stage
+        d = copy("inprocess")
+        batches = [new_papers(args.source, f"inproc{run}", offset=200 + 10 * run)
+                   for run in range(args.inprocess_runs)]
+        inproc = inprocess_adds(d, batches, work)
+        prime_s = float(inproc[0]["prime"])
+        adds = inproc[1:]
+        assert all(a["added"] == 10 for a in adds), adds
+
         # ---- two adds at once
         lost_rows = []
         for trial in range(args.trials):
@@ -186,7 +250,7 @@ def main() -> int:
             a = write_jsonl(work / f"a{trial}.jsonl", new_papers(args.source, f"a{trial}", offset=100 + 20 * trial))
             b = write_jsonl(work / f"b{trial}.jsonl", new_papers(args.source, f"b{trial}", offset=110 + 20 * trial))
             procs = [subprocess.Popen([sys.executable, "-m", "citegraph", "--data-dir", str(d), "add", str(f)],
-                                      cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                      cwd=TARGET["code"], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                      for f in (a, b)]
             outs = [p.communicate(timeout=900) for p in procs]
             waited = any(b"waiting for another writer" in e for _, e in outs)
@@ -207,6 +271,22 @@ def main() -> int:
             (f"addPapers, 10 papers, server with model loaded (median of {args.api_runs})", median(api_times), median(api_times) / cold),
             ("a CLI add seen by the running server, after the CLI exited", seen, float("nan")),
         ]))
+        keys = sorted({k for a in adds for k in a["stages"]}, key=lambda k: (k == "total", k))
+        steps = sorted({k for a in adds for k in a["steps"]})
+        rep.add(
+            f"The server's path in one process (`{TARGET['code'].name}`): {len(adds)} adds of 10 papers one "
+            f"after another, model loaded, corpus resolved ahead in {prime_s:.1f} s "
+            "(0 where the code cannot). Median and each run, seconds:"
+        )
+        rep.add(table(
+            ["stage / step", "median", "runs"],
+            [(k, median([a["stages"].get(k, 0.0) for a in adds]),
+              " ".join(f"{a['stages'].get(k, 0.0):.2f}" for a in adds)) for k in keys]
+            + [(f"  step {k}", median([a["steps"].get(k, 0.0) for a in adds]),
+                " ".join(f"{a['steps'].get(k, 0.0):.2f}" for a in adds)) for k in steps]
+            + [("edges written", median([float(a["edges_written"]) for a in adds]),
+                " ".join(str(a["edges_written"]) for a in adds))],
+        ))
         rep.add(
             f"Rows written by that add (one commit): {summary}. The same graph saved the old way "
             f"(whole `graph.citegraph` rewritten): {t_legacy:.2f} s, {size_legacy / 1e6:.1f} MB."

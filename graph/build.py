@@ -17,16 +17,26 @@ What is recomputed when papers are added or removed:
   alone, never on N, so only edges touching those terms are written;
 * RELATED_TO: recomputed from the term index (cheap: pairs within each paper); stored
   counts and the partner order do not depend on N, so only changed pairs are written;
-* concepts/datasets: re-resolved corpus-wide (acronym merges can span papers); ones
-  no paper mentions any more disappear.
+* concepts/datasets: a one-shot pipeline (the CLI) resolves the corpus whole; a
+  long-lived one (the API's) keeps a :class:`graph.extract.incremental.Resolver` and
+  recomputes only the steps of the papers whose corpus-wide inputs moved (an acronym a
+  new paper defines re-resolves the old papers that write it alone). Either way ones no
+  paper mentions any more disappear.
+
+An add's time is split in ``BuildReport.stage_seconds`` (read, embed, load, extract,
+link, write) and, finer, ``step_seconds`` (``extract.resolve``, ``link.shares_term``,
+``diff``, ...). The cyclic garbage collector is paused during a write: a full collection
+walks every object of the loaded graph.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,6 +55,7 @@ from graph.errors import NotFoundError
 from graph.extract import (
     Extraction,
     Extractor,
+    IncrementalResolution,
     RuleExtractor,
     extraction_from_json,
     extraction_to_json,
@@ -129,6 +140,9 @@ class BuildReport:
     nodes_deleted: int = 0
     edges_deleted: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    #: finer timers inside the stages (``extract.resolve``, ``link.shares_term``, ``diff``…),
+    #: to say where an add's time goes; not summed into ``stage_seconds``
+    step_seconds: dict[str, float] = field(default_factory=dict)
     stats: GraphStats | None = None
 
     @property
@@ -179,6 +193,9 @@ class Pipeline:
 
     ``extractor`` (default :class:`~graph.extract.RuleExtractor`) is the only way the
     pipeline reaches concept extraction; its ``version`` keys the extraction cache.
+    ``incremental``: keep the corpus's resolution between calls, so that the next add
+    resolves only what it reaches (a long-lived pipeline, the API's); a one-shot run
+    (the CLI) resolves once, whole, which is faster than filling that state.
     """
 
     def __init__(
@@ -189,6 +206,7 @@ class Pipeline:
         progress: Progress | None = None,
         cache_dir: Path | None = None,
         extractor: Extractor | None = None,
+        incremental: bool = True,
     ) -> None:
         self.settings = settings
         self.extractor: Extractor = extractor or RuleExtractor()
@@ -204,6 +222,11 @@ class Pipeline:
             folder / "extractions.sqlite", self.extractor.version
         )
         self.progress: Progress = progress or NoProgress()
+        # a long-lived pipeline (the API's) keeps the last corpus's extractions and their
+        # resolution, so the next add resolves only what it can reach
+        make = getattr(self.extractor, "resolver", None) if incremental else None
+        self._resolver: IncrementalResolution | None = make() if callable(make) else None
+        self._extracted: dict[str, Extraction] = {}
 
     def close(self) -> None:
         self.embedding_cache.close()
@@ -213,11 +236,15 @@ class Pipeline:
     def _timed(self, report: BuildReport, stage: str) -> _Timer:
         return _Timer(report.stage_seconds, stage)
 
+    def _step(self, report: BuildReport, step: str) -> _Timer:
+        return _Timer(report.step_seconds, step)
+
     def extract_all(self, papers: Sequence[Paper]) -> dict[str, Extraction]:
         """Extraction per paper id, computing only texts not in the cache."""
-        hashes = sorted({p.text_hash for p in papers})
+        known = self._extracted
+        hashes = sorted({p.text_hash for p in papers if p.text_hash not in known})
         cached = self.extraction_cache.get_many(hashes)
-        todo = [p for p in papers if p.text_hash not in cached]
+        todo = [p for p in papers if p.text_hash not in cached and p.text_hash not in known]
         if todo:
             self.progress.start("extract", len(todo))
             fresh: dict[str, Extraction] = {}
@@ -228,30 +255,37 @@ class Pipeline:
             self.progress.finish()
             self.extraction_cache.put_many(fresh)
             cached.update(fresh)
-        return {p.id: cached[p.text_hash] for p in papers}
+        # the same objects next time: the resolver tells unchanged papers by identity
+        self._extracted = {
+            p.text_hash: known.get(p.text_hash) or cached[p.text_hash] for p in papers
+        }
+        return {p.id: self._extracted[p.text_hash] for p in papers}
 
     def embed_all(
         self, papers: Sequence[Paper], previous: GraphData | None, report: BuildReport
     ) -> dict[str, np.ndarray]:
         """Embedding per paper id; cached texts and unchanged stored papers embed nothing."""
         texts = {p.id: embedding_text(p) for p in papers}
+        reused: dict[str, np.ndarray] = {}
         if (
             previous is not None
             and previous.embeddings is not None
-            and len(previous.embedding_ids)
             and previous.embedding_model == self.embedder.key
         ):
-            # a graph file moved to a machine without the cache still embeds nothing
-            old = {pid: i for i, pid in enumerate(previous.embedding_ids)}
-            seed = {}
+            # a stored paper whose text did not change keeps its stored vector: no hashing,
+            # no cache round trip for the whole corpus on every add, and a graph moved to
+            # a machine without the cache embeds nothing
+            row = {pid: i for i, pid in enumerate(previous.embedding_ids)}
             for p in papers:
                 prev = previous.nodes.get(p.id)
-                if isinstance(prev, Paper) and p.id in old and embedding_text(prev) == texts[p.id]:
-                    seed[text_key(texts[p.id])] = np.asarray(
-                        previous.embeddings[old[p.id]], dtype=np.float32
-                    )
-            if seed:
-                self.embedding_cache.put_many(self.embedder.key, seed)
+                i = row.get(p.id)
+                if i is not None and isinstance(prev, Paper) and (
+                    prev is p or embedding_text(prev) == texts[p.id]
+                ):
+                    reused[p.id] = np.asarray(previous.embeddings[i], dtype=np.float32)
+            texts = {pid: t for pid, t in texts.items() if pid not in reused}
+        if not texts:
+            return reused
         vectors, n_embedded = embed_cached(
             self.embedder,
             self.embedding_cache,
@@ -263,6 +297,7 @@ class Pipeline:
             self.progress.finish()
         report.embedded += n_embedded
         report.long_texts = int(getattr(self.embedder, "truncated", 0) or 0)
+        vectors.update(reused)
         return vectors
 
     # ------------------------------------------------------------------ compute
@@ -282,44 +317,56 @@ class Pipeline:
         report = report if report is not None else BuildReport()
         papers = sorted(papers, key=lambda p: p.id)
         with self._timed(report, "extract"):
-            extractions = self.extract_all(papers)
-            papers = [
-                p if p.title else dataclasses.replace(p, label=extractions[p.id].label)
-                for p in papers
-            ]
-            resolution = self.extractor.resolve(extractions)
-        with self._timed(report, "embed"):
+            with self._step(report, "extract.cache"):
+                extractions = self.extract_all(papers)
+                papers = [
+                    p if p.title else dataclasses.replace(p, label=extractions[p.id].label)
+                    for p in papers
+                ]
+            with self._step(report, "extract.resolve"):
+                if self._resolver is not None:
+                    resolution = self._resolver.update(extractions)
+                else:
+                    resolution = self.extractor.resolve(extractions)
+        with self._timed(report, "embed"), self._step(report, "embed.corpus"):
             vectors = self.embed_all(papers, previous, report)
-        data = GraphData(embedding_model=self.embedder.key)
-        for p in papers:
-            data.nodes[p.id] = p
-        for c in resolution.concepts.values():
-            data.nodes[c.id] = c
-        for d in resolution.datasets.values():
-            data.nodes[d.id] = d
-        for e in mention_edges(resolution.terms):
-            data.add_edge(e)
-        ids = [p.id for p in papers]
-        matrix = (
-            np.vstack([vectors[i] for i in ids]).astype(np.float32)
-            if ids
-            else np.zeros((0, self.embedder.dim), np.float32)
-        )
-        data.embedding_ids = ids
-        data.embeddings = matrix
+        with self._step(report, "assemble"):
+            data = GraphData(embedding_model=self.embedder.key)
+            for p in papers:
+                data.nodes[p.id] = p
+            for c in resolution.concepts.values():
+                data.nodes[c.id] = c
+            for d in resolution.datasets.values():
+                data.nodes[d.id] = d
+            for e in mention_edges(resolution.terms):
+                data.add_edge(e)
+            ids = [p.id for p in papers]
+            data.embedding_ids = ids
+            data.embeddings = (
+                np.vstack([vectors[i] for i in ids]).astype(np.float32)
+                if ids
+                else np.zeros((0, self.embedder.dim), np.float32)
+            )
         with self._timed(report, "link"):
-            self.progress.start("link", 2 * len(ids))
-            neighbours, hubs = self._similar(ids, matrix, papers, previous, data.embedding_model)
-            self.progress.finish()
-            for e in similar_edges(neighbours, hubs):
-                data.add_edge(e)
+            with self._step(report, "link.similar"):
+                ids, matrix = data.embedding_ids, data.embeddings
+                self.progress.start("link", 2 * len(ids))
+                neighbours, hubs = self._similar(
+                    ids, matrix, papers, previous, data.embedding_model
+                )
+                self.progress.finish()
+                for e in similar_edges(neighbours, hubs):
+                    data.add_edge(e)
             names = {n.id: n.label for n in data.nodes.values()}
-            for e in self._shared_terms(resolution.paper_terms, names, previous, full_links):
-                data.add_edge(e)
-            for e in cooccurrence_edges(resolution.paper_terms, resolution.concepts):
-                data.add_edge(e)
-            for e in citation_edges(papers, data.nodes):
-                data.add_edge(e)
+            with self._step(report, "link.shares_term"):
+                for e in self._shared_terms(resolution.paper_terms, names, previous, full_links):
+                    data.add_edge(e)
+            with self._step(report, "link.related_to"):
+                for e in cooccurrence_edges(resolution.paper_terms, resolution.concepts):
+                    data.add_edge(e)
+            with self._step(report, "link.cites"):
+                for e in citation_edges(papers, data.nodes):
+                    data.add_edge(e)
         return data
 
     def _similar(
@@ -396,6 +443,19 @@ class Pipeline:
                 return edges
         return shared_term_edges(paper_terms, names, **params)
 
+    def prime(self, store: GraphStore) -> None:
+        """Resolve the stored corpus now, so that the first add pays only for itself.
+
+        For a long-lived pipeline (the API warms it up at start); without it the first
+        add resolves the whole corpus. Harmless when the store changes afterwards: the
+        resolver works from whatever set of papers the next add hands it.
+        """
+        if self._resolver is None:
+            return
+        with _gc_paused():
+            papers = [n for n in store.snapshot().nodes.values() if isinstance(n, Paper)]
+            self._resolver.update(self.extract_all(sorted(papers, key=lambda p: p.id)))
+
     # ------------------------------------------------------------------ commands
     def run(
         self,
@@ -411,6 +471,17 @@ class Pipeline:
         ``replace``: the inputs become the whole corpus (``citegraph build``);
         otherwise they are added to what the store holds (``citegraph add``).
         """
+        with _gc_paused():
+            return self._run(store, add_paths, add_papers, remove, replace)
+
+    def _run(
+        self,
+        store: GraphStore,
+        add_paths: Sequence[Path | str],
+        add_papers: Sequence[Paper],
+        remove: Sequence[str],
+        replace: bool,
+    ) -> BuildReport:
         report = BuildReport()
         t0 = time.perf_counter()
         new_papers = list(add_papers)
@@ -429,11 +500,16 @@ class Pipeline:
                 cached = self.embedding_cache.get_many(self.embedder.key, keys)
                 if len(cached) < len(set(keys)):
                     # stored vectors of unchanged papers seed the cache (a graph moved to
-                    # a machine without the cache embeds nothing)
-                    self.embed_all(new_papers, store.snapshot(), report)
+                    # a machine without the cache embeds nothing); only the papers read
+                    # are looked up, not the whole graph
+                    with self._step(report, "embed.stored"):
+                        stored = _stored_papers(store, [p.id for p in new_papers])
+                    with self._step(report, "embed.new"):
+                        self.embed_all(new_papers, stored, report)
         with store.writer(on_wait=self.progress.message):
             self._update(store, report, new_papers, remove, replace)
-            report.stats = store.stats()
+            with self._step(report, "stats"):
+                report.stats = store.stats()
         report.stage_seconds["total"] = time.perf_counter() - t0
         return report
 
@@ -467,7 +543,8 @@ class Pipeline:
             corpus[p.id] = p
             by_hash[p.text_hash] = p.id
         graph = self.compute(list(corpus.values()), previous, report, full_links=replace)
-        change = diff(previous, graph)
+        with self._step(report, "diff"):
+            change = diff(previous, graph)
         report.added = sorted(set(corpus) - set(old_papers))
         report.removed = sorted(set(old_papers) - set(corpus))
         report.updated = sum(
@@ -482,22 +559,39 @@ class Pipeline:
                 store.apply(change)
 
 
+def _stored_papers(store: GraphStore, ids: Sequence[str]) -> GraphData:
+    """The stored papers among ``ids`` with their vectors, as a small GraphData."""
+    nodes = {pid: n for pid, n in store.get_nodes(sorted(set(ids))).items()
+             if isinstance(n, Paper)}
+    vectors = store.embeddings(sorted(nodes)) if nodes else {}
+    data = GraphData(nodes=dict(nodes), embedding_model=store.embedding_model())
+    data.embedding_ids = sorted(vectors)
+    data.embeddings = (
+        np.asarray([vectors[i] for i in data.embedding_ids], dtype=np.float32)
+        if vectors else np.zeros((0, 0), np.float32)
+    )
+    return data
+
+
 def diff(old: GraphData, new: GraphData) -> GraphChange:
     """The change that turns ``old`` into ``new`` (only what differs)."""
-    upsert_nodes = [
-        n
-        for nid, n in sorted(new.nodes.items())
-        if nid not in old.nodes
-        or node_to_props(old.nodes[nid]) != node_to_props(n)
-        or old.nodes[nid].kind is not n.kind
-    ]
+    # only what differs is sorted; an object carried over from ``old`` is equal by identity
+    upsert_nodes = []
+    for nid, n in new.nodes.items():
+        o = old.nodes.get(nid)
+        if o is None or (
+            o is not n and (o.kind is not n.kind or node_to_props(o) != node_to_props(n))
+        ):
+            upsert_nodes.append(n)
+    upsert_nodes.sort(key=lambda n: n.id)
     delete_nodes = sorted(set(old.nodes) - set(new.nodes))
     gone = set(delete_nodes)
-    upsert_edges = [
-        e
-        for k, e in sorted(new.edges.items(), key=lambda kv: _edge_key(kv[0]))
-        if k not in old.edges or old.edges[k] != e
-    ]
+    upsert_edges = []
+    for k, e in new.edges.items():
+        oe = old.edges.get(k)
+        if oe is None or (oe is not e and not _same_edge(oe, e)):
+            upsert_edges.append(e)
+    upsert_edges.sort(key=lambda e: _edge_key(e.key))
     delete_edges = sorted(
         (k for k in old.edges if k not in new.edges and k[0] not in gone and k[1] not in gone),
         key=_edge_key,
@@ -522,6 +616,13 @@ def diff(old: GraphData, new: GraphData) -> GraphChange:
     )
 
 
+def _same_edge(a: Edge, b: Edge) -> bool:
+    """``a == b`` for two edges of one key, without Edge.__eq__'s copies (~100k per add)."""
+    if abs(a.weight - b.weight) >= 1e-9:
+        return False
+    return a.attrs == b.attrs or dict(a.attrs) == dict(b.attrs)
+
+
 def _edge_key(key: tuple[str, str, RelType]) -> tuple[str, str, str]:
     return (key[0], key[1], key[2].value)
 
@@ -541,6 +642,23 @@ def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
         if abs(ea.weight - eb.weight) > tol:
             problems.append(f"edge {k} weight {ea.weight} != {eb.weight}")
     return problems
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection during a write.
+
+    A full collection walks every object the process holds, and a loaded graph is
+    millions of them: on the ICLR 2021 graph the collector took 1-2 s of a 5-10 s add
+    (bench/store.py). A write makes little cyclic garbage; it is collected after.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class _Timer:

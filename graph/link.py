@@ -414,9 +414,16 @@ def _edges_from_lists(
     paper_terms: Mapping[str, Mapping[str, float]],
     term_names: Mapping[str, str],
     reuse: Mapping[tuple[str, str], Edge] | None = None,
-    touched: Collection[str] = (),
+    moved: Collection[str] = (),
+    hard: Collection[str] = (),
 ) -> list[Edge]:
-    """Edges = the union of the partner lists (``lists``, plus ``kept``: pair -> keepers)."""
+    """Edges = the union of the partner lists (``lists``, plus ``kept``: pair -> keepers).
+
+    An edge of ``reuse`` keeps its shared terms and weight unless an end is in ``moved``
+    (gained or lost a term) or both ends are in ``hard`` (hold a term whose weight or
+    linking status changed): otherwise neither end's terms changed and no term they
+    share changed its weight, so the shared terms and their sum are the same.
+    """
     keepers: dict[tuple[str, str], set[str]] = defaultdict(set)
     for pair, ends in kept.items():
         keepers[pair].update(ends)
@@ -427,12 +434,17 @@ def _edges_from_lists(
     for (a, b), ends in sorted(keepers.items()):
         kept_by = _kept_by(a, b, ends)
         old = reuse.get((a, b)) if reuse is not None else None
-        if old is not None and not (a in touched and b in touched):
-            # an untouched end's linking terms kept their papers, so the shared terms and
-            # their dfs are the same; only a term's name (re-resolved) or kept_by may move
+        if old is not None and a not in moved and b not in moved and not (
+            a in hard and b in hard
+        ):
+            # only a term's name (re-resolved) or kept_by may move
+            shown = [term_names.get(t, t) for t in old.attrs.get("term_ids", [])]
+            if old.attrs.get("kept_by") == kept_by and old.attrs.get("terms") == shown:
+                edges.append(old)  # the same object: the diff sees it unchanged at once
+                continue
             attrs = dict(old.attrs)
             attrs["kept_by"] = kept_by
-            attrs["terms"] = [term_names.get(t, t) for t in attrs.get("term_ids", [])]
+            attrs["terms"] = shown
             edges.append(Edge(a, b, RelType.SHARES_TERM, old.weight, attrs))
         else:
             edges.append(index.edge(a, b, kept_by, paper_terms, term_names))
@@ -483,8 +495,12 @@ def update_shared_terms(
         return ps is not None and 2 <= len(ps) <= cap
 
     moved: set[str] = set()  # terms some paper gained or lost
+    moved_papers: set[str] = set()  # papers that gained or lost a term
     for pid in set(paper_terms) | set(old_sets):
-        moved.update(set(paper_terms.get(pid, ())) ^ old_sets.get(pid, set()))
+        delta = set(paper_terms.get(pid, ())) ^ old_sets.get(pid, set())
+        if delta:
+            moved.update(delta)
+            moved_papers.add(pid)
     if cap_new != cap_old:  # terms that crossed the max_df x N gate
         moved.update(
             t for t, ps in post_new.items() if links(ps, cap_new) != links(post_old.get(t), cap_old)
@@ -493,9 +509,17 @@ def update_shared_terms(
         t for t in moved if links(post_new.get(t), cap_new) or links(post_old.get(t), cap_old)
     }
     touched: set[str] = set()
+    hard: set[str] = set()  # papers holding a term whose weight or linking status moved
     for t in changed:
-        touched.update(post_new.get(t, ()))
-        touched.update(p for p in post_old.get(t, ()) if p in paper_terms)
+        holders = set(post_new.get(t, ()))
+        holders.update(p for p in post_old.get(t, ()) if p in paper_terms)
+        touched |= holders
+        old_ps, new_ps = post_old.get(t), post_new.get(t)
+        if not (
+            links(old_ps, cap_old) and links(new_ps, cap_new)
+            and term_weight(len(old_ps or ())) == term_weight(len(new_ps or ()))
+        ):
+            hard |= holders
     index = _TermIndex(paper_terms, post_new, cap_new)
     lists = index.partners(sorted(index.row[p] for p in touched), min_weight, top_k)
     kept: dict[tuple[str, str], set[str]] = {}
@@ -507,7 +531,9 @@ def update_shared_terms(
         ends -= touched
         if ends:
             kept[(a, b)] = ends
-    edges = _edges_from_lists(index, lists, kept, paper_terms, term_names, old_edges, touched)
+    edges = _edges_from_lists(
+        index, lists, kept, paper_terms, term_names, old_edges, moved_papers, hard
+    )
     return edges, touched
 
 

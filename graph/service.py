@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 #: HYBRID search: weight of the keyword score (over the best one) next to the cosine;
 #: 0.2-1.0 all passed the "never worse than its better half" check, 0.5 on either half
 KEYWORD_WEIGHT = 0.5
+#: HYBRID search: the best keyword hits that are papers with a title get its cosine too
+TITLE_HITS = 5
+#: a longer query names no node (ids, names and titles are shorter): no lookup for it
+MAX_NAME_CHARS = 300
 CENTRAL_TOP = 10
 
 
@@ -207,11 +211,20 @@ class GraphService:
             keyword = self.store.keyword_search(query, wanted, pool)
         if mode is not SearchMode.KEYWORD and papers_ok:
             semantic = self.store.vector_search(self.embedding.vector(query), pool)
-        if mode is SearchMode.KEYWORD:
-            return [ScoredNode(h.node, h.score, h.score, None) for h in keyword]
         if mode is SearchMode.SEMANTIC:
             return [ScoredNode(h.node, h.score, None, h.score) for h in semantic]
-        return self._hybrid(query, keyword, semantic, first)
+        found = (
+            [ScoredNode(h.node, h.score, h.score, None) for h in keyword]
+            if mode is SearchMode.KEYWORD
+            else self._hybrid(query, keyword, semantic, first)
+        )
+        return _named_first(found, self._named(query, wanted), first)
+
+    def _named(self, query: str, kinds: Collection[NodeKind] | None) -> GraphNode | None:
+        """The node ``query`` names exactly (its id, name, label, title or an alias)."""
+        if len(query) > MAX_NAME_CHARS:
+            return None
+        return self.store.find_node(" ".join(query.split()), kinds)
 
     def _hybrid(
         self,
@@ -239,10 +252,16 @@ class GraphService:
             cos[pid] = _cosine(vector, vec)
         named = [h.node for h in keyword if h.node.id not in cos and h.node.id not in
                  missing_papers]
-        if named:
-            for node, vec in zip(named, self.embedding.embedder().encode(
-                    [n.label for n in named]), strict=True):
-                cos[node.id] = _cosine(vector, [float(x) for x in vec])
+        # a paper's name is its title: the best keyword hits with one also get the cosine
+        # of their title (a near-exact title finds its paper, as a concept's name does)
+        titled = [h.node for h in keyword if isinstance(h.node, Paper) and h.node.title][
+            :TITLE_HITS]
+        texts = [n.label for n in named] + [n.title or "" for n in titled]
+        if texts:
+            vecs = self.embedding.embedder().encode(texts)
+            for node, vec in zip([*named, *titled], vecs, strict=True):
+                c = _cosine(vector, [float(x) for x in vec])
+                cos[node.id] = max(c, cos.get(node.id, c))
         # a concept's cosine is its name's: ~1.0 for a query that repeats the name. A paper's
         # name is its title; the title's own embedding would give exactly 1.0 when the
         # query is the title (the model is uncased), so say so without encoding it
@@ -391,11 +410,17 @@ class GraphService:
         return list(data.nodes.values()), list(data.edges.values())
 
     # ------------------------------------------------------------------ writes
-    def pipeline(self, progress: Progress | None = None) -> Pipeline:
-        """A build pipeline with this service's model (the caller closes it)."""
+    def pipeline(self, progress: Progress | None = None, *, incremental: bool = True) -> Pipeline:
+        """A build pipeline with this service's model (the caller closes it).
+
+        ``incremental``: the pipeline will serve more than one write (see Pipeline).
+        """
         from graph.build import Pipeline
 
-        return Pipeline(self.settings, embedder=self.embedding.embedder(), progress=progress)
+        return Pipeline(
+            self.settings, embedder=self.embedding.embedder(), progress=progress,
+            incremental=incremental,
+        )
 
     def write(
         self,
@@ -409,7 +434,7 @@ class GraphService:
     ) -> BuildReport:
         """Build (``replace``), add or remove papers; only what changed is written."""
         own = pipeline is None
-        pipe = pipeline or self.pipeline(progress)
+        pipe = pipeline or self.pipeline(progress, incremental=False)
         try:
             return pipe.run(
                 self.store, add_paths=paths, add_papers=papers, remove=remove, replace=replace
@@ -422,6 +447,27 @@ class GraphService:
 def _blank(text: str) -> bool:
     """Nothing to read: white space, NULs and other control characters only."""
     return not any(c.isprintable() and not c.isspace() for c in text)
+
+
+def _named_first(
+    found: Sequence[ScoredNode], named: GraphNode | None, first: int
+) -> list[ScoredNode]:
+    """``found`` with the node the query names exactly in front (scored as the best).
+
+    BM25 ranks a paper that repeats a concept's name several times above the concept
+    itself; a reader who types a name wants the node of that name first.
+    """
+    if named is None:
+        return list(found[:first])
+    own = next((f for f in found if f.node.id == named.id), None)
+    best = max((f.score for f in found), default=0.0)
+    head = ScoredNode(
+        named,
+        max(best, own.score if own else 0.0),
+        own.keyword_score if own else None,
+        own.similarity if own else None,
+    )
+    return [head, *(f for f in found if f.node.id != named.id)][:first]
 
 
 def _spaced(text: str) -> str:

@@ -102,6 +102,20 @@ class Extractor(Protocol):
         ...
 
 
+class IncrementalResolution(Protocol):
+    """A resolution kept current across calls (see :mod:`graph.extract.incremental`).
+
+    ``update`` must return exactly what the extractor's ``resolve`` returns for the same
+    extractions, whatever sets it was given before.
+    """
+
+    changed_papers: set[str]  # papers whose terms the last update changed (or removed)
+
+    def update(self, extractions: Mapping[str, Extraction]) -> Resolution:
+        """The resolution of ``extractions``, reusing the previous call's work."""
+        ...
+
+
 def extraction_to_json(e: Extraction) -> str:
     """An Extraction as JSON (field names only: no module path, no pickle)."""
     return json.dumps(dataclasses.asdict(e), ensure_ascii=False)

@@ -163,7 +163,12 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
         # Only the longer term's written-out mentions hold the shorter one: "meta-RL" used
         # five times must not swallow "reinforcement learning" written alone twice.
         held: set[str] = set()
+        # a term the paper defines ("Spiking Neural Networks (SNNs)") is one of its own,
+        # however often it is written inside longer ones ("deep SNNs", "sparse SNNs")
+        own_defined = {_fold(lg) for _, lg in ex.acronyms}
         for g in sorted(keep):
+            if g in own_defined:
+                continue
             inner = names[g]
             if any(
                 o != g and o not in held and inner in names[o]
@@ -183,7 +188,11 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
             if standalone_df[g] < common:
                 del keep[g]
         # "training reinforcement learning agent": a verb in -ing before a term of the paper
+        # (not a term the paper defines: "spiking neural network (SNN)" is a name)
+        own_defined = {_fold(lg) for _, lg in extractions[pid].acronyms}
         for g in sorted(keep):
+            if g in own_defined:
+                continue
             head, _, rest = names[g].strip().partition(" ")
             verb = _verb_ing(head) or head in {"training", "learning", "fitting", "running"}
             if verb and " " in rest and _fold(rest) in keep and _fold(rest) != g:
@@ -267,8 +276,13 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
                     and (_everyday_word(concepts[cid].name) or df_of[cid] == 1))
         }
         if len(merged) > _MAX_CONCEPTS:
-            # the weakest go: mentioned once, outside the lead sentence, and the least specific
-            ranked = sorted(merged, key=lambda c: (-merged[c][0], -df_of.get(c, 0), c))
+            # the weakest go: mentioned once, outside the lead sentence, and the least
+            # specific; never a term the paper defines with an acronym
+            defined = {_fold(lg) for _, lg in ex.acronyms}
+            own = {group_id[g] for g in kept[pid] if g in defined}
+            ranked = sorted(
+                merged, key=lambda c: (c not in own, -merged[c][0], -df_of.get(c, 0), c)
+            )
             merged = {c: merged[c] for c in ranked[:_MAX_CONCEPTS]}
         for cid, (w, ev, count) in sorted(merged.items()):
             out.append(PaperTerm(pid, cid, NodeKind.CONCEPT, w, ev, count))

@@ -22,6 +22,7 @@ from graph.extract.datasets import (
     _introduces,
     not_data_after,
 )
+from graph.extract.incremental import Resolver
 from graph.extract.labels import make_label
 from graph.extract.lexicon import _DATA_DIR, _TOKEN_RE, _lex
 from graph.extract.phrases import _candidates, _chunks
@@ -172,3 +173,7 @@ class RuleExtractor:
     def resolve(self, extractions: Mapping[str, Extraction]) -> Resolution:
         """Corpus-wide concepts, datasets and per-paper terms."""
         return resolve(extractions)
+
+    def resolver(self) -> Resolver:
+        """A :class:`~graph.extract.incremental.Resolver`: ``resolve`` kept current."""
+        return Resolver()

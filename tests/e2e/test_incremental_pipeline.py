@@ -1,0 +1,158 @@
+"""One long-lived pipeline (as the API keeps) through adds and removes equals fresh rebuilds.
+
+The API's pipeline keeps its resolver and the corpus's extractions between writes, so an
+add resolves only what it can reach. After every step of a sequence (add, remove,
+add-then-remove, a changed text, an acronym defined by a new paper that changes how old
+papers resolve) the stored graph must equal a full build of the same papers by a fresh
+pipeline, and an add must not have re-resolved the whole corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graph.build import Pipeline, graphs_equal
+from graph.ingest import paper_from_record, read_corpus
+from graph.model import GraphData, Paper, concept_id
+from graph.store.embedded import EmbeddedStore
+from graph.store.memory import NetworkxStore
+from tests.support.seeds import EMBED_CACHE, SEEDS, seed_settings
+
+pytestmark = pytest.mark.slow
+
+BARE = [
+    "We probe the DKV cache of transformer models with short prompts and long prompts.",
+    "A DKV layout for sharded serving: we measure DKV hit rates under skewed load.",
+]
+DEFINES = "A distributed key value (DKV) store shards a cache across many machines."
+
+
+def _paper(pid: str, text: str) -> Paper:
+    return paper_from_record({"id": pid, "title": f"Paper {pid}", "abstract": text},
+                             source=f"test:{pid}")
+
+
+@pytest.fixture(scope="module")
+def seed_papers() -> list[Paper]:
+    result = read_corpus([SEEDS])
+    assert not result.problems
+    return result.papers
+
+
+@pytest.fixture(scope="module")
+def settings_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("incremental-pipeline")
+
+
+@pytest.fixture()
+def pipeline(settings_dir: Path) -> Iterator[Pipeline]:
+    p = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE)
+    yield p
+    p.close()
+
+
+def _rebuild(settings_dir: Path, papers: list[Paper]) -> GraphData:
+    fresh = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE)
+    try:
+        store = NetworkxStore()
+        fresh.run(store, add_papers=papers, replace=True)
+        return store.snapshot()
+    finally:
+        fresh.close()
+
+
+def _same(store: EmbeddedStore, settings_dir: Path, papers: dict[str, Paper]) -> GraphData:
+    got = store.snapshot()
+    full = _rebuild(settings_dir, list(papers.values()))
+    assert graphs_equal(full, got) == []
+    # stored attributes too (evidence, kept_by, shared terms), not only weights
+    assert full.edges == got.edges
+    return got
+
+
+def test_a_long_lived_pipeline_equals_rebuilds(
+    tmp_path: Path, pipeline: Pipeline, seed_papers: list[Paper], settings_dir: Path
+) -> None:
+    store = EmbeddedStore(tmp_path / "graph.db")
+    corpus = {p.id: p for p in seed_papers[:50]}
+    bare = [_paper(f"bare{i}", t) for i, t in enumerate(BARE)]
+    corpus.update({p.id: p for p in bare})
+    pipeline.run(store, add_papers=list(corpus.values()), replace=True)
+    before = _same(store, settings_dir, corpus)
+    cid = concept_id("distributed key value")
+    assert cid not in before.nodes
+
+    # an acronym defined by a new paper: the old papers that wrote DKV alone move to it
+    new = _paper("defines", DEFINES)
+    report = pipeline.run(store, add_papers=[new])
+    corpus[new.id] = new
+    after = _same(store, settings_dir, corpus)
+    assert all((p.id, cid) in {(e.source, e.target) for e in after.edges.values()} for p in bare)
+    assert report.step_seconds["extract.resolve"] >= 0.0
+
+    # more seeds, then remove two old papers and one just added
+    more = seed_papers[50:62]
+    pipeline.run(store, add_papers=more)
+    corpus.update({p.id: p for p in more})
+    _same(store, settings_dir, corpus)
+    gone = [seed_papers[3].id, seed_papers[20].id, more[0].id]
+    pipeline.run(store, remove=gone)
+    for pid in gone:
+        del corpus[pid]
+    _same(store, settings_dir, corpus)
+
+    # the definition leaves again: the old papers resolve as before
+    pipeline.run(store, remove=[new.id])
+    del corpus[new.id]
+    assert cid not in _same(store, settings_dir, corpus).nodes
+
+    # a paper whose text changed under the same id is a remove and an add
+    changed = _paper(bare[0].id, DEFINES + " We also time DKV lookups.")
+    pipeline.run(store, add_papers=[changed])
+    corpus[changed.id] = changed
+    assert cid in _same(store, settings_dir, corpus).nodes
+    store.close()
+
+
+def test_an_add_does_not_resolve_the_whole_corpus(
+    tmp_path: Path, pipeline: Pipeline, seed_papers: list[Paper]
+) -> None:
+    store = EmbeddedStore(tmp_path / "graph.db")
+    pipeline.run(store, add_papers=seed_papers[:60], replace=True)
+    resolver = pipeline._resolver
+    assert resolver is not None
+    pipeline.run(store, add_papers=[_paper("one-more", BARE[0])])
+    # the papers whose terms this add changed: the new one and a few that share its words
+    assert "one-more" in resolver.changed_papers
+    assert len(resolver.changed_papers) < 30
+    store.close()
+
+
+def test_a_primed_pipeline_resolves_only_what_the_first_add_reaches(
+    tmp_path: Path, seed_papers: list[Paper], settings_dir: Path
+) -> None:
+    store = EmbeddedStore(tmp_path / "graph.db")
+    builder = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE, incremental=False)
+    try:
+        builder.run(store, add_papers=seed_papers[:60], replace=True)
+        assert builder._resolver is None  # a one-shot pipeline keeps no resolver
+    finally:
+        builder.close()
+    served = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE)
+    try:
+        served.prime(store)  # what the API's warm-up does
+        resolver = served._resolver
+        assert resolver is not None
+        assert len(resolver.changed_papers) == 60
+        served.run(store, add_papers=[_paper("first-add", DEFINES)])
+        assert "first-add" in resolver.changed_papers
+        assert len(resolver.changed_papers) < 30
+        corpus = {p.id: p for p in seed_papers[:60]}
+        corpus["first-add"] = _paper("first-add", DEFINES)
+        _same(store, settings_dir, corpus)
+    finally:
+        served.close()
+        store.close()

@@ -1,0 +1,142 @@
+"""graph.extract.incremental.Resolver against resolve(): every update equals a fresh resolve."""
+
+from __future__ import annotations
+
+import csv
+import random
+from pathlib import Path
+
+import pytest
+
+from graph.extract import Extraction, Resolution, extract, resolve
+from graph.extract.incremental import Resolver
+from graph.extract.resolve import _STANDALONE_MIN, _STANDALONE_SHARE
+from graph.model import concept_id
+from tests.unit.test_extract import _seed_abstracts
+
+_HERE = Path(__file__).resolve()
+ICLR2021 = next(
+    (
+        base / "shared" / "data" / "iclr2021" / "paperlist.tsv"
+        for base in (_HERE.parents[3], _HERE.parents[4])  # beside the checkout, or a worktree
+        if (base / "shared" / "data" / "iclr2021" / "paperlist.tsv").exists()
+    ),
+    _HERE.parents[3] / "shared" / "data" / "iclr2021" / "paperlist.tsv",
+)
+
+
+def _same(a: Resolution, b: Resolution) -> None:
+    assert list(a.concepts) == list(b.concepts)
+    assert a.concepts == b.concepts
+    assert list(a.datasets) == list(b.datasets)
+    assert a.datasets == b.datasets
+    assert a.paper_terms == b.paper_terms
+    assert a.terms == b.terms
+
+
+def _check(resolver: Resolver, current: dict[str, Extraction]) -> Resolution:
+    got = resolver.update(dict(current))
+    _same(got, resolve(current))
+    return got
+
+
+@pytest.fixture(scope="module")
+def seed_extractions() -> dict[str, Extraction]:
+    return {pid: extract(text) for pid, text in _seed_abstracts().items()}
+
+
+def _random_walk(exs: dict[str, Extraction], start: int, steps: int, seed: int) -> None:
+    rng = random.Random(seed)
+    ids = sorted(exs)
+    rng.shuffle(ids)
+    current = {p: exs[p] for p in ids[:start]}
+    rest = ids[start:]
+    resolver = Resolver()
+    _check(resolver, current)
+    for _ in range(steps):
+        op = rng.random()
+        if op < 0.45 and rest:
+            for p in rest[: rng.randint(1, 8)]:
+                current[p] = exs[p]
+                rest.remove(p)
+        elif op < 0.8 and len(current) > 2:
+            for p in rng.sample(sorted(current), rng.randint(1, min(5, len(current) - 1))):
+                del current[p]
+                rest.append(p)
+        else:  # remove some and add others in one update
+            gone = rng.sample(sorted(current), min(3, len(current) - 1))
+            for p in rest[:3]:
+                current[p] = exs[p]
+            rest = rest[3:] + gone
+            for p in gone:
+                del current[p]
+        _check(resolver, current)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_adds_and_removes_equal_full_resolve(
+    seed_extractions: dict[str, Extraction], seed: int
+) -> None:
+    _random_walk(seed_extractions, 30, 25, seed)
+
+
+def test_add_then_remove_returns_to_the_same_resolution(
+    seed_extractions: dict[str, Extraction],
+) -> None:
+    ids = sorted(seed_extractions)
+    base = {p: seed_extractions[p] for p in ids[:50]}
+    resolver = Resolver()
+    first = _check(resolver, base)
+    _check(resolver, {**base, **{p: seed_extractions[p] for p in ids[50:]}})
+    again = _check(resolver, base)
+    _same(again, first)
+    assert resolver.changed_papers  # the removal did change some papers' terms
+
+
+def test_an_acronym_defined_by_a_new_paper_changes_old_papers() -> None:
+    bare = {
+        f"old{i}": extract(f"We probe the DKV cache of a model with {w} prompts. DKV helps.")
+        for i, w in enumerate(["short", "long", "noisy"])
+    }
+    resolver = Resolver()
+    before = _check(resolver, bare)
+    cid = concept_id("distributed key value")
+    assert all(cid not in terms for terms in before.paper_terms.values())
+    defines = extract("A distributed key value (DKV) store shards a cache across machines.")
+    after = _check(resolver, {**bare, "new": defines})
+    # the old papers that wrote DKV alone now point at the long form the new paper gave
+    assert all(cid in after.paper_terms[p] for p in bare)
+    assert set(bare) <= resolver.changed_papers
+    # and go back when it leaves
+    _same(_check(resolver, bare), before)
+
+
+def test_a_changed_text_is_a_remove_and_an_add(seed_extractions: dict[str, Extraction]) -> None:
+    ids = sorted(seed_extractions)
+    current = {p: seed_extractions[p] for p in ids[:40]}
+    resolver = Resolver()
+    _check(resolver, current)
+    current[ids[0]] = seed_extractions[ids[60]]  # same id, another abstract
+    _check(resolver, current)
+    assert ids[0] in resolver.changed_papers
+    assert resolver.update(dict(current)) is resolver.update(dict(current))  # nothing to do
+
+
+@pytest.mark.skipif(not ICLR2021.exists(), reason="ICLR 2021 reference data not present")
+def test_iclr_across_the_standalone_threshold() -> None:
+    """Near N = 1500 the 'used on its own' threshold steps from 3 to 4 papers and back."""
+    with ICLR2021.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))[:1520]
+    exs = {r["paper_id"]: extract(r["abstract"]) for r in rows if r.get("abstract")}
+    edge = int(_STANDALONE_MIN / _STANDALONE_SHARE)  # the N where the threshold steps
+    assert len(exs) > edge + 10
+    ids = sorted(exs)
+    current = {p: exs[p] for p in ids[: edge - 3]}
+    resolver = Resolver()
+    _check(resolver, current)
+    for batch in (ids[edge - 3 : edge + 4], ids[edge + 4 : edge + 9]):
+        current.update({p: exs[p] for p in batch})
+        _check(resolver, current)
+    for p in ids[:10]:
+        del current[p]
+    _check(resolver, current)
