@@ -16,6 +16,7 @@ title) with what it holds and tokenises only the new or changed ones.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -23,7 +24,7 @@ import re
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -297,17 +298,16 @@ class LexicalIndex:
             counts = np.asarray([grams[i] for i in ids.tolist()], dtype=np.float64)
             return self._weigh(ids, counts)
 
-    def scores(self, query: LexVector) -> dict[str, float]:
+    def scores(self, query: LexVector) -> WordScores:
         """Cosine of ``query`` with every indexed paper that shares a gram with it."""
         with self._lock:
             m = self._ensure_matrix()
             if not len(query.ids) or not m.shape[0]:
-                return {}
+                return WordScores.none()
             q = np.zeros(m.shape[1])
             q[query.ids] = query.weights
-            got = m @ q
-            hit = np.flatnonzero(got > 0)
-            return {self._rows[i]: float(got[i]) for i in hit.tolist()}
+            # the rows are rebuilt as new objects, never changed in place: safe to keep
+            return WordScores(self._rows, self._row_of, m @ q)
 
     def scores_among(self, queries: Sequence[LexVector], ids: Sequence[str]) -> np.ndarray:
         """Cosine of each query with each of ``ids``: len(queries) x len(ids), 0 where unknown."""
@@ -345,6 +345,53 @@ class LexicalIndex:
             if len(kept) == top:
                 break
         return kept
+
+
+class WordScores(Mapping[str, float]):
+    """paper id -> cosine with a query, for the papers that share a gram with it (> 0).
+
+    Kept as the index's one array of scores, not as a dict: related() reads a few dozen
+    of ~N scores, and building the dict (and sorting it for the best) was a fifth of it.
+    """
+
+    def __init__(self, rows: Sequence[str], row_of: Mapping[str, int], got: np.ndarray) -> None:
+        self._rows, self._row_of, self._got = rows, row_of, got
+        self._hit = np.flatnonzero(got > 0)
+
+    def __getitem__(self, pid: str) -> float:
+        i = self._row_of.get(pid)
+        if i is None or not self._got[i] > 0:
+            raise KeyError(pid)
+        return float(self._got[i])
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._rows[i] for i in self._hit.tolist())
+
+    def __len__(self) -> int:
+        return len(self._hit)
+
+    @classmethod
+    def none(cls) -> WordScores:
+        """No scores (no query words)."""
+        return cls([], {}, np.zeros(0))
+
+    def best(self, n: int, skip: Collection[str] = ()) -> list[str]:
+        """The ``n`` best papers not in ``skip``, by (-score, id): as sorting them all."""
+        hit = self._hit
+        if skip:
+            gone = [i for i in (self._row_of.get(p) for p in skip) if i is not None]
+            hit = hit[~np.isin(hit, gone)]
+        if n <= 0 or not len(hit):
+            return []
+        scores = self._got[hit]
+        if len(hit) > n:
+            # everything at least the n-th best score (ties included), then exactly sorted
+            nth = np.partition(scores, len(hit) - n)[len(hit) - n]
+            keep = scores >= nth
+            hit, scores = hit[keep], scores[keep]
+        # rows are in id order, so (-score, row) is (-score, id)
+        order = np.lexsort((hit, -scores))[:n]
+        return [self._rows[i] for i in hit[order].tolist()]
 
 
 def _read_saved(
@@ -434,12 +481,15 @@ def appears(gram: str, text: str) -> bool:
     return f" {' '.join(gram.casefold().replace('-', ' ').split())} " in hay
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def overlaps(a: str, b: str) -> bool:
     """Whether two phrases say the same thing: one's words inside the other's.
 
     Words match when one is a prefix of the other of at least 4 letters ("robust" and
     "robustness", "perturbation" and "perturbations"), so a unigram inside a shown bigram
     or a plural beside its singular is one reason, not two.
+
+    Cached: related() asks it of the same grams and term names thousands of times a call.
     """
     wa, wb = a.casefold().replace("-", " ").split(), b.casefold().replace("-", " ").split()
     if len(wa) > len(wb):

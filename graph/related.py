@@ -32,7 +32,6 @@ term -> candidate.
 
 from __future__ import annotations
 
-import heapq
 import math
 import threading
 from collections import defaultdict
@@ -45,6 +44,7 @@ from graph.errors import InvalidArgumentError, NotFoundError
 from graph.lexical import (
     LexicalIndex,
     LexVector,
+    WordScores,
     appears,
     mean_vector,
     overlaps,
@@ -53,7 +53,6 @@ from graph.lexical import (
 )
 from graph.model import Edge, GraphPath, Paper, Reason, RelatedPaper, RelType
 from graph.query import QueryLayer
-from graph.query.rules import edge_sort_key
 from graph.store.base import GraphStore
 
 MAX_REASONS = 3  # a reader reads three; more repeat what the first said
@@ -154,17 +153,15 @@ def related(
         [v for v in (lexical.vector_of(s) for s in seeds) if v is not None]
         + ([lexical.vector_for_text(text)] if text else [])
     )
-    words = lexical.scores(lex_query) if lex_query is not None else {}
+    words = lexical.scores(lex_query) if lex_query is not None else WordScores.none()
 
     # candidates: nearest by vector, most word overlap, joined to a seed by terms/citations
     candidates: set[str] = set()
     if query is not None:
         for h in store.vector_search(query.tolist(), limit=pool, exclude=skip):
             candidates.add(h.node.id)
-    # the best `pool` of ~N scores; (score, id) is a total order, so nsmallest == sorted[:pool]
-    candidates.update(
-        heapq.nsmallest(pool, (p for p in words if p not in skip), key=lambda p: (-words[p], p))
-    )
+    # the best `pool` of ~N scores by (-score, id), a total order: as sorted(...)[:pool]
+    candidates.update(words.best(pool, skip))
     seed_terms: dict[str, Edge] = {}
     cites: dict[str, list[Edge]] = defaultdict(list)
     for e in store.edges_of(seeds, [RelType.SHARES_TERM, RelType.CITES, *TERM_TYPES]):
@@ -183,7 +180,7 @@ def related(
         return []
 
     cand_ids = sorted(candidates)
-    vecs = store.embeddings(cand_ids)
+    vecs = _embeddings(store, cand_ids)
     nodes = store.get_nodes(cand_ids)
     query_terms = set(seed_terms) if seeds else set(text_terms)
     idf = _linking_idf(store, sorted(query_terms), len(lexical), term_counts)
@@ -270,6 +267,17 @@ def _feedback(
         c.score += g
 
 
+def _embeddings(store: GraphStore, ids: Sequence[str]) -> Mapping[str, Sequence[float]]:
+    """``store.embeddings(ids)``, as float64 rows straight from the in-memory matrix where
+    the backend has one: the same values without a Python list of 384 floats per paper."""
+    if isinstance(store, QueryLayer):
+        rows = getattr(store.read_backend(), "embedding_rows", None)
+        if rows is not None:
+            found: Mapping[str, Sequence[float]] = rows(ids)
+            return found
+    return store.embeddings(ids)
+
+
 def _incident(store: GraphStore, ids: Sequence[str], types: Collection[RelType]) -> list[Edge]:
     """Edges touching ``ids``, in any order, repeats allowed.
 
@@ -292,7 +300,8 @@ def _edges_from(store: GraphStore, ids: Collection[str], types: Collection[RelTy
     """
     found = {(e.source, e.target, e.type): e
              for e in _incident(store, list(ids), types) if e.source in ids}
-    return sorted(found.values(), key=edge_sort_key)
+    # the keys are edge_sort_key's own tuples, and unique: sorting them needs no key calls
+    return [found[k] for k in sorted(found)]
 
 
 class TermCounts:

@@ -9,6 +9,13 @@ completed directly: collect the selection once (graphql-core's own
 ``collect_subfields``, so fragments, aliases, ``@skip``/``@include`` and
 ``__typename`` keep their meaning), then read and serialize each attribute.
 
+A resolver may also hand over :class:`RawRows`: the domain objects the rows would
+be made from, with getters that read each field straight from them. The fast path
+then makes no row objects at all (a depth-2 neighbourhood has thousands of edges,
+and making a row per edge cost about as much as completing it); the standard path
+reads the rows, made one by one as it iterates. Columns are read a field at a
+time (``map`` over the items), not a row at a time.
+
 Anything unusual (``@defer``/``@stream``, a null in a non-null field, a field
 with arguments) falls back to the standard path, which then reports errors the
 usual way. ``tests/api/test_fastpath.py`` checks both paths give equal results.
@@ -16,8 +23,9 @@ usual way. ``tests/api/test_fastpath.py`` checks both paths give equal results.
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, ClassVar
 
@@ -53,6 +61,29 @@ _IDENTITY: dict[Any, type] = {
 
 class _FallbackError(Exception):
     """This list needs the standard completion."""
+
+
+class RawRows(Sequence[Any]):
+    """Flat rows held as the objects they are made from (``raw``), made by ``make``
+    only when read one by one; ``direct`` reads GraphQL fields from a raw item."""
+
+    __slots__ = ("direct", "make", "raw")
+
+    def __init__(
+        self, raw: Sequence[Any], make: Getter, direct: Mapping[str, Getter]
+    ) -> None:
+        self.raw, self.make, self.direct = raw, make, direct
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.make(x) for x in self.raw[i]]
+        return self.make(self.raw[i])
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.make, self.raw)
 
 
 # (response key, getter, serializer, identity type, non-null, is list)
@@ -120,7 +151,7 @@ class FlatListExecutionContext(StrawberryGraphQLCoreExecutionContext):
         if (
             isinstance(item_type, GraphQLObjectType)
             and item_type.name in self.flat_plan
-            and isinstance(result, list | tuple)
+            and isinstance(result, list | tuple | RawRows)
             and not any(fd.node.directives for fd in field_details_list)
         ):
             try:
@@ -138,32 +169,66 @@ class FlatListExecutionContext(StrawberryGraphQLCoreExecutionContext):
         if collected.new_defer_usages:
             raise _FallbackError
         attrs = self.flat_plan[obj_type.name]
+        raw = items.raw if isinstance(items, RawRows) else items
         columns = []
         for key, details in collected.grouped_field_set.items():
             node = details[0].node
             if node.arguments:
                 raise _FallbackError
-            columns.append(_column(key, node.name.value, attrs, obj_type))
+            name = node.name.value
+            column = _column(key, name, attrs, obj_type)
+            if isinstance(items, RawRows) and column[1] is not None:
+                get = items.direct.get(name)
+                if get is None:  # read from the row: make it (for this field only)
+                    get = _through(items.make, column[1])
+                column = (key, get, *column[2:])
+            columns.append(column)
         typename = obj_type.name
-        rows: list[dict[str, Any]] = []
-        append = rows.append
-        for item in items:
-            row: dict[str, Any] = {}
-            for key, get, ser, same, nonnull, is_list in columns:
-                if get is None:
-                    row[key] = typename
-                    continue
-                value = get(item)
-                if value is None:
-                    if nonnull:
-                        raise _FallbackError  # the standard path reports the error
-                    row[key] = None
-                elif is_list:
-                    row[key] = [v if type(v) is same else ser(v) for v in value]
+        values: list[list[Any]] = []
+        for _key, get, ser, same, nonnull, is_list in columns:
+            if get is None:
+                values.append([typename] * len(raw))
+                continue
+            col = list(map(get, raw))
+            if None in col:
+                if nonnull:
+                    raise _FallbackError  # the standard path reports the error
+                col = [None if v is None else _leaf(v, ser, same, is_list) for v in col]
+            elif is_list:
+                col = [_leaf(v, ser, same, True) for v in col]
+            elif set(map(type, col)) - {same}:  # some need serializing (enums: all)
+                if same is None:  # an enum: few members, each serialized once
+                    table = {v: ser(v) for v in set(col)}
+                    col = list(map(table.__getitem__, col))
                 else:
-                    row[key] = value if type(value) is same else ser(value)
-            append(row)
-        return rows
+                    col = [v if type(v) is same else ser(v) for v in col]
+            values.append(col)
+        if not values:  # every field skipped by a directive
+            return [{} for _ in raw]
+        return _row_maker(len(values))(values, *(c[0] for c in columns))
+
+
+@functools.cache
+def _row_maker(n: int) -> Callable[..., list[dict[str, Any]]]:
+    """``f(columns, key_0, ..., key_n-1)``: the rows as dicts, made by a dict display (a
+    third of the time of ``dict(zip(keys, row))``). The code names only positions; the
+    keys (the query's own aliases) are arguments, never part of the code."""
+    keys = ", ".join(f"k{i}" for i in range(n))
+    row = ", ".join(f"k{i}: v{i}" for i in range(n))
+    names = ", ".join(f"v{i}" for i in range(n)) + ("," if n == 1 else "")
+    code = f"lambda columns, {keys}: [{{{row}}} for {names} in zip(*columns)]"
+    made: Callable[..., list[dict[str, Any]]] = eval(code, {"zip": zip})  # noqa: S307
+    return made
+
+
+def _through(make: Getter, get: Getter) -> Getter:
+    return lambda item: get(make(item))
+
+
+def _leaf(value: Any, ser: Getter, same: type | None, is_list: bool) -> Any:
+    if is_list:
+        return [v if type(v) is same else ser(v) for v in value]
+    return value if type(value) is same else ser(value)
 
 
 def flat_plan(schema: GraphQLSchema, types: FlatPlan) -> FlatPlan:

@@ -9,9 +9,12 @@ so :mod:`api.graphql.fastpath` can complete whole lists of them at once.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import attrgetter
+from typing import cast
 
 import strawberry
 
+from api.graphql.fastpath import Getter, RawRows
 from graph import model
 from graph.model import NodeKind, RelType
 from graph.schema import hop_reason
@@ -85,11 +88,34 @@ class Subgraph:
     truncated: bool
 
 
+def _terms(edge: model.Edge) -> list[str] | None:
+    terms = edge.attrs.get("terms")
+    return list(terms) if terms is not None else None
+
+
+#: GraphNode's fields read straight from a domain node (see api.graphql.fastpath.RawRows)
+NODE_FIELDS: Mapping[str, Getter] = {
+    "id": attrgetter("id"), "label": attrgetter("label"), "kind": attrgetter("kind"),
+}
+
+
+def edge_fields(labels: Mapping[str, str]) -> Mapping[str, Getter]:
+    """GraphEdge's fields read straight from a domain edge (``labels`` word its reason)."""
+    return {
+        "source": attrgetter("source"), "target": attrgetter("target"),
+        "type": attrgetter("type"), "weight": attrgetter("weight"), "terms": _terms,
+        "reason": lambda edge: hop_reason(edge, labels),
+    }
+
+
 def subgraph(sub: model.Subgraph) -> Subgraph:
+    """The payload, its rows left as the domain nodes and edges until a path reads them
+    one by one (the fast path reads the fields from those directly)."""
     labels = {n.id: n.label for n in sub.nodes}
+    nodes = RawRows(sub.nodes, graph_node, NODE_FIELDS)
+    edges = RawRows(sub.edges, lambda e: graph_edge(e, labels), edge_fields(labels))
     return Subgraph(
-        nodes=[graph_node(n) for n in sub.nodes],
-        edges=[graph_edge(e, labels) for e in sub.edges],
+        nodes=cast(list[GraphNode], nodes), edges=cast(list[GraphEdge], edges),
         truncated=sub.truncated,
     )
 

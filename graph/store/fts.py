@@ -121,14 +121,17 @@ def search(
         kind_values = sorted(k.value for k in kinds)
     match = match_query(terms)
     # bm25() is lower-is-better (negative): negated, summed over the two tables, and
-    # rounded so that ties are by id
+    # rounded so that ties are by id. Grouped by the rowid both tables share (a node's
+    # docid), not by the id column: reading that column for every match (thousands for
+    # a common word) was a third of the query; only the grouped rows look their id up
     sql = (
-        "SELECT id, round(sum(s), 9) AS score FROM ("  # noqa: S608 - constants and placeholders only
-        f"SELECT id, -bm25(search_names, 0, 0, {_NAME_W}, {_TITLE_W}) AS s FROM search_names"
-        f" WHERE search_names MATCH ?{where}"
-        f" UNION ALL SELECT id, -bm25(search_body, 0, 0, {_ABSTRACT_W}) AS s FROM search_body"
-        f" WHERE search_body MATCH ?{where}"
-        ") GROUP BY id ORDER BY score DESC, id LIMIT ?"
+        "SELECT i.id, g.score FROM (SELECT d, round(sum(s), 9) AS score FROM ("  # noqa: S608 - constants and placeholders only
+        f"SELECT rowid AS d, -bm25(search_names, 0, 0, {_NAME_W}, {_TITLE_W}) AS s"
+        f" FROM search_names WHERE search_names MATCH ?{where}"
+        f" UNION ALL SELECT rowid AS d, -bm25(search_body, 0, 0, {_ABSTRACT_W}) AS s"
+        f" FROM search_body WHERE search_body MATCH ?{where}"
+        ") GROUP BY d) AS g JOIN search_ids AS i ON i.docid = g.d"
+        " ORDER BY g.score DESC, i.id LIMIT ?"
     )
     try:
         rows = db.execute(sql, [match, *kind_values, match, *kind_values, limit]).fetchall()

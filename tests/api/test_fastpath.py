@@ -28,6 +28,10 @@ QUERIES = [
        edges { why: reason source terms reason @include(if: true) } } }""",
     """query($a: ID!, $b: ID!) { paths(from: $a, to: $b, k: 2, maxHops: 3) {
        edges { reason terms type } } }""",
+    # the neighbourhood's rows are left as domain objects (RawRows): every field skipped,
+    # the same field twice under one key and under two, an unknown-to-the-row __typename
+    """query($a: ID!) { neighborhood(id: $a, depth: 2, limit: 60) {
+       nodes { id @skip(if: true) } edges { type type t2: type __typename w: weight } } }""",
     """query($a: ID!, $b: ID!) { paths(from: $a, to: $b, k: 2, maxHops: 3) {
        nodes { id kind } hops { from to type weight reason terms } edges { source type } } }""",
 ]

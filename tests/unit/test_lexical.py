@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from graph.lexical import LexicalIndex, appears, overlaps, paper_text, spelled
+from graph.lexical import LexicalIndex, WordScores, appears, overlaps, paper_text, spelled
 from graph.model import GraphChange, NodeKind, Paper
 from graph.store.memory import NetworkxStore
 
@@ -236,3 +236,25 @@ def test_a_damaged_saved_index_is_ignored(tmp_path: Path, damage: str) -> None:
     assert len(other) == 0
     other.sync(_store(papers))  # and it still works from scratch
     assert np.allclose(_index_cosines(other, papers), _index_cosines(index, papers))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_best_scores_are_the_first_of_all_sorted(seed: int) -> None:
+    """WordScores.best(n, skip) picks without sorting every score: it must still give
+    exactly sorted((-score, id))[:n] of the papers not skipped, ties and zeros included."""
+    rng = random.Random(seed)
+    n_rows = rng.randint(0, 60)
+    rows = sorted(f"p{rng.randrange(10**6):06d}" for _ in range(n_rows))
+    rows = sorted(set(rows))
+    # few distinct values, so ties are common; zeros are no score at all
+    got = np.array([rng.choice([0.0, 0.0, 0.1, 0.25, 0.25, 0.5, 1 / 3]) for _ in rows])
+    scores = WordScores(rows, {p: i for i, p in enumerate(rows)}, got)
+    as_dict = {p: float(v) for p, v in zip(rows, got, strict=True) if v > 0}
+    assert dict(scores) == as_dict and len(scores) == len(as_dict)
+    for p in rows:
+        assert scores.get(p, -1.0) == as_dict.get(p, -1.0)
+    skip = set(rng.sample(rows, min(len(rows), rng.randint(0, 8)))) | {"not-a-paper"}
+    for n in (0, 1, 3, 10, 59, 100):
+        want = sorted((p for p in as_dict if p not in skip), key=lambda p: (-as_dict[p], p))[:n]
+        assert scores.best(n, skip) == want, (n, skip)
+    assert WordScores.none().best(5) == [] and dict(WordScores.none()) == {}
