@@ -274,8 +274,15 @@ def _key(words: Sequence[str]) -> str:
 
 
 def _fold(key: str) -> str:
-    """Merge key for spelling variants: "fine-tuning" == "finetuning"."""
-    return key.replace("-", "").replace(" ", "")
+    """Merge key for spelling variants: "fine-tuning" == "finetuning", "Fréchet" == "Frechet"."""
+    key = key.replace("-", "").replace(" ", "")
+    return key if key.isascii() else _unaccented(key)
+
+
+@lru_cache(maxsize=65536)
+def _unaccented(key: str) -> str:
+    # NFKD splits "é" into "e" + a combining accent; the accent goes
+    return "".join(c for c in unicodedata.normalize("NFKD", key) if not unicodedata.combining(c))
 
 
 def _head_of(key: str) -> str:

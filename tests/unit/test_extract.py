@@ -479,3 +479,18 @@ def test_label_names_the_contribution(abstract: str, want: str | None) -> None:
     else:
         assert label == want
     assert 3 <= len(label) <= 91
+
+
+def test_accented_and_plain_spellings_are_one_concept_and_its_acronym_resolves() -> None:
+    # ICLR 2021 wrote both "Frechet" and "Fréchet Inception Distance (FID)": two long forms,
+    # so a bare "FID" was ambiguous and became a concept of its own beside the real one
+    res = resolve({
+        "a": extract("We report the Frechet Inception Distance (FID) of samples on CIFAR-10."),
+        "b": extract("Sample quality in Fréchet Inception Distance (FID) improves over GANs."),
+        "c": extract("Our colorization transformer lowers FID on ImageNet colorization."),
+    })
+    fid = [c for c in res.concepts.values() if "FID" in c.aliases or c.name == "FID"]
+    assert len(fid) == 1
+    spelled = {fid[0].name, *fid[0].aliases}
+    assert {"Frechet Inception Distance", "Fréchet Inception Distance"} <= spelled
+    assert all(fid[0].id in res.paper_terms[p] for p in "abc")
