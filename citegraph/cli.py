@@ -22,8 +22,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from graph.errors import CitegraphError, NotFoundError
-from graph.lookup import resolve_paper
+from graph.errors import CitegraphError, InvalidArgumentError, NotFoundError
+from graph.lookup import paper_to_remove
 from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType
 from graph.schema import hop_reason
 from graph.service import Embedding, GraphService, SearchMode
@@ -267,14 +267,15 @@ def add(
 
 @app.command()
 def remove(
-    ids: Annotated[list[str], typer.Argument(help="Paper ids (or labels) to remove.")],
+    ids: Annotated[list[str], typer.Argument(
+        help="Paper ids to remove (or a title or label that only one paper has).")],
     as_json: JsonOpt = False,
 ) -> None:
     """Remove papers with their edges, and concepts/datasets no other paper mentions."""
     with _service(reads_only=True) as service:
         try:
-            resolved = [resolve_paper(service.store, i).id for i in ids]
-        except NotFoundError as exc:
+            resolved = [paper_to_remove(service.store, i).id for i in ids]
+        except (NotFoundError, InvalidArgumentError) as exc:
             raise _fail(exc) from None
     report = _run_pipeline(remove=resolved)
     _print_report(report, as_json)

@@ -355,7 +355,8 @@ class Pipeline:
                     ids, matrix, papers, previous, data.embedding_model
                 )
                 self.progress.finish()
-                for e in similar_edges(neighbours, hubs):
+                k, floor = self.settings.similar_k, self.settings.similar_min_score
+                for e in similar_edges(neighbours, hubs, k, floor):
                     data.add_edge(e)
             names = {n.id: n.label for n in data.nodes.values()}
             with self._step(report, "link.shares_term"):
@@ -383,7 +384,7 @@ class Pipeline:
         hubs_prev = None
         if previous is not None and previous.embedding_model == model:
             prev_ids = {pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER}
-            hubs_prev = hubs_from_edges(previous.edges.values(), prev_ids, floor)
+            hubs_prev = hubs_from_edges(previous.edges.values(), prev_ids, floor, k)
         if previous is None or hubs_prev is None:
             plain = top_k_similar(ids, matrix, k, floor, progress=self.progress.advance)
             hubs = hubness(plain, k, floor)
@@ -531,17 +532,10 @@ class Pipeline:
         corpus: dict[str, Paper] = {} if replace else dict(old_papers)
         for pid in remove:
             corpus.pop(pid, None)
-        by_hash = {p.text_hash: pid for pid, p in corpus.items()}
-        for p in new_papers:
-            same = by_hash.get(p.text_hash)
-            if same is not None and same != p.id and not replace:
-                report.duplicates += 1  # already in the graph under another id
-                continue
-            if p.id in corpus and corpus[p.id].text_hash == p.text_hash and not replace:
-                report.duplicates += 1
-                continue
-            corpus[p.id] = p
-            by_hash[p.text_hash] = p.id
+        if replace:
+            corpus.update((p.id, p) for p in new_papers)
+        else:
+            _merge_into(corpus, new_papers, report)
         graph = self.compute(list(corpus.values()), previous, report, full_links=replace)
         with self._step(report, "diff"):
             change = diff(previous, graph)
@@ -557,6 +551,65 @@ class Pipeline:
         with self._timed(report, "write"):
             if not change.empty:
                 store.apply(change)
+
+
+_RECORD_FIELDS = ("text_hash", "title", "venue", "year", "authors", "keywords", "urls",
+                  "references")
+
+
+def _merge_into(corpus: dict[str, Paper], new: Sequence[Paper], report: BuildReport) -> None:
+    """Add ``new`` to ``corpus`` (in place): updates of stored ids first, then new ids.
+
+    * a record equal to the stored one in every field the input gives (not where it was
+      read from) changes nothing: a duplicate;
+    * an update applies whatever changed: title, year, references, or the text, unless
+      the new text is another paper's (reported, not applied);
+    * a new id whose text a paper already has (after this batch's updates: a text moved
+      to a new id in one add goes in) is a duplicate and said so;
+    * an id given twice in one batch: the first counts, the others are reported.
+    """
+    seen: set[str] = set()
+    updates: list[Paper] = []
+    fresh: list[Paper] = []
+    for p in new:
+        if p.id in seen:
+            report.problems.append(_problem(p, f"id {p.id!r} given twice in one input; the "
+                                               "first is kept"))
+            continue
+        seen.add(p.id)
+        (updates if p.id in corpus else fresh).append(p)
+    holder = {q.text_hash: pid for pid, q in sorted(corpus.items())}
+    for p in updates:
+        old = corpus[p.id]
+        if all(getattr(old, f) == getattr(p, f) for f in _RECORD_FIELDS):
+            report.duplicates += 1
+            continue
+        other = holder.get(p.text_hash)
+        if other is not None and other != p.id:
+            report.problems.append(_problem(
+                p, f"paper {p.id!r}: its new text is paper {other!r}'s; not applied"))
+            continue
+        if holder.get(old.text_hash) == p.id:
+            del holder[old.text_hash]
+        corpus[p.id] = p
+        holder[p.text_hash] = p.id
+    for p in fresh:
+        other = holder.get(p.text_hash)
+        if other is not None:
+            report.duplicates += 1
+            report.problems.append(_problem(
+                p, f"paper {p.id!r}: same text as paper {other!r}, already in the graph; "
+                   "not added"))
+            continue
+        corpus[p.id] = p
+        holder[p.text_hash] = p.id
+
+
+def _problem(p: Paper, reason: str) -> InputProblem:
+    path, _, line = (p.source or "input").rpartition(":")
+    if path and line.isdigit():
+        return InputProblem(path, int(line), reason)
+    return InputProblem(p.source or "input", None, reason)
 
 
 def _stored_papers(store: GraphStore, ids: Sequence[str]) -> GraphData:

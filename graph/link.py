@@ -219,14 +219,19 @@ def update_csls(
 def similar_edges(
     neighbours: Mapping[str, Sequence[tuple[str, float]]],
     hubs: Mapping[str, tuple[float, float]] | None = None,
+    k: int | None = None,
+    min_score: float | None = None,
 ) -> list[Edge]:
     """SIMILAR_TO edges (source -> neighbour) with score and rank, and the source's
-    ``hub`` (r) and ``kth`` when ``hubs`` gives them (what an exact update needs)."""
+    ``hub`` (r) and ``kth`` when ``hubs`` gives them, with the ``k`` and ``min_score``
+    they were computed for (what an exact update needs)."""
     out = []
     for pid in sorted(neighbours):
         extra: dict[str, float] = {}
         if hubs is not None and pid in hubs:
             extra = {"hub": hubs[pid][0], "kth": hubs[pid][1]}
+            if k is not None and min_score is not None:
+                extra |= {"k": k, "min_score": min_score}
         for rank, (nb, score) in enumerate(neighbours[pid], start=1):
             attrs = {"score": score, "rank": rank, **extra}
             out.append(Edge(pid, nb, RelType.SIMILAR_TO, score, attrs))
@@ -234,14 +239,17 @@ def similar_edges(
 
 
 def hubs_from_edges(
-    edges: Iterable[Edge], paper_ids: Iterable[str], min_score: float
+    edges: Iterable[Edge], paper_ids: Iterable[str], min_score: float, k: int | None = None
 ) -> Hubs | None:
     """The stored (r, kth) of every paper (a paper without SIMILAR_TO edges: (0, min_score)),
-    or None when some edge lacks them (written by older code: recompute everything)."""
+    or None when some edge lacks them (written by older code) or was computed for another
+    ``k`` or ``min_score`` (the settings changed): then recompute everything."""
     out: Hubs = dict.fromkeys(paper_ids, (0.0, min_score))
     for e in edges:
         if e.type is RelType.SIMILAR_TO:
             if "hub" not in e.attrs or "kth" not in e.attrs:
+                return None
+            if k is not None and (e.attrs.get("k") != k or e.attrs.get("min_score") != min_score):
                 return None
             out[e.source] = (float(e.attrs["hub"]), float(e.attrs["kth"]))
     return out
@@ -595,14 +603,16 @@ def cooccurrence_edges(
 def citation_edges(papers: Iterable[Paper], known: Mapping[str, Any]) -> list[Edge]:
     """CITES edges for references that are ids (or exact titles) of papers in the graph."""
     by_title = {
-        str(getattr(p, "title", "") or "").casefold(): pid
+        str(p.title).casefold(): pid
         for pid, p in known.items()
-        if getattr(p, "title", None)
+        if isinstance(p, Paper) and p.title
     }
     edges = {}
     for p in papers:
         for ref in p.references:
-            target = ref if ref in known else by_title.get(ref.casefold())
+            # a reference names a paper: an id of a concept or dataset cites nothing
+            is_paper = isinstance(known.get(ref), Paper)
+            target = ref if is_paper else by_title.get(ref.casefold())
             if target and target != p.id:
                 edges[(p.id, target)] = Edge(p.id, target, RelType.CITES, 1.0, {})
     return [edges[k] for k in sorted(edges)]

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
-from graph.errors import NotFoundError
+from graph.errors import InvalidArgumentError, NotFoundError
 from graph.model import GraphNode, NodeKind, Paper
 from graph.store.base import GraphStore
 
@@ -136,4 +136,29 @@ def resolve_paper(store: GraphStore, ref: str) -> Paper:
     node = find(store, ref, [NodeKind.PAPER])
     if not isinstance(node, Paper):
         raise NotFoundError(f"no paper with id or label {ref!r}")
+    return node
+
+
+def paper_to_remove(store: GraphStore, ref: str, argument: str = "id") -> Paper:
+    """The one paper ``ref`` names for a removal: its id, or a title or label that no
+    other paper shares. A name two papers share is refused (with their ids), so a
+    removal never picks one of them by id order."""
+    exact = store.get_nodes([ref]).get(ref)
+    if isinstance(exact, Paper):
+        return exact
+    node = resolve_paper(store, ref)
+    said = " ".join(ref.casefold().split())
+    same = {node.id}
+    for hit in store.keyword_search(ref, [NodeKind.PAPER], 50):
+        p = hit.node
+        if isinstance(p, Paper) and said in (
+            " ".join((p.title or "").casefold().split()), " ".join(p.label.casefold().split())
+        ):
+            same.add(p.id)
+    if len(same) > 1:
+        shown = ", ".join(sorted(same)[:5])
+        raise InvalidArgumentError(
+            argument,
+            f"{ref!r} names {len(same)} papers ({shown}): give the id of the one to remove",
+        )
     return node

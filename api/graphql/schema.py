@@ -36,7 +36,7 @@ from api.graphql.resolutions import NameResolutions
 from api.ids import from_global_id, offset_of, raw_id
 from graph import model
 from graph.errors import InputError, InvalidArgumentError, NotFoundError
-from graph.lookup import Resolution
+from graph.lookup import Resolution, paper_to_remove
 from graph.model import NodeKind, RelType
 from graph.service import SearchMode
 from graph.settings import Settings
@@ -368,6 +368,10 @@ class Mutation:
     async def remove_paper(self, info: Ctx, id: strawberry.ID) -> t.ChangeReport:
         info.context.require_api_key()
         node = await find(info, id, [NodeKind.PAPER], "id")
+        if node.id != raw_id(id):  # named, not by id: a name two papers share is refused
+            await info.context.on_service(
+                lambda service: paper_to_remove(service.store, str(id), "id")
+            )
         report = await in_thread(lambda: info.context.services.write(remove=[node.id]))
         return _report(report, [])
 

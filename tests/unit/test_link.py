@@ -342,6 +342,9 @@ def test_hubs_survive_the_edges_they_are_stored_on() -> None:
     ids = [f"p{i}" for i in range(12)]
     m = _vectors(12, seed=9)
     lists, hubs = _csls_full(ids, m, 3, 0.0)
-    edges = similar_edges(lists, hubs)
-    assert hubs_from_edges(edges, ids, 0.0) == hubs
+    edges = similar_edges(lists, hubs, 3, 0.0)
+    assert hubs_from_edges(edges, ids, 0.0, 3) == hubs
     assert hubs_from_edges(similar_edges(lists), ids, 0.0) is None  # older edges: recompute all
+    # computed for another k or min_score (the settings changed): recompute all
+    assert hubs_from_edges(edges, ids, 0.0, 5) is None
+    assert hubs_from_edges(edges, ids, 0.2, 3) is None

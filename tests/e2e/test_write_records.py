@@ -1,0 +1,166 @@
+"""What an add does with records that repeat, move or update what the graph holds.
+
+Found by an outside probe (h-probe2); each of these lost data or answered wrong before.
+
+* A reference that names a concept or dataset id makes a CITES edge to that node.
+* An add that gives an existing paper new text and puts its old text under a new id
+  drops the new paper without a problem (the text is gone from the graph), while a
+  fresh build of the same records keeps it.
+* An add that gives an existing paper the text of another paper, or a new title or
+  references with the same abstract, is dropped without a problem: the paper keeps
+  what it had.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graph.build import Pipeline
+from graph.errors import InvalidArgumentError, NotFoundError
+from graph.ingest import paper_from_record
+from graph.lookup import paper_to_remove
+from graph.model import NodeKind, Paper, RelType
+from graph.store.memory import NetworkxStore
+from tests.support.seeds import EMBED_CACHE, seed_settings
+
+pytestmark = pytest.mark.slow
+
+A = "We propose a method for graph learning that improves node classification on citation networks."
+B = "Graph neural networks for node classification on citation networks are studied anew."
+C = "Kernel two sample tests with deep features are calibrated to keep their power on images."
+
+
+def _paper(pid: str, text: str, refs: list[str] | None = None) -> Paper:
+    record: dict[str, object] = {"id": pid, "abstract": text}
+    if refs:
+        record["references"] = refs
+    return paper_from_record(record, source=f"test:{pid}")
+
+
+def _build(tmp_path: Path, papers: list[Paper]) -> tuple[Pipeline, NetworkxStore]:
+    pipe = Pipeline(seed_settings(tmp_path), cache_dir=EMBED_CACHE)
+    store = NetworkxStore()
+    pipe.run(store, add_papers=papers, replace=True)
+    return pipe, store
+
+
+def test_a_reference_to_a_concept_id_is_no_citation(tmp_path: Path) -> None:
+    first = _paper("r1", A)
+    pipe, store = _build(tmp_path, [first])
+    try:
+        concept = next(n.id for n in store.snapshot().nodes.values() if n.kind is NodeKind.CONCEPT)
+        pipe.run(store, add_papers=[_paper("r2", B, ["r1", concept])])
+        data = store.snapshot()
+        cites = [e for e in data.edges.values() if e.type is RelType.CITES]
+        assert [(e.source, e.target) for e in cites] == [("r2", "r1")]
+    finally:
+        pipe.close()
+
+
+def test_moving_a_text_to_a_new_id_loses_nothing(tmp_path: Path) -> None:
+    pipe, store = _build(tmp_path, [_paper("s1", A), _paper("s2", B)])
+    try:
+        report = pipe.run(store, add_papers=[_paper("s1", C), _paper("z9", A)])
+        papers = {n.id: n for n in store.snapshot().nodes.values() if isinstance(n, Paper)}
+        # the same records built fresh hold z9 with text A
+        assert papers["z9"].abstract == A and papers["s1"].abstract == C
+        assert not report.problems
+    finally:
+        pipe.close()
+
+
+def test_an_update_to_another_papers_text_is_applied_or_reported(tmp_path: Path) -> None:
+    pipe, store = _build(tmp_path, [_paper("s1", A), _paper("s2", B)])
+    try:
+        report = pipe.run(store, add_papers=[_paper("s1", B)])
+        s1 = store.snapshot().nodes["s1"]
+        assert isinstance(s1, Paper)
+        assert s1.abstract == A  # not applied, and said why
+        assert any("s2" in p.reason and "s1" in p.reason for p in report.problems)
+    finally:
+        pipe.close()
+
+
+def test_a_new_title_or_reference_with_the_same_abstract_is_applied(tmp_path: Path) -> None:
+    pipe, store = _build(tmp_path, [_paper("s1", A), _paper("s2", B)])
+    try:
+        again = paper_from_record(
+            {"id": "s1", "abstract": A, "title": "A new title", "references": ["s2"]},
+            source="test:s1-again",
+        )
+        report = pipe.run(store, add_papers=[again])
+        data = store.snapshot()
+        s1 = data.nodes["s1"]
+        assert isinstance(s1, Paper)
+        cites = [(e.source, e.target) for e in data.edges.values() if e.type is RelType.CITES]
+        # a fresh build of these records has the title and the citation
+        assert (s1.title, cites) == ("A new title", [("s1", "s2")])
+        assert report.updated == 1 and not report.problems
+    finally:
+        pipe.close()
+
+
+def test_an_id_twice_in_one_add_keeps_the_first_and_says_so(tmp_path: Path) -> None:
+    pipe, store = _build(tmp_path, [_paper("s1", A)])
+    try:
+        report = pipe.run(store, add_papers=[_paper("q1", B), _paper("q1", C)])
+        q1 = store.snapshot().nodes["q1"]
+        assert isinstance(q1, Paper) and q1.abstract == B
+        assert any("twice" in p.reason for p in report.problems)
+    finally:
+        pipe.close()
+
+
+def test_a_new_id_with_a_stored_text_is_reported(tmp_path: Path) -> None:
+    pipe, store = _build(tmp_path, [_paper("s1", A)])
+    try:
+        report = pipe.run(store, add_papers=[_paper("copy", A)])
+        assert "copy" not in store.snapshot().nodes
+        assert report.duplicates == 1
+        assert any("s1" in p.reason for p in report.problems)
+    finally:
+        pipe.close()
+
+
+def test_a_removal_by_a_shared_title_is_refused(tmp_path: Path) -> None:
+    twins = [paper_from_record({"id": pid, "abstract": text, "title": title}, source=f"t:{pid}")
+             for pid, text, title in (("tt1", A, "Same title"), ("tt2", B, "Same title"),
+                                      ("tt3", C, "tt1"))]
+    pipe, store = _build(tmp_path, twins)
+    try:
+        with pytest.raises(InvalidArgumentError, match="tt1, tt2"):
+            paper_to_remove(store, "Same title")
+        with pytest.raises(InvalidArgumentError):
+            paper_to_remove(store, "same TITLE")
+        assert paper_to_remove(store, "tt1").id == "tt1"  # an id is an id, not tt3's title
+        pipe.run(store, remove=["tt1"])
+        assert paper_to_remove(store, "tt1").id == "tt3"  # now only a title names it
+        with pytest.raises(NotFoundError):
+            paper_to_remove(store, "no such paper")
+    finally:
+        pipe.close()
+
+
+def test_changed_similar_settings_rebuild_every_list(tmp_path: Path) -> None:
+    papers = [_paper(f"s{i}", t) for i, t in enumerate((A, B, C))] + [
+        _paper("s3", "Deep kernels calibrate two-sample tests on image data with more power."),
+        _paper("s4", "Citation networks are classified by message passing graph networks."),
+    ]
+    _, store = _build(tmp_path, papers)
+    five = Pipeline(seed_settings(tmp_path, similar_k=2), cache_dir=EMBED_CACHE)
+    try:
+        extra = _paper("s5", "Two-sample tests with learned kernels.")
+        five.run(store, add_papers=[extra])
+        fresh = NetworkxStore()
+        five.run(fresh, add_papers=[*papers, extra], replace=True)
+    finally:
+        five.close()
+
+    def similar(s: NetworkxStore) -> dict[tuple[str, str], dict[str, object]]:
+        return {(e.source, e.target): e.attrs for e in s.snapshot().edges.values()
+                if e.type is RelType.SIMILAR_TO}
+
+    assert similar(store) == similar(fresh)
+    assert all(len([t for (s, t) in similar(store) if s == src]) <= 2 for src, _ in similar(store))
