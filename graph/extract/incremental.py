@@ -430,8 +430,9 @@ class Resolver:
             )
 
         keep: dict[str, _Group] = {}
+        mine = {_fold(lg) for _, lg in ex.acronyms}  # as resolve(): its own definitions
         for g, ms in self.groups[p].items():
-            if g in defined or self.df[g] >= 2 or (
+            if g in defined or g in mine or self.df[g] >= 2 or (
                 bool(intro) and any(m.surface == intro for m, _ in ms)
             ):
                 keep[g] = ms

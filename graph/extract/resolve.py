@@ -141,8 +141,11 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
         ex = extractions[pid]
         intro = _label_name(ex.label)
         keep: dict[str, _Group] = {}
+        # its own definitions count even where the corpus means another long form by the
+        # same short one ("FBB": "Foo Bar Baz" in one paper, "Fast Bilinear Blocks" here)
+        mine = {_fold(lg) for _, lg in ex.acronyms}
         for g, ms in per_paper[pid].items():
-            if g in defined_folds or df[g] >= 2 or (
+            if g in defined_folds or g in mine or df[g] >= 2 or (
                 bool(intro) and any(m.surface == intro for m, _ in ms)
             ):
                 keep[g] = ms

@@ -494,3 +494,15 @@ def test_accented_and_plain_spellings_are_one_concept_and_its_acronym_resolves()
     spelled = {fid[0].name, *fid[0].aliases}
     assert {"Frechet Inception Distance", "Fréchet Inception Distance"} <= spelled
     assert all(fid[0].id in res.paper_terms[p] for p in "abc")
+
+
+def test_a_paper_keeps_its_own_long_form_where_the_corpus_means_another() -> None:
+    # found by the outside probe: "FBB" is "Foo Bar Baz" in two papers and "Fast Bilinear
+    # Blocks" in the third, which lost the term it defines (no terms at all)
+    res = resolve({
+        "d1": extract("We introduce Foo Bar Baz (FBB), a new graph kernel for molecules."),
+        "d2": extract("Fast Bilinear Blocks (FBBs) speed up vision transformers on phones."),
+        "d3": extract("Foo Bar Baz (FBB) kernels again improve molecule property prediction."),
+    })
+    assert concept_id("fast bilinear block") in res.paper_terms["d2"]
+    assert concept_id("foo bar baz") in res.paper_terms["d1"]
