@@ -125,6 +125,9 @@ def related(
     if first < 1:
         raise InvalidArgumentError("first", "must be at least 1")
     seeds = ([paper] if paper else []) + [p for p in positive if p != paper]
+    both = sorted(set(seeds) & set(negative))
+    if both:
+        raise InvalidArgumentError("negative", f"{both[0]!r} is also a seed or positive paper")
     known = store.get_nodes([*seeds, *negative])
     for pid in [*seeds, *negative]:
         if not isinstance(known.get(pid), Paper):

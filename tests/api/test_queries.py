@@ -193,6 +193,9 @@ def test_related_explains_and_steers(gql: GQL, seed_store: NetworkxStore) -> Non
     assert skeys != keys and keys[0] not in skeys and keys[5] not in skeys and pid not in skeys
     excluded = gql.data(q, p=pid, ex=[keys[0]])["related"]
     assert keys[0] not in [r["paper"]["key"] for r in excluded]
+    # a paper both wanted and not wanted is a contradiction, not a silent mix
+    errors = gql.errors(q, p=pid, pos=[keys[1]], neg=[keys[1]])
+    assert errors and errors[0]["extensions"]["code"] == "INVALID_ARGUMENT"
     text = gql.data("""{ related(text: "large language models for code generation", first: 3) {
       paper { key } reasons { kind text } } }""")["related"]
     assert len(text) == 3
