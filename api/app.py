@@ -15,7 +15,6 @@ back), and wires the routes and the limits. What each part does lives in its mod
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -46,7 +45,7 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
         limit_blas_threads()
         await run_in_threadpool(services.open)
         # the model takes seconds to load: start now, in the background, not on a request
-        threading.Thread(target=services.warm_up, name="citegraph-warm-up", daemon=True).start()
+        services.start_warm_up()
         try:
             yield
         finally:

@@ -58,6 +58,8 @@ class Services:
         self.short_names = ShortNames()  # papers' short names, kept current on read
         self.term_counts = TermCounts()  # related papers' term df, likewise
         self._pipeline: Pipeline | None = None
+        self._closing = threading.Event()  # set by close(): the warm-up stops between steps
+        self._warm_thread: threading.Thread | None = None
         self._cache: dict[str, Any] = {}
         self._cache_version: str | None = None
 
@@ -101,7 +103,16 @@ class Services:
             return False, str(exc)
         return True, self.settings.store
 
+    #: seconds close() waits for the warm-up to notice it and stop (a model load under
+    #: way cannot be cut short; closing after the wait is safe, only less tidy)
+    WARM_UP_JOIN_S = 5.0
+
     def close(self) -> None:
+        """Stop the warm-up, then close the store and the pipeline's caches."""
+        self._closing.set()
+        thread = self._warm_thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(self.WARM_UP_JOIN_S)
         with self._lock:
             if self._store is not None:
                 try:
@@ -124,9 +135,17 @@ class Services:
             self.term_counts,
         )
 
+    def start_warm_up(self) -> None:
+        """Run :meth:`warm_up` in a background thread that :meth:`close` stops."""
+        self._warm_thread = threading.Thread(
+            target=self.warm_up, name="citegraph-warm-up", daemon=True
+        )
+        self._warm_thread.start()
+
     def warm_up(self) -> None:
         """Load the model and read the papers' words now (in the background at startup),
-        so no request pays for either."""
+        so no request pays for either. Stops between steps once :meth:`close` began."""
+        closing = self._closing
         try:
             import torch
         except ImportError:  # the embedder says so on first use
@@ -137,11 +156,15 @@ class Services:
             self.embedder().encode(["warm up"])
         except CitegraphError as exc:
             log.warning("embedding model not loaded: %s", exc)
+        if closing.is_set():
+            return
         try:
             store = self.store()
             self.lexical.sync(store)
         except CitegraphError as exc:
             log.warning("word index not read: %s", exc)
+            return
+        if closing.is_set():
             return
         try:
             # the keyword index and the extractor's word lists (related(text:)) load on
@@ -151,11 +174,13 @@ class Services:
             self.service().text_terms("warm up")
         except Exception as exc:  # only a head start: a request meets the same error
             log.warning("warm-up of the keyword index and extractor failed: %s", exc)
+        if closing.is_set():
+            return
         try:
             # the corpus resolved once now: the first addPapers then resolves only what
             # it reaches (~5 s less on ICLR 2021)
             with self.write_lock:
-                self.pipeline().prime(store)
+                self.pipeline().prime(store, stop=closing)
         except Exception as exc:
             log.warning("warm-up of the write pipeline failed: %s", exc)
 

@@ -35,6 +35,7 @@ import contextlib
 import dataclasses
 import gc
 import logging
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +93,10 @@ from graph.settings import Settings
 from graph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
+
+
+class Stopped(Exception):  # noqa: N818 - a signal, not a failure
+    """A long step gave up because its ``stop`` event was set (the app is closing)."""
 
 
 class Progress(Protocol):
@@ -239,8 +244,13 @@ class Pipeline:
     def _step(self, report: BuildReport, step: str) -> _Timer:
         return _Timer(report.step_seconds, step)
 
-    def extract_all(self, papers: Sequence[Paper]) -> dict[str, Extraction]:
-        """Extraction per paper id, computing only texts not in the cache."""
+    def extract_all(
+        self, papers: Sequence[Paper], *, stop: threading.Event | None = None
+    ) -> dict[str, Extraction]:
+        """Extraction per paper id, computing only texts not in the cache.
+
+        ``stop`` set: :class:`Stopped` before the next text (what was done is cached).
+        """
         known = self._extracted
         hashes = sorted({p.text_hash for p in papers if p.text_hash not in known})
         cached = self.extraction_cache.get_many(hashes)
@@ -249,6 +259,9 @@ class Pipeline:
             self.progress.start("extract", len(todo))
             fresh: dict[str, Extraction] = {}
             for p in todo:
+                if stop is not None and stop.is_set():
+                    self.extraction_cache.put_many(fresh)
+                    raise Stopped("extraction stopped")
                 if p.text_hash not in fresh:
                     fresh[p.text_hash] = self.extractor.extract(p.abstract)
                 self.progress.advance(1)
@@ -444,18 +457,24 @@ class Pipeline:
                 return edges
         return shared_term_edges(paper_terms, names, **params)
 
-    def prime(self, store: GraphStore) -> None:
+    def prime(self, store: GraphStore, *, stop: threading.Event | None = None) -> None:
         """Resolve the stored corpus now, so that the first add pays only for itself.
 
         For a long-lived pipeline (the API warms it up at start); without it the first
         add resolves the whole corpus. Harmless when the store changes afterwards: the
-        resolver works from whatever set of papers the next add hands it.
+        resolver works from whatever set of papers the next add hands it. ``stop`` set
+        (the app is closing): returns early, priming nothing.
         """
         if self._resolver is None:
             return
         with _gc_paused():
             papers = [n for n in store.snapshot().nodes.values() if isinstance(n, Paper)]
-            self._resolver.update(self.extract_all(sorted(papers, key=lambda p: p.id)))
+            try:
+                extracted = self.extract_all(sorted(papers, key=lambda p: p.id), stop=stop)
+            except Stopped:
+                return
+            if stop is None or not stop.is_set():
+                self._resolver.update(extracted)
 
     # ------------------------------------------------------------------ commands
     def run(

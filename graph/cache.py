@@ -33,10 +33,14 @@ class BlobCache:
         """The cached values among ``keys``."""
         found = {k: self._mem[(namespace, k)] for k in keys if (namespace, k) in self._mem}
         missing = [k for k in keys if k not in found]
-        if self._db is None or not missing:
+        if not missing:
             return found
+        # every use of the connection, and its close, under the one lock: SQLite's
+        # connection closed under a running query crashes the process (it did, in CI)
         with self._lock:
             for start in range(0, len(missing), _CHUNK):
+                if self._db is None:
+                    break
                 part = missing[start : start + _CHUNK]
                 marks = ",".join("?" * len(part))
                 rows = self._db.execute(
@@ -51,15 +55,21 @@ class BlobCache:
         """Store ``items`` (one transaction)."""
         for k, v in items.items():
             self._mem[(namespace, k)] = v
-        if self._db is not None and items:
-            with self._lock, self._db:
+        if not items:
+            return
+        with self._lock:
+            if self._db is None:
+                return
+            with self._db:
                 self._db.executemany(
                     f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?)",  # noqa: S608
                     [(namespace, k, v) for k, v in items.items()],
                 )
 
     def close(self) -> None:
-        """Close the database; the memory layer stays usable."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Close the database (after a read or write under way); the memory layer stays
+        usable."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
