@@ -121,10 +121,7 @@ def test_a_write_past_the_time_limit_answers_its_real_outcome(
     assert took > 1.0, f"the write took {took:.2f} s: not past the 1 s limit, nothing tested"
     assert status == 200 and "errors" not in body, body
     assert sorted(body["data"]["addPapers"]["added"]) == [f"wl-late-{i}" for i in range(3)]
-    assert _papers(client) == before + 3
-    # a slow *query* is still cut at the limit (the write exemption is for writes only)
-    status, body = gql(client, '{ neighborhood(id: "SDE", depth: 3, limit: 2000) { truncated } }')
-    assert status in (200, 504)
+    assert _papers(client) == before + 3  # (queries are still cut: tests/api/test_limits.py)
 
 
 @pytest.mark.parametrize("server", [2.0], indirect=True)
