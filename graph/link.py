@@ -51,7 +51,16 @@ class Near(NamedTuple):
 
 
 Neighbours = dict[str, list[Near]]
-Hubs = dict[str, tuple[float, float]]  # paper -> (r, floor) of its plain top-k and its pool
+class Hub(NamedTuple):
+    """A paper's plain top-k and pool: r (the mean b, CSLS's r), the pool's floor (the
+    cosine a paper needs to enter it) and the mean cosine of that top-k (related()'s hub)."""
+
+    r: float
+    floor: float
+    cos: float
+
+
+Hubs = dict[str, Hub]
 BLOCK_ROWS = 1024
 BLOCK_CELLS = 8_000_000
 SPARSE_BLOCK_ROWS = 512
@@ -238,19 +247,20 @@ def _base(near: Near, w: float) -> float:
 def hubness(
     plain: Mapping[str, Sequence[Near]], floors: Mapping[str, float], word_weight: float
 ) -> Hubs:
-    """(r, floor) of each plain top-k list: r = the mean b of the list (CSLS's r; 0 for an
-    empty list), floor = the cosine a paper needs to enter the row's pool."""
+    """The :class:`Hub` of each plain top-k list: r = the mean b of the list (CSLS's r; 0
+    for an empty list), the row's pool floor, and the list's mean cosine."""
     out: Hubs = {}
     for pid, lst in plain.items():
         scores = [_base(n, word_weight) for n in lst]
         r = round(math.fsum(scores) / len(scores), HUB_DECIMALS) if scores else 0.0
-        out[pid] = (r, floors[pid])
+        cos = round(math.fsum(n.score for n in lst) / len(lst), HUB_DECIMALS) if lst else 0.0
+        out[pid] = Hub(r, floors[pid], cos)
     return out
 
 
 def csls_similar(
     vec: PaperVectors,
-    hubs: Mapping[str, tuple[float, float]],
+    hubs: Mapping[str, Hub],
     k: int,
     min_score: float,
     rows: Iterable[int] | None = None,
@@ -280,7 +290,7 @@ def _csls_key(near: Near, r: float, w: float) -> float:
 
 def update_csls(
     previous: Neighbours,
-    previous_hubs: Mapping[str, tuple[float, float]],
+    previous_hubs: Mapping[str, Hub],
     gone: NDArray[np.float32],
     vec: PaperVectors,
     new_ids: Iterable[str],
@@ -308,7 +318,8 @@ def update_csls(
     new = sorted(set(new_ids) & index.keys())
     removed = set(removed_ids)
     sc = _Scorer(vec)
-    hubs: Hubs = {p: previous_hubs.get(p, (0.0, min_score)) for p in ids if p not in new}
+    empty = Hub(0.0, min_score, 0.0)
+    hubs: Hubs = {p: previous_hubs.get(p, empty) for p in ids if p not in new}
     floor = np.asarray([hubs.get(p, (0.0, np.inf))[1] for p in ids], dtype=np.float64)
     plain_rows = {index[p] for p in new}
     probes = [sc.full[[index[p] for p in new]]] if new else []
@@ -320,11 +331,12 @@ def update_csls(
         plain_rows.update(np.flatnonzero(reach).tolist())
     fresh_plain, fresh_floors = _ranked(vec, k, min_score, sorted(plain_rows), None, scorer=sc)
     moved = set(new)
-    for pid, (r, f) in hubness(fresh_plain, fresh_floors, sc.w).items():
-        if hubs.get(pid) != (r, f):
-            if pid not in new and hubs.get(pid, (None,))[0] != r:
+    for pid, hub in hubness(fresh_plain, fresh_floors, sc.w).items():
+        old = hubs.get(pid)
+        if old != hub:
+            if pid not in new and (old is None or old.r != hub.r):
                 moved.add(pid)
-            hubs[pid] = (r, f)
+            hubs[pid] = hub
     redo = set(plain_rows)
     for pid, lst in previous.items():
         if pid in index and any(nb.id in removed or nb.id in moved for nb in lst):
@@ -359,20 +371,21 @@ def update_csls(
 
 def similar_edges(
     neighbours: Mapping[str, Sequence[Near]],
-    hubs: Mapping[str, tuple[float, float]] | None = None,
+    hubs: Mapping[str, Hub] | None = None,
     k: int | None = None,
     min_score: float | None = None,
     vec: PaperVectors | None = None,
 ) -> list[Edge]:
     """SIMILAR_TO edges (source -> neighbour) with score (cosine), words and rank, and
-    the source's ``hub`` (r) and ``floor`` when ``hubs`` gives them, with the ``k``,
+    the source's ``hub`` (r), ``floor`` and ``hub_cos`` when ``hubs`` gives them, with the ``k``,
     ``min_score``, ``pool`` and ``word_weight`` they were computed for (what an exact
     update needs)."""
     out = []
     for pid in sorted(neighbours):
         extra: dict[str, float] = {}
         if hubs is not None and pid in hubs:
-            extra = {"hub": hubs[pid][0], "floor": hubs[pid][1]}
+            hub = hubs[pid]
+            extra = {"hub": hub.r, "floor": hub.floor, "hub_cos": hub.cos}
             if k is not None and min_score is not None and vec is not None:
                 extra |= {"k": k, "min_score": min_score, "pool": vec.pool,
                           "word_weight": vec.word_weight if vec.words is not None else 0.0}
@@ -389,11 +402,11 @@ def hubs_from_edges(
     k: int | None = None,
     vec: PaperVectors | None = None,
 ) -> Hubs | None:
-    """The stored (r, floor) of every paper (a paper without SIMILAR_TO edges: (0,
-    min_score)), or None when some edge lacks them (written by older code) or was computed
+    """The stored :class:`Hub` of every paper (a paper without SIMILAR_TO edges: (0,
+    min_score, 0)), or None when some edge lacks them (written by older code) or was computed
     for another ``k``, ``min_score``, pool or word weight (the settings or the code
     changed): then recompute everything."""
-    out: Hubs = dict.fromkeys(paper_ids, (0.0, min_score))
+    out: Hubs = dict.fromkeys(paper_ids, Hub(0.0, min_score, 0.0))
     want: dict[str, float] = {}
     if k is not None:
         want = {"k": k, "min_score": min_score}
@@ -402,11 +415,13 @@ def hubs_from_edges(
                  "word_weight": vec.word_weight if vec.words is not None else 0.0}
     for e in edges:
         if e.type is RelType.SIMILAR_TO:
-            if "hub" not in e.attrs or "floor" not in e.attrs or "words" not in e.attrs:
+            if any(a not in e.attrs for a in ("hub", "floor", "hub_cos", "words")):
                 return None
             if any(e.attrs.get(name) != value for name, value in want.items()):
                 return None
-            out[e.source] = (float(e.attrs["hub"]), float(e.attrs["floor"]))
+            out[e.source] = Hub(
+                float(e.attrs["hub"]), float(e.attrs["floor"]), float(e.attrs["hub_cos"])
+            )
     return out
 
 

@@ -16,8 +16,9 @@ Each candidate c scores
   current document frequencies;
 * shared: the IDF mass of the concepts/datasets shared with the seeds, as a share of
   the seeds' own (the terms SHARES_TERM links by: 2 <= df <= min(max_df x N, 1000));
-* hubness: the mean cosine of c's own SIMILAR_TO edges (like CSLS's r term): a paper
-  close to everything is a weaker recommendation for any one seed.
+* hubness: the mean cosine of c's plain top-k (stored on its SIMILAR_TO edges as
+  ``hub_cos``; CSLS's r term in cosine units): a paper close to everything is a weaker
+  recommendation for any one seed.
 
 Then pseudo-relevance feedback: the three best candidates of that first round stand in
 for the seed too, and every candidate gains 0.25 x its mean score against them (the same
@@ -190,9 +191,12 @@ def related(
     seed_mass = sum(idf.values())
     term_edges: dict[str, dict[str, Edge]] = defaultdict(dict)
     hub_scores: dict[str, list[float]] = defaultdict(list)
+    stored_hub: dict[str, float] = {}
     for e in _edges_from(store, candidates, [*TERM_TYPES, RelType.SIMILAR_TO]):
         if e.type is RelType.SIMILAR_TO:
             hub_scores[e.source].append(float(e.weight))
+            if "hub_cos" in e.attrs:  # the mean cosine of its plain top-k, as stored
+                stored_hub[e.source] = float(e.attrs["hub_cos"])
         else:
             term_edges[e.source][e.target] = e
 
@@ -208,7 +212,7 @@ def related(
         if seed_mass > 0:
             c.shared = sum(w for t, w in idf.items() if t in term_edges.get(cid, {})) / seed_mass
         hubs = hub_scores.get(cid)
-        c.hub = float(np.mean(hubs)) if hubs else 0.0
+        c.hub = stored_hub.get(cid, float(np.mean(hubs)) if hubs else 0.0)
         c.score = (
             c.sim + weights.lexical * c.words + weights.terms * c.shared
             - weights.hub * c.hub + (weights.cite if c.cites else 0.0)

@@ -304,16 +304,17 @@ def _brute_pool(row: np.ndarray, size: int) -> tuple[list[int], float | None]:
 
 def _brute_csls(
     ids: list[str], vec: PaperVectors, k: int, min_score: float
-) -> tuple[dict[str, list[Near]], dict[str, tuple[float, float]]]:
+) -> tuple[dict[str, list[Near]], dict[str, tuple[float, float, float]]]:
     """SIMILAR_TO as its definition reads: pool by cosine, plain top-k by b, r, then CSLS."""
     cos, words = _b(ids, vec, min_score)
     w = vec.word_weight if vec.words is not None else 0.0
-    pools, floors, plain = {}, {}, {}
+    pools, floors, plain, cosines = {}, {}, {}, {}
     for i, pid in enumerate(ids):
         pool, last = _brute_pool(cos[i], vec.pool)
         pools[pid], floors[pid] = pool, (min_score if last is None else last)
         ranked = sorted(pool, key=lambda j, i=i: (-(cos[i, j] + w * words[i, j]), ids[j]))[:k]
         plain[pid] = [cos[i, j] + w * words[i, j] for j in ranked]
+        cosines[pid] = [cos[i, j] for j in ranked]
     r = {p: round(math.fsum(v) / len(v), 9) if v else 0.0 for p, v in plain.items()}
     at = {p: j for j, p in enumerate(ids)}
     out = {}
@@ -324,7 +325,8 @@ def _brute_csls(
         out[pid] = [Near(ids[j], float(cos[i, j]), float(words[i, j]))
                     for j in sorted(pools[pid], key=key)[:k]]
     del at
-    return out, {p: (r[p], floors[p]) for p in ids}
+    rcos = {p: round(math.fsum(v) / len(v), 9) if v else 0.0 for p, v in cosines.items()}
+    return out, {p: (r[p], floors[p], rcos[p]) for p in ids}
 
 
 def test_csls_lists_match_brute_force_and_lower_the_largest_in_degree() -> None:
@@ -411,6 +413,7 @@ def test_hubs_survive_the_edges_they_are_stored_on() -> None:
     assert hubs_from_edges(edges, ids, 0.0, 3, dataclasses.replace(vec, word_weight=1.0)) is None
     # edges of the cosine-only ranking (before word overlap): recompute all
     old = [Edge(e.source, e.target, e.type, e.weight,
-                {k: v for k, v in e.attrs.items() if k not in ("words", "floor")} | {"kth": 0.5})
+                {k: v for k, v in e.attrs.items() if k not in ("words", "floor", "hub_cos")}
+                | {"kth": 0.5})
            for e in edges]
     assert hubs_from_edges(old, ids, 0.0, 3, vec) is None
