@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import hashlib
 import logging
 import threading
 import time
@@ -62,7 +63,7 @@ from graph.extract import (
     extraction_to_json,
 )
 from graph.ingest import InputProblem, read_corpus
-from graph.lexical import paper_text, word_vectors
+from graph.lexical import WORD_HASH_FEATURES, paper_text, word_vectors
 from graph.link import (
     Hubs,
     Neighbours,
@@ -188,6 +189,40 @@ class ExtractionCache:
         self._blobs.close()
 
 
+class WordVectorCache:
+    """Word vectors (graph.lexical.word_vectors) by text hash: int32 columns then float64
+    weights, in a BlobCache; the namespace names the vectoriser, so a change to it simply
+    finds nothing."""
+
+    NAMESPACE = "hashed-1-2-grams-2^24|sublinear-tf|l2|v1"
+
+    def __init__(self, path: Path | None) -> None:
+        self._blobs = BlobCache(path, "words_v1")
+
+    def get_many(self, hashes: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        out = {}
+        for h, v in self._blobs.get_many(self.NAMESPACE, hashes).items():
+            n = len(v) // 12
+            if len(v) != 12 * n:
+                continue  # not one of ours: recompute it
+            cols = np.frombuffer(v[: 4 * n], dtype="<i4")
+            out[h] = (cols, np.frombuffer(v[4 * n :], dtype="<f8"))
+        return out
+
+    def put_many(self, items: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        self._blobs.put_many(self.NAMESPACE, {
+            h: np.asarray(c, dtype="<i4").tobytes() + np.asarray(w, dtype="<f8").tobytes()
+            for h, (c, w) in items.items()
+        })
+
+    def close(self) -> None:
+        self._blobs.close()
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def embedding_text(paper: Paper) -> str:
     """What gets embedded: the title (when there is one) and the abstract."""
     return f"{paper.title}. {paper.abstract}" if paper.title else paper.abstract
@@ -223,6 +258,7 @@ class Pipeline:
         )
         folder = cache_dir if cache_dir is not None else settings.cache_dir
         self.embedding_cache = EmbeddingCache(folder / "embeddings.sqlite")
+        self.word_cache = WordVectorCache(folder / "words.sqlite")
         self.extraction_cache = ExtractionCache(
             folder / "extractions.sqlite", self.extractor.version
         )
@@ -232,11 +268,13 @@ class Pipeline:
         make = getattr(self.extractor, "resolver", None) if incremental else None
         self._resolver: IncrementalResolution | None = make() if callable(make) else None
         self._extracted: dict[str, Extraction] = {}
-        self._words: dict[str, Any] = {}  # title + abstract -> word vector (CSR row)
+        # title + abstract -> its word vector's (columns, weights)
+        self._words: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def close(self) -> None:
         self.embedding_cache.close()
         self.extraction_cache.close()
+        self.word_cache.close()
 
     # ------------------------------------------------------------------ stages
     def _timed(self, report: BuildReport, stage: str) -> _Timer:
@@ -432,20 +470,33 @@ class Pipeline:
         return lists, hubs, vec
 
     def _word_vectors(self, papers: Sequence[Paper]) -> Any:
-        """The papers' word vectors (graph.lexical.word_vectors), kept by text between
-        writes: an add computes only its own."""
+        """The papers' word vectors (graph.lexical.word_vectors) as one CSR matrix: kept
+        by text between writes and cached on disk, so an add computes only its own."""
         import scipy.sparse as sp
 
         known = self._words
         texts = [paper_text(p) for p in papers]
-        todo = sorted(set(texts) - known.keys())
-        if todo:
-            fresh = word_vectors(todo)
-            for i, t in enumerate(todo):
-                known[t] = fresh[i]
-        rows = [known[t] for t in texts]
+        missing = sorted(set(texts) - known.keys())
+        if missing:
+            by_hash = {_text_key(t): t for t in missing}
+            for h, row in self.word_cache.get_many(sorted(by_hash)).items():
+                known[by_hash[h]] = row
+            todo = [t for t in missing if t not in known]
+            if todo:
+                fresh = word_vectors(todo)
+                rows = {t: (fresh.indices[fresh.indptr[i]:fresh.indptr[i + 1]].copy(),
+                            fresh.data[fresh.indptr[i]:fresh.indptr[i + 1]].copy())
+                        for i, t in enumerate(todo)}
+                known.update(rows)
+                self.word_cache.put_many({_text_key(t): r for t, r in rows.items()})
         self._words = {t: known[t] for t in texts}
-        return sp.vstack(rows, format="csr") if rows else word_vectors([])
+        if not texts:
+            return word_vectors([])
+        lengths = np.fromiter((len(known[t][0]) for t in texts), dtype=np.int64, count=len(texts))
+        indptr = np.concatenate(([0], np.cumsum(lengths)))
+        indices = np.concatenate([known[t][0] for t in texts]).astype(np.int32)
+        data = np.concatenate([known[t][1] for t in texts]).astype(np.float64)
+        return sp.csr_matrix((data, indices, indptr), shape=(len(texts), WORD_HASH_FEATURES))
 
     def _shared_terms(
         self,
