@@ -386,10 +386,15 @@ class Pipeline:
             data = GraphData(embedding_model=self.embedder.key)
             for p in papers:
                 data.nodes[p.id] = p
+            # a term no paper kept (dropped by a paper's cap or a filter after grouping) is
+            # no node: it would be found by search with no paper behind it (probe3 F6)
+            held = {t.term for t in resolution.terms}
             for c in resolution.concepts.values():
-                data.nodes[c.id] = c
+                if c.id in held:
+                    data.nodes[c.id] = c
             for d in resolution.datasets.values():
-                data.nodes[d.id] = d
+                if d.id in held:
+                    data.nodes[d.id] = d
             for e in mention_edges(resolution.terms):
                 data.add_edge(e)
             ids = [p.id for p in papers]

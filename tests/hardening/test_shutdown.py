@@ -72,6 +72,15 @@ APP_CLOSED_DURING_WARM_UP = textwrap.dedent(
 )
 
 
+_FORTY_PAPERS = """
+# 40 new abstracts take seconds to embed and link
+papers = [{"id": f"late-{i}", "title": f"Late paper {i}", "abstract":
+           f"Case {i}: we measure lock contention in embedded stores under {i} writers, "
+           f"with {i * 7} readers and a cache of {i * 13} pages, and report tail latency."}
+          for i in range(40)]
+add = "mutation($in: [PaperInput!]!) { addPapers(input: $in) { added } }"
+"""
+
 WRITE_PAST_THE_LIMIT = textwrap.dedent(
     """
     import sys
@@ -79,19 +88,40 @@ WRITE_PAST_THE_LIMIT = textwrap.dedent(
     from fastapi.testclient import TestClient
     from api.app import create_app
     from tests.support.seeds import seed_settings
-
-    # 40 new abstracts take seconds to embed and link, far past a 0.5 s request limit
-    papers = [{"id": f"late-{i}", "title": f"Late paper {i}", "abstract":
-               f"Case {i}: we measure lock contention in embedded stores under {i} writers, "
-               f"with {i * 7} readers and a cache of {i * 13} pages, and report tail latency."}
-              for i in range(40)]
-    add = "mutation($in: [PaperInput!]!) { addPapers(input: $in) { added } }"
+    """
+) + _FORTY_PAPERS + textwrap.dedent(
+    """
     app = create_app(seed_settings(Path(sys.argv[1]), api_key="k", request_timeout_s=0.5))
-    with TestClient(app) as c:
+    with TestClient(app) as c:  # far past the 0.5 s limit
         r = c.post("/graphql", json={"query": add, "variables": {"in": papers}},
                    headers={"X-API-Key": "k"})
         print("answer", r.status_code, len(r.json()["data"]["addPapers"]["added"]), flush=True)
     print("closed", flush=True)
+    """
+)
+
+LEAVE_DURING_A_WRITE = textwrap.dedent(
+    """
+    import faulthandler, sys, threading, time
+    from pathlib import Path
+    from fastapi.testclient import TestClient
+    from api.app import create_app
+    from tests.support.seeds import seed_settings
+    """
+) + _FORTY_PAPERS + textwrap.dedent(
+    """
+    app = create_app(seed_settings(Path(sys.argv[1]), api_key="k", request_timeout_s=10.0))
+    faulthandler.dump_traceback_later(90, exit=True)  # a hang ends the child, rc 1
+    with TestClient(app) as c:
+        def send():
+            try:
+                c.post("/graphql", json={"query": add, "variables": {"in": papers}},
+                       headers={"X-API-Key": "k"})
+            except BaseException:
+                pass  # the client may refuse once the app is gone; that is not the point
+        threading.Thread(target=send, daemon=True).start()
+        time.sleep(2.0)  # the write is embedding or linking now
+    print("left the app", flush=True)
     """
 )
 
@@ -147,3 +177,17 @@ def test_a_write_past_the_limit_is_answered_and_the_process_exits_cleanly(
     for rc, out, err in runs:
         assert rc == 0, (rc, err)
         assert out == ["answer", "200", "40", "closed"], (out, err)
+
+
+def test_leaving_an_app_with_a_write_in_flight_does_not_hang(
+    hard_seed_dir: Path, tmp_path: Path
+) -> None:
+    """probe3 F7: leaving a TestClient while another thread's addPapers ran hung the process
+    in TestClient.__exit__ (3 of 5 runs, at c4ce148); the child gives up after 90 s."""
+    runs = []
+    for trial in range(3):
+        data = tmp_path / f"data{trial}"
+        shutil.copytree(hard_seed_dir, data)
+        done = _run(LEAVE_DURING_A_WRITE, str(data), timeout=180)
+        runs.append((done.returncode, "left the app" in done.stdout, done.stderr[-300:]))
+    assert all(rc == 0 and left for rc, left, _ in runs), runs
