@@ -52,6 +52,17 @@ class JsonAttrs(Mapping[str, Any]):
     def __repr__(self) -> str:
         return repr(self._decoded())
 
+    def __eq__(self, other: object) -> bool:
+        # the decoded dicts compared in C: Mapping's __eq__ goes key by key through
+        # __getitem__ (~0.9 s of an add's diff over the ICLR graph's stored edges)
+        if isinstance(other, JsonAttrs):
+            return self._raw == other._raw or self._decoded() == other._decoded()
+        if isinstance(other, dict):
+            return self._decoded() == other
+        if isinstance(other, Mapping):
+            return self._decoded() == dict(other)
+        return NotImplemented
+
 
 NO_ATTRS = "{}"
 
