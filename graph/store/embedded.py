@@ -24,6 +24,9 @@ Guarantees:
   whole-file snapshot had). A writer that has to wait is told who holds the lock.
 * Counts (``stats``) and node lookups by id are answered by SQL without loading the
   graph, so ``citegraph stats`` stays fast however large the graph grows.
+* A ``reads="sql"`` store (a one-shot CLI process) that has no mirror writes without
+  one: its snapshot is read from the rows, and a change is checked against the rows it
+  names, so a CLI write never builds the networkx graph.
 
 The old single-file format (``graph.citegraph``, a ZIP) is migrated on first open.
 """
