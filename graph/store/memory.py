@@ -27,6 +27,7 @@ import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -554,10 +555,9 @@ class NetworkxStore(QueryLayer):
                 nodes[kind.value] = n
             # the adjacency dicts directly: networkx's edge view costs ~3x as much per edge,
             # and a write asks for the counts after every change
-            by_key: Counter[str] = Counter()
-            for nbrs in self.g._succ.values():
-                for keys in nbrs.values():
-                    by_key.update(keys.keys())
+            by_key: Counter[str] = Counter(chain.from_iterable(
+                keys for nbrs in self.g._succ.values() for keys in nbrs.values()
+            ))
             edges = {t.value: 0 for t in RelType}
             for key, n in by_key.items():
                 edges[RelType(key).value] += n
