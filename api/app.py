@@ -60,7 +60,7 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
     app.state.schema = schema
 
     async def get_context(request: Request) -> Context:
-        return Context(services, api_key=request.headers.get(API_KEY_HEADER))
+        return Context(services, api_key=request.headers.get(API_KEY_HEADER), scope=request.scope)
 
     app.include_router(
         CitegraphRouter(

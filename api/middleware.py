@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger(__name__)
+
+#: set in a request's ASGI scope once it starts a write (api.graphql.context.Context.writing)
+WRITE_UNDER_WAY = "citegraph.write_under_way"
 
 
 def error_body(message: str, code: str) -> bytes:
@@ -51,8 +55,22 @@ class LimitsMiddleware:
                 started = True
             await send(message)
 
+        task = asyncio.ensure_future(self.app(scope, limited_receive, tracking_send))
         try:
-            await asyncio.wait_for(self.app(scope, limited_receive, tracking_send), self.timeout)
+            done, _ = await asyncio.wait({task}, timeout=self.timeout)
+            if not done and scope.get(WRITE_UNDER_WAY):
+                # a write cannot be stopped once it runs (its thread commits regardless):
+                # answer its real outcome, however long, rather than a TIMEOUT that lies
+                log.info("write to %s ran past %.1fs; waiting for its outcome",
+                         scope.get("path"), self.timeout)
+                await task
+            elif not done:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+                raise TimeoutError
+            else:
+                task.result()
         except _BodyTooLargeError:
             if not started:
                 await self._reply(send, 413, self._too_large())
@@ -72,6 +90,9 @@ class LimitsMiddleware:
                 await self._reply(send, 400, error_body(
                     "the request body is nested too deeply to parse", "BAD_REQUEST"
                 ))
+        finally:
+            if not task.done():  # this request itself was cancelled (shutdown, disconnect)
+                task.cancel()
 
     def _too_large(self) -> bytes:
         return error_body(

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from graph.errors import CitegraphError, StoreUnavailableError
+from graph.errors import CitegraphError, StoreUnavailableError, WriteLockTimeoutError
 from graph.lexical import LexicalIndex
 from graph.lookup import ShortNames
 from graph.related import TermCounts
@@ -43,6 +43,9 @@ class Services:
 
     #: seconds between attempts to re-open a store that could not be reached
     RETRY_S = 1.0
+    #: writes running or waiting at once; more answer WRITE_BUSY at once, so waiting
+    #: writers never fill the thread pool that reads (and /readyz) need
+    MAX_PENDING_WRITES = 4
 
     def __init__(self, settings: Settings, opener: StoreOpener = open_store) -> None:
         self.settings = settings
@@ -52,6 +55,14 @@ class Services:
         self._last_try = 0.0
         self._lock = threading.Lock()
         self.write_lock = threading.Lock()
+        # a write waits for the lock (this server's, then the data folder's) at most as long
+        # as a request may take, then answers WRITE_BUSY; once it holds it, it runs to the
+        # end and answers its real outcome (api.middleware never cuts a write short)
+        self.write_wait_s = min(settings.write_lock_timeout_s, settings.request_timeout_s)
+        self._store_settings = settings.model_copy(
+            update={"write_lock_timeout_s": self.write_wait_s}
+        )
+        self._write_slots = threading.BoundedSemaphore(self.MAX_PENDING_WRITES)
         self.embedding = Embedding(settings)
         self.lexical = LexicalIndex()  # related papers' word overlap, kept current on read
         self.lexical.load()  # its imports before any thread imports torch
@@ -72,7 +83,7 @@ class Services:
     def _try_open(self) -> None:
         self._last_try = time.monotonic()
         try:
-            self._store = self._opener(self.settings)
+            self._store = self._opener(self._store_settings)
             self._store_error = None
             log.info("store opened (%s)", self.settings.store)
         except CitegraphError as exc:
@@ -199,12 +210,34 @@ class Services:
             return self._pipeline
 
     def write(self, *, papers: Sequence[Paper] = (), remove: Sequence[str] = ()) -> BuildReport:
-        """Add or remove papers through the one pipeline, one write at a time."""
-        with self.write_lock:
+        """Add or remove papers through the one pipeline, one write at a time.
+
+        WriteLockTimeoutError (nothing written) when :attr:`MAX_PENDING_WRITES` writes are
+        already under way, or the lock stays held for :attr:`write_wait_s`.
+        """
+        if not self._write_slots.acquire(blocking=False):
+            raise WriteLockTimeoutError(
+                f"{self.MAX_PENDING_WRITES} writes are already running or waiting in this "
+                "server; nothing was written, try again when one has answered"
+            )
+        try:
+            if not self.write_lock.acquire(timeout=self.write_wait_s):
+                raise WriteLockTimeoutError(
+                    "another write in this server (or its start-up warm-up) held the write "
+                    f"lock for more than {self.write_wait_s:g} s; nothing was written, try again"
+                )
             try:
                 return self.service().write(papers=papers, remove=remove, pipeline=self.pipeline())
+            except WriteLockTimeoutError as exc:  # another process holds the data folder
+                raise WriteLockTimeoutError(
+                    f"{exc}; a server write waits at most {self.write_wait_s:g} s "
+                    "(CITEGRAPH_REQUEST_TIMEOUT_S): nothing was written"
+                ) from exc
             finally:
+                self.write_lock.release()
                 self.wrote()
+        finally:
+            self._write_slots.release()
 
     def wrote(self) -> None:
         """Forget caches derived from the graph after a write."""

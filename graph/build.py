@@ -62,20 +62,20 @@ from graph.extract import (
     extraction_to_json,
 )
 from graph.ingest import InputProblem, read_corpus
+from graph.lexical import paper_text, word_vectors
 from graph.link import (
     Hubs,
     Neighbours,
+    PaperVectors,
     citation_edges,
     cooccurrence_edges,
-    csls_similar,
-    hubness,
+    full_similar,
     hubs_from_edges,
     mention_edges,
     neighbours_from_edges,
     paper_terms_of,
     shared_term_edges,
     similar_edges,
-    top_k_similar,
     update_csls,
     update_shared_terms,
 )
@@ -232,6 +232,7 @@ class Pipeline:
         make = getattr(self.extractor, "resolver", None) if incremental else None
         self._resolver: IncrementalResolution | None = make() if callable(make) else None
         self._extracted: dict[str, Extraction] = {}
+        self._words: dict[str, Any] = {}  # title + abstract -> word vector (CSR row)
 
     def close(self) -> None:
         self.embedding_cache.close()
@@ -364,12 +365,12 @@ class Pipeline:
             with self._step(report, "link.similar"):
                 ids, matrix = data.embedding_ids, data.embeddings
                 self.progress.start("link", 2 * len(ids))
-                neighbours, hubs = self._similar(
+                neighbours, hubs, vec = self._similar(
                     ids, matrix, papers, previous, data.embedding_model
                 )
                 self.progress.finish()
                 k, floor = self.settings.similar_k, self.settings.similar_min_score
-                for e in similar_edges(neighbours, hubs, k, floor):
+                for e in similar_edges(neighbours, hubs, k, floor, vec):
                     data.add_edge(e)
             names = {n.id: n.label for n in data.nodes.values()}
             with self._step(report, "link.shares_term"):
@@ -390,24 +391,28 @@ class Pipeline:
         papers: Sequence[Paper],
         previous: GraphData | None,
         model: str | None,
-    ) -> tuple[Neighbours, Hubs]:
-        """SIMILAR_TO lists (CSLS order) and hubs: only the rows that can change when the
-        previous graph has its hubs stored, else every row (two passes)."""
+    ) -> tuple[Neighbours, Hubs, PaperVectors]:
+        """SIMILAR_TO lists (CSLS order), hubs and the vectors they were ranked by: only
+        the rows that can change when the previous graph has its hubs stored, else every
+        row (two passes)."""
         k, floor = self.settings.similar_k, self.settings.similar_min_score
+        vec = PaperVectors(ids, matrix, self._word_vectors(papers))
         hubs_prev = None
         if previous is not None and previous.embedding_model == model:
             prev_ids = {pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER}
-            hubs_prev = hubs_from_edges(previous.edges.values(), prev_ids, floor, k)
+            hubs_prev = hubs_from_edges(previous.edges.values(), prev_ids, floor, k, vec)
         if previous is None or hubs_prev is None:
-            plain = top_k_similar(ids, matrix, k, floor, progress=self.progress.advance)
-            hubs = hubness(plain, k, floor)
-            return csls_similar(ids, matrix, hubs, k, floor, progress=self.progress.advance), hubs
-        # a paper whose text changed counts as removed and added again
-        changed = {
-            p.id
-            for p in papers
-            if p.id in hubs_prev and previous.nodes[p.id].text_hash != p.text_hash  # type: ignore[union-attr]
-        }
+            lists, hubs = full_similar(vec, k, floor, progress=self.progress.advance)
+            return lists, hubs, vec
+        # a paper whose text changed (its title too: both are embedded) counts as removed
+        # and added again
+        changed = set()
+        for p in papers:
+            prev = previous.nodes.get(p.id)
+            if p.id in hubs_prev and isinstance(prev, Paper) and prev is not p and (
+                embedding_text(prev) != embedding_text(p)
+            ):
+                changed.add(p.id)
         removed = (hubs_prev.keys() - set(ids)) | changed
         new = (set(ids) - hubs_prev.keys()) | changed
         at = {pid: i for i, pid in enumerate(previous.embedding_ids)}
@@ -419,11 +424,28 @@ class Pipeline:
             else np.zeros((0, matrix.shape[1]), np.float32)
         )
         prev_lists = neighbours_from_edges(previous.edges.values())
-        return update_csls(
+        lists, hubs = update_csls(
             {p: v for p, v in prev_lists.items() if p not in removed},
             {p: h for p, h in hubs_prev.items() if p not in removed},
-            gone, ids, matrix, new, removed, k, floor,
+            gone, vec, new, removed, k, floor,
         )
+        return lists, hubs, vec
+
+    def _word_vectors(self, papers: Sequence[Paper]) -> Any:
+        """The papers' word vectors (graph.lexical.word_vectors), kept by text between
+        writes: an add computes only its own."""
+        import scipy.sparse as sp
+
+        known = self._words
+        texts = [paper_text(p) for p in papers]
+        todo = sorted(set(texts) - known.keys())
+        if todo:
+            fresh = word_vectors(todo)
+            for i, t in enumerate(todo):
+                known[t] = fresh[i]
+        rows = [known[t] for t in texts]
+        self._words = {t: known[t] for t in texts}
+        return sp.vstack(rows, format="csr") if rows else word_vectors([])
 
     def _shared_terms(
         self,

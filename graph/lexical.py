@@ -54,6 +54,36 @@ def _analyzer() -> Callable[[str], list[str]]:
     return TfidfVectorizer(stop_words="english", ngram_range=(1, 2)).build_analyzer()  # type: ignore[no-any-return]
 
 
+#: hashed gram columns of :func:`word_vectors`: two grams share one in ~1 of 50k pairs
+WORD_HASH_FEATURES = 1 << 24
+
+
+@functools.lru_cache(maxsize=1)
+def _hasher() -> Any:
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    return HashingVectorizer(analyzer=_analyzer(), n_features=WORD_HASH_FEATURES,
+                             alternate_sign=False, norm=None)
+
+
+def word_vectors(texts: Sequence[str]) -> Any:
+    """Each text's word 1-2-gram vector (this module's analyzer), tf = 1 + ln(count), no
+    IDF, L2-normalised, as CSR rows. It depends on the text alone (hashed columns, no
+    vocabulary, no corpus statistics), so SIMILAR_TO can use it without ever depending
+    on N (graph/link.py)."""
+    import scipy.sparse as sp
+
+    if not texts:
+        return sp.csr_matrix((0, WORD_HASH_FEATURES))
+    m = _hasher().transform(list(texts)).tocsr().astype(np.float64)
+    m.data = 1.0 + np.log(m.data)
+    norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    m = sp.diags(1.0 / norms) @ m
+    m.sort_indices()
+    return m.tocsr()
+
+
 def paper_text(paper: Paper) -> str:
     """What the channel reads of a paper: its title (when it has one) and abstract."""
     return f"{paper.title}. {paper.abstract}" if paper.title else paper.abstract

@@ -1,14 +1,16 @@
 """Edges between papers and between concepts.
 
-* SIMILAR_TO: each paper's k nearest papers above a minimum cosine, ranked by CSLS
-  (Conneau et al. 2018): cos(i, j) - 0.5 r_j, where r_j is the mean cosine of j's own
-  plain top-k. A paper close to everything (a hub) is discounted, so no paper sits in
-  8 x k lists (Cora, ICLR 2021: largest in-degree ~8 k plain, ~4 k with CSLS;
-  docs/benchmarks.md). The edge keeps the raw cosine as its score, and the source's r
-  and k-th plain cosine (``hub``, ``kth``) so :func:`update_csls` recomputes only the
-  rows an add or remove can change. Computed in row blocks so no N x N matrix is ever
-  held (memory O(block x N)); scores in float64, rounded to 6 decimals, so an
-  incremental update and a full rebuild agree exactly.
+* SIMILAR_TO: each paper's k best among its 100 nearest papers by cosine (above a
+  minimum cosine), scored b(i, j) = cos(i, j) + 2 x words(i, j), with words the cosine
+  of the two texts' word 1-2-gram vectors (sublinear tf, no IDF: it depends on the two
+  texts alone, never on N; :func:`graph.lexical.word_vectors`), and ranked by CSLS
+  (Conneau et al. 2018): b(i, j) - 0.5 r_j, where r_j is the mean b of j's own plain
+  top-k. A paper close to everything (a hub) is discounted, so no paper sits in 8 x k
+  lists (docs/benchmarks.md). The edge keeps the raw cosine as its score and the word
+  overlap as ``words``, and the source's r and pool floor (``hub``, ``floor``) so
+  :func:`update_csls` recomputes only the rows an add or remove can change. Computed in
+  row blocks so no N x N matrix is ever held (memory O(block x N)); scores in float64,
+  rounded to 6 decimals, so an incremental update and a full rebuild agree exactly.
 * SHARES_TERM: papers sharing concepts/datasets, weighted by the summed rarity
   ln(e x 1000 / df) of the shared terms (:func:`term_weight`: no N in it, so an add
   rewrites only edges whose terms it touches); terms in more than ``max_df`` of the
@@ -28,7 +30,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -39,8 +42,25 @@ if TYPE_CHECKING:
 
     from graph.extract import PaperTerm
 
-Neighbours = dict[str, list[tuple[str, float]]]
-Hubs = dict[str, tuple[float, float]]  # paper -> (r, kth) of its plain top-k
+class Near(NamedTuple):
+    """One SIMILAR_TO neighbour: its id, the cosine, and the word overlap (:func:`word_vectors`)."""
+
+    id: str
+    score: float
+    words: float
+
+
+Neighbours = dict[str, list[Near]]
+class Hub(NamedTuple):
+    """A paper's plain top-k and pool: r (the mean b, CSLS's r), the pool's floor (the
+    cosine a paper needs to enter it) and the mean cosine of that top-k (related()'s hub)."""
+
+    r: float
+    floor: float
+    cos: float
+
+
+Hubs = dict[str, Hub]
 BLOCK_ROWS = 1024
 BLOCK_CELLS = 8_000_000
 SPARSE_BLOCK_ROWS = 512
@@ -53,9 +73,97 @@ _TERM_RELS = (RelType.MENTIONS, RelType.USES, RelType.INTRODUCES)
 _QUARTER_OCTAVE = math.log(2) / 4
 SCORE_DECIMALS = 6
 HUB_DECIMALS = 9
-# SIMILAR_TO ranks cos(i, j) - CSLS_WEIGHT x r_j: row i's order under CSLS's 2 cos - r_i - r_j
+# SIMILAR_TO ranks b(i, j) - CSLS_WEIGHT x r_j: row i's order under CSLS's 2 b - r_i - r_j
 CSLS_WEIGHT = 0.5
+# b(i, j) = cos(i, j) + WORD_WEIGHT x words(i, j); chosen on the Cora tune half
+# (docs/benchmarks.md, "SIMILAR_TO with word overlap")
+WORD_WEIGHT = 2.0
+# the papers a row ranks: its SIMILAR_POOL nearest by cosine (and ties), so the word
+# overlap is computed for POOL pairs a row, never N
+SIMILAR_POOL = 100
 TIE_SLACK = 1e-9  # a probe this close to a threshold recomputes the row: never misses a tie
+
+
+@dataclass(frozen=True)
+class PaperVectors:
+    """What SIMILAR_TO ranks by, one row per paper: the unit embedding (``matrix``) and the
+    L2-normalised word vector (``words``, :func:`graph.lexical.word_vectors`; None: no
+    word overlap). ``pool`` and ``word_weight`` are stored on the edges, so a graph built
+    with other values is recomputed rather than updated."""
+
+    ids: Sequence[str]
+    matrix: NDArray[np.float32]
+    words: Any = None  # scipy.sparse CSR, rows aligned with ids
+    pool: int = SIMILAR_POOL
+    word_weight: float = WORD_WEIGHT
+
+
+class _WordDots:
+    """Dot products of one word vector with many, exactly the same whichever others are
+    asked for at once (each sum runs over one pair's own entries, in column order)."""
+
+    def __init__(self, words: Any) -> None:
+        w = words.tocsr()
+        w.sort_indices()
+        self.indptr = w.indptr.astype(np.int64)
+        self.data = w.data.astype(np.float64)
+        _, self.cols = np.unique(w.indices, return_inverse=True)  # compact columns
+        self.buf = np.zeros(int(self.cols.max()) + 1 if len(self.cols) else 1)
+
+    def row_against(self, i: int, others: NDArray[np.intp]) -> NDArray[np.float64]:
+        """words(i, j) for j in ``others``, rounded to SCORE_DECIMALS."""
+        a, b = self.indptr[i], self.indptr[i + 1]
+        starts = self.indptr[others]
+        lens = self.indptr[others + 1] - starts
+        total = int(lens.sum())
+        if a == b or total == 0:
+            return np.zeros(len(others))
+        self.buf[self.cols[a:b]] = self.data[a:b]
+        shift = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+        at = shift + np.arange(total)
+        prod = self.data[at] * self.buf[self.cols[at]]
+        sums = np.bincount(np.repeat(np.arange(len(others)), lens), weights=prod,
+                           minlength=len(others))
+        self.buf[self.cols[a:b]] = 0.0
+        return np.round(sums, SCORE_DECIMALS)
+
+
+class _Scorer:
+    """b(i, j) = cos + word_weight x words over one set of papers, so every caller
+    computes a pair exactly alike."""
+
+    def __init__(self, vec: PaperVectors) -> None:
+        self.vec = vec
+        self.full = np.asarray(vec.matrix, dtype=np.float64)
+        self.w = vec.word_weight if vec.words is not None else 0.0
+        self._dots = _WordDots(vec.words) if vec.words is not None else None
+        # a row's pool is the same in the plain and the CSLS pass: its overlaps once
+        self._seen: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = {}
+
+    def cos(self, rows: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Rounded cosines of ``rows`` (vectors) against every paper."""
+        return np.round(rows @ self.full.T, SCORE_DECIMALS)
+
+    def words(self, i: int, others: NDArray[np.intp]) -> NDArray[np.float64]:
+        if self._dots is None:
+            return np.zeros(len(others))
+        seen = self._seen.get(i)
+        if seen is not None and np.array_equal(seen[0], others):
+            return seen[1]
+        got = self._dots.row_against(i, others)
+        self._seen[i] = (others, got)
+        return got
+
+
+def _pool(row: NDArray[np.float64], size: int) -> tuple[NDArray[np.intp], float | None]:
+    """The ``size`` highest entries of ``row`` that are finite (and every tie with the
+    last), and that last value; None when fewer are finite (then all of them)."""
+    finite = np.flatnonzero(np.isfinite(row))
+    if len(finite) <= size:
+        return finite, None
+    part = np.argpartition(-row[finite], size - 1)[:size]
+    last = float(row[finite[part]].min())
+    return finite[row[finite] >= last], last
 
 
 def top_k_similar(
@@ -65,203 +173,266 @@ def top_k_similar(
     min_score: float,
     rows: Iterable[int] | None = None,
     progress: Callable[[int], None] | None = None,
-) -> Neighbours:
-    """Top-k neighbours (id, score) of the papers at ``rows`` (default: all), ties by id."""
-    return _ranked(ids, matrix, k, min_score, rows, progress)
+) -> dict[str, list[tuple[str, float]]]:
+    """Top-k neighbours (id, cosine) of the papers at ``rows`` (default: all), ties by id."""
+    vec = PaperVectors(ids, matrix, pool=max(len(ids), 1))
+    lists, _ = _ranked(vec, k, min_score, rows, progress)
+    return {pid: [(n.id, n.score) for n in lst] for pid, lst in lists.items()}
+
+
+def plain_similar(
+    vec: PaperVectors,
+    k: int,
+    min_score: float,
+    rows: Iterable[int] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[Neighbours, dict[str, float]]:
+    """Each row's top-k by b(i, j) among its pool, and the pool's floor (see :func:`_ranked`)."""
+    return _ranked(vec, k, min_score, rows, progress)
 
 
 def _ranked(
-    ids: Sequence[str],
-    matrix: NDArray[np.float32],
+    vec: PaperVectors,
     k: int,
     min_score: float,
     rows: Iterable[int] | None,
     progress: Callable[[int], None] | None,
     penalty: NDArray[np.float64] | None = None,
-) -> Neighbours:
-    """Each row's top-k by cosine (minus ``penalty`` of the column, when given), ties by id."""
+    scorer: _Scorer | None = None,
+) -> tuple[Neighbours, dict[str, float]]:
+    """Each row's top-k by b(i, j) (minus ``penalty`` of the column, when given), ties by
+    id, among its pool: the ``vec.pool`` papers nearest by cosine (with ties) at or above
+    ``min_score``. Also each row's floor: the cosine a paper needs to enter its pool (the
+    pool's last cosine, or ``min_score`` when fewer papers reach it)."""
+    ids = vec.ids
     n = len(ids)
     row_list = list(range(n)) if rows is None else sorted(set(rows))
-    out: Neighbours = {}
     if n < 2 or k <= 0:
-        return {ids[r]: [] for r in row_list}
-    full = np.asarray(matrix, dtype=np.float64)
-    order_ids = np.asarray(ids, dtype=object)
-    kk = min(k + 1, n)
+        return {ids[r]: [] for r in row_list}, {ids[r]: min_score for r in row_list}
+    sc = scorer or _Scorer(vec)
+    by_id = np.empty(n, dtype=np.int64)
+    by_id[np.argsort(np.asarray(ids, dtype=object), kind="stable")] = np.arange(n)
+    out: Neighbours = {}
+    floors: dict[str, float] = {}
     # rows per block: each block's temporaries are ~rows x N x 8 bytes, several times over;
     # keep one near 64 MB however large N grows
     rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // n))
     for start in range(0, len(row_list), rows_per_block):
         block = row_list[start : start + rows_per_block]
-        scores = np.round(full[block] @ full.T, SCORE_DECIMALS)
+        scores = sc.cos(sc.full[block])
         scores[np.arange(len(block)), block] = -np.inf  # never your own neighbour
-        if penalty is None:
-            keys = scores
-        else:
-            keys = np.round(scores - penalty[None, :], HUB_DECIMALS)
-            keys[scores < min_score] = -np.inf
-        # take a generous candidate set, then order exactly by (-key, id)
-        cand = np.argpartition(-keys, kk - 1, axis=1)[:, :kk]
+        scores[scores < min_score] = -np.inf
         for bi, r in enumerate(block):
-            row, krow = scores[bi], keys[bi]
-            kth = krow[cand[bi]].min()
-            # ties at the k-th key must all be candidates so the id tie-break is exact
-            idx = np.nonzero(krow >= kth)[0] if np.isfinite(kth) else cand[bi]
-            ranked = sorted(
-                ((float(krow[j]), str(order_ids[j]), float(row[j])) for j in idx
-                 if row[j] >= min_score and np.isfinite(krow[j])),
-                key=lambda p: (-p[0], p[1]),
-            )
-            out[ids[r]] = [(pid, score) for _, pid, score in ranked[:k]]
+            row = scores[bi]
+            pool, last = _pool(row, vec.pool)
+            floors[ids[r]] = min_score if last is None else last
+            cos = row[pool]
+            words = sc.words(r, pool)
+            key = cos + sc.w * words
+            if penalty is not None:
+                key = np.round(key - penalty[pool], HUB_DECIMALS)
+            order = np.lexsort((by_id[pool], -key))[:k]
+            out[ids[r]] = [
+                Near(ids[int(pool[o])], float(cos[o]), float(words[o])) for o in order
+            ]
         if progress is not None:
             progress(len(block))
-    return out
+    return out, floors
 
 
-def hubness(plain: Mapping[str, Sequence[tuple[str, float]]], k: int, min_score: float) -> Hubs:
-    """(r, kth) of each plain top-k list: r = the mean score (CSLS's r; 0 for an empty
-    list), kth = the k-th score, or ``min_score`` when the list is shorter (any paper at
-    or above it would enter)."""
+def _base(near: Near, w: float) -> float:
+    return near.score + w * near.words
+
+
+def hubness(
+    plain: Mapping[str, Sequence[Near]], floors: Mapping[str, float], word_weight: float
+) -> Hubs:
+    """The :class:`Hub` of each plain top-k list: r = the mean b of the list (CSLS's r; 0
+    for an empty list), the row's pool floor, and the list's mean cosine."""
     out: Hubs = {}
     for pid, lst in plain.items():
-        scores = [s for _, s in lst]
+        scores = [_base(n, word_weight) for n in lst]
         r = round(math.fsum(scores) / len(scores), HUB_DECIMALS) if scores else 0.0
-        out[pid] = (r, scores[k - 1] if len(scores) >= k else min_score)
+        cos = round(math.fsum(n.score for n in lst) / len(lst), HUB_DECIMALS) if lst else 0.0
+        out[pid] = Hub(r, floors[pid], cos)
     return out
 
 
 def csls_similar(
-    ids: Sequence[str],
-    matrix: NDArray[np.float32],
-    hubs: Mapping[str, tuple[float, float]],
+    vec: PaperVectors,
+    hubs: Mapping[str, Hub],
     k: int,
     min_score: float,
     rows: Iterable[int] | None = None,
     progress: Callable[[int], None] | None = None,
+    scorer: _Scorer | None = None,
 ) -> Neighbours:
-    """SIMILAR_TO lists: each row's top-k by cos(i, j) - CSLS_WEIGHT x r_j among the papers
-    with cos >= ``min_score`` (ties by id), as (id, cosine) pairs in that order."""
-    r = np.asarray([hubs.get(pid, (0.0, min_score))[0] for pid in ids], dtype=np.float64)
-    return _ranked(ids, matrix, k, min_score, rows, progress, penalty=CSLS_WEIGHT * r)
+    """SIMILAR_TO lists: each row's top-k by b(i, j) - CSLS_WEIGHT x r_j among its pool
+    (ties by id), as :class:`Near` in that order."""
+    r = np.asarray([hubs.get(pid, (0.0, min_score))[0] for pid in vec.ids], dtype=np.float64)
+    lists, _ = _ranked(vec, k, min_score, rows, progress, CSLS_WEIGHT * r, scorer)
+    return lists
 
 
-def _csls_key(cos: float, r: float) -> float:
-    return round(cos - CSLS_WEIGHT * r, HUB_DECIMALS)
+def full_similar(
+    vec: PaperVectors, k: int, min_score: float, progress: Callable[[int], None] | None = None
+) -> tuple[Neighbours, Hubs]:
+    """SIMILAR_TO lists and hubs of every paper (two passes: plain, then CSLS)."""
+    sc = _Scorer(vec)
+    plain, floors = _ranked(vec, k, min_score, None, progress, scorer=sc)
+    hubs = hubness(plain, floors, sc.w)
+    return csls_similar(vec, hubs, k, min_score, progress=progress, scorer=sc), hubs
+
+
+def _csls_key(near: Near, r: float, w: float) -> float:
+    return round(_base(near, w) - CSLS_WEIGHT * r, HUB_DECIMALS)
 
 
 def update_csls(
     previous: Neighbours,
-    previous_hubs: Mapping[str, tuple[float, float]],
+    previous_hubs: Mapping[str, Hub],
     gone: NDArray[np.float32],
-    ids: Sequence[str],
-    matrix: NDArray[np.float32],
+    vec: PaperVectors,
     new_ids: Iterable[str],
     removed_ids: Iterable[str],
     k: int,
     min_score: float,
 ) -> tuple[Neighbours, Hubs]:
-    """SIMILAR_TO lists and hubs after an add/remove, equal to :func:`csls_similar` over
+    """SIMILAR_TO lists and hubs after an add/remove, equal to :func:`full_similar` over
     everything, recomputing only the rows that can change.
 
-    ``previous``/``previous_hubs``: the stored lists and (r, kth) of the papers that stay;
-    ``gone``: the old vectors of the removed papers (a changed paper is removed and new).
+    ``previous``/``previous_hubs``: the stored lists and (r, floor) of the papers that
+    stay; ``gone``: the old embeddings of the removed papers (a changed paper is removed
+    and new). b(i, j) depends on i and j alone, so:
 
-    * A survivor's plain top-k can change only if a new paper scores >= its kth, or a
-      removed one did (then it was in the list): those rows are recomputed, and J = the
-      new papers plus those whose r moved.
-    * A survivor's CSLS list ranks cos(i, j) - w r_j over fixed cosines, so it can change
-      only if it holds a removed paper or one of J, or one of J now ranks at or above its
-      k-th: those rows are recomputed; every other list is still exact.
+    * A survivor's plain top-k can change only if its pool does: a new paper's cosine
+      reaches its floor, or a removed one's did. Those rows are recomputed (plain and
+      CSLS), and J = the new papers plus those whose r moved.
+    * Any other survivor's CSLS list ranks fixed b(i, j) - w r_j over a fixed pool, so it
+      can change only if it holds a removed paper or one of J, or one of J in its pool
+      now ranks at or above its k-th: those rows are recomputed; every other list is
+      still exact.
     """
+    ids = vec.ids
     index = {pid: i for i, pid in enumerate(ids)}
     new = sorted(set(new_ids) & index.keys())
     removed = set(removed_ids)
-    full = np.asarray(matrix, dtype=np.float64)
-    n = len(ids)
-    hubs: Hubs = {p: previous_hubs.get(p, (0.0, min_score)) for p in ids if p not in new}
-    kth = np.asarray([hubs.get(p, (0.0, np.inf))[1] for p in ids], dtype=np.float64)
+    sc = _Scorer(vec)
+    empty = Hub(0.0, min_score, 0.0)
+    hubs: Hubs = {p: previous_hubs.get(p, empty) for p in ids if p not in new}
+    floor = np.asarray([hubs.get(p, (0.0, np.inf))[1] for p in ids], dtype=np.float64)
     plain_rows = {index[p] for p in new}
-    probes = [full[[index[p] for p in new]]] if new else []
+    probes = [sc.full[[index[p] for p in new]]] if new else []
     if len(gone):
         probes.append(np.asarray(gone, dtype=np.float64))
     for block in probes:
-        scores = np.round(block @ full.T, SCORE_DECIMALS)
-        plain_rows.update(np.flatnonzero((scores >= kth[None, :] - TIE_SLACK).any(axis=0)).tolist())
-    fresh_plain = top_k_similar(ids, matrix, k, min_score, rows=sorted(plain_rows))
+        scores = sc.cos(block)
+        reach = (scores >= floor[None, :] - TIE_SLACK).any(axis=0)
+        plain_rows.update(np.flatnonzero(reach).tolist())
+    fresh_plain, fresh_floors = _ranked(vec, k, min_score, sorted(plain_rows), None, scorer=sc)
     moved = set(new)
-    for pid, (r, t) in hubness(fresh_plain, k, min_score).items():
-        if hubs.get(pid) != (r, t):
-            if pid not in new and hubs.get(pid, (None,))[0] != r:
+    for pid, hub in hubness(fresh_plain, fresh_floors, sc.w).items():
+        old = hubs.get(pid)
+        if old != hub:
+            if pid not in new and (old is None or old.r != hub.r):
                 moved.add(pid)
-            hubs[pid] = (r, t)
-    redo = {index[p] for p in new}
+            hubs[pid] = hub
+    redo = set(plain_rows)
     for pid, lst in previous.items():
-        if pid in index and any(nb in removed or nb in moved for nb, _ in lst):
+        if pid in index and any(nb.id in removed or nb.id in moved for nb in lst):
             redo.add(index[pid])
     if moved:
-        cols = [index[p] for p in sorted(moved)]
+        cols = np.asarray([index[p] for p in sorted(moved)], dtype=np.intp)
         r_cols = np.asarray([hubs[ids[c]][0] for c in cols])
-        cos = np.round(full[cols] @ full.T, SCORE_DECIMALS)  # |J| x N
-        key = np.round(cos - CSLS_WEIGHT * r_cols[:, None], HUB_DECIMALS)
-        key[cos < min_score] = -np.inf
-        key[np.arange(len(cols)), cols] = -np.inf
-        thr = np.full(n, -np.inf)
-        for pid, lst in previous.items():
-            i = index.get(pid)
-            if i is not None and len(lst) >= k:
-                nb, c = lst[k - 1]
-                thr[i] = _csls_key(c, hubs[nb][0]) if nb in hubs else np.inf
-        redo.update(np.flatnonzero((key >= thr[None, :] - TIE_SLACK).any(axis=0)).tolist())
-    fresh = csls_similar(ids, matrix, hubs, k, min_score, rows=sorted(redo))
+        floor_now = np.asarray([hubs[p][1] for p in ids], dtype=np.float64)
+        cos = sc.cos(sc.full[cols])  # |J| x N
+        cos[cos < min_score] = -np.inf
+        cos[np.arange(len(cols)), cols] = -np.inf
+        in_pool = cos >= floor_now[None, :] - TIE_SLACK
+        for i in np.flatnonzero(in_pool.any(axis=0)).tolist():
+            if i in redo:
+                continue
+            lst = previous.get(ids[i], [])
+            if len(lst) < k:
+                redo.add(i)
+                continue
+            last = lst[k - 1]
+            thr = _csls_key(last, hubs[last.id][0], sc.w)
+            js = np.flatnonzero(in_pool[:, i])
+            key = np.round(
+                cos[js, i] + sc.w * sc.words(i, cols[js]) - CSLS_WEIGHT * r_cols[js],
+                HUB_DECIMALS,
+            )
+            if (key >= thr - TIE_SLACK).any():
+                redo.add(i)
+    fresh = csls_similar(vec, hubs, k, min_score, rows=sorted(redo), scorer=sc)
     return {p: fresh[p] if p in fresh else list(previous.get(p, [])) for p in ids}, hubs
 
 
 def similar_edges(
-    neighbours: Mapping[str, Sequence[tuple[str, float]]],
-    hubs: Mapping[str, tuple[float, float]] | None = None,
+    neighbours: Mapping[str, Sequence[Near]],
+    hubs: Mapping[str, Hub] | None = None,
     k: int | None = None,
     min_score: float | None = None,
+    vec: PaperVectors | None = None,
 ) -> list[Edge]:
-    """SIMILAR_TO edges (source -> neighbour) with score and rank, and the source's
-    ``hub`` (r) and ``kth`` when ``hubs`` gives them, with the ``k`` and ``min_score``
-    they were computed for (what an exact update needs)."""
+    """SIMILAR_TO edges (source -> neighbour) with score (cosine), words and rank, and
+    the source's ``hub`` (r), ``floor`` and ``hub_cos`` when ``hubs`` gives them, with the ``k``,
+    ``min_score``, ``pool`` and ``word_weight`` they were computed for (what an exact
+    update needs)."""
     out = []
     for pid in sorted(neighbours):
         extra: dict[str, float] = {}
         if hubs is not None and pid in hubs:
-            extra = {"hub": hubs[pid][0], "kth": hubs[pid][1]}
-            if k is not None and min_score is not None:
-                extra |= {"k": k, "min_score": min_score}
-        for rank, (nb, score) in enumerate(neighbours[pid], start=1):
-            attrs = {"score": score, "rank": rank, **extra}
-            out.append(Edge(pid, nb, RelType.SIMILAR_TO, score, attrs))
+            hub = hubs[pid]
+            extra = {"hub": hub.r, "floor": hub.floor, "hub_cos": hub.cos}
+            if k is not None and min_score is not None and vec is not None:
+                extra |= {"k": k, "min_score": min_score, "pool": vec.pool,
+                          "word_weight": vec.word_weight if vec.words is not None else 0.0}
+        for rank, nb in enumerate(neighbours[pid], start=1):
+            attrs = {"score": nb.score, "words": nb.words, "rank": rank, **extra}
+            out.append(Edge(pid, nb.id, RelType.SIMILAR_TO, nb.score, attrs))
     return out
 
 
 def hubs_from_edges(
-    edges: Iterable[Edge], paper_ids: Iterable[str], min_score: float, k: int | None = None
+    edges: Iterable[Edge],
+    paper_ids: Iterable[str],
+    min_score: float,
+    k: int | None = None,
+    vec: PaperVectors | None = None,
 ) -> Hubs | None:
-    """The stored (r, kth) of every paper (a paper without SIMILAR_TO edges: (0, min_score)),
-    or None when some edge lacks them (written by older code) or was computed for another
-    ``k`` or ``min_score`` (the settings changed): then recompute everything."""
-    out: Hubs = dict.fromkeys(paper_ids, (0.0, min_score))
+    """The stored :class:`Hub` of every paper (a paper without SIMILAR_TO edges: (0,
+    min_score, 0)), or None when some edge lacks them (written by older code) or was computed
+    for another ``k``, ``min_score``, pool or word weight (the settings or the code
+    changed): then recompute everything."""
+    out: Hubs = dict.fromkeys(paper_ids, Hub(0.0, min_score, 0.0))
+    want: dict[str, float] = {}
+    if k is not None:
+        want = {"k": k, "min_score": min_score}
+    if vec is not None:
+        want |= {"pool": vec.pool,
+                 "word_weight": vec.word_weight if vec.words is not None else 0.0}
     for e in edges:
         if e.type is RelType.SIMILAR_TO:
-            if "hub" not in e.attrs or "kth" not in e.attrs:
+            if any(a not in e.attrs for a in ("hub", "floor", "hub_cos", "words")):
                 return None
-            if k is not None and (e.attrs.get("k") != k or e.attrs.get("min_score") != min_score):
+            if any(e.attrs.get(name) != value for name, value in want.items()):
                 return None
-            out[e.source] = (float(e.attrs["hub"]), float(e.attrs["kth"]))
+            out[e.source] = Hub(
+                float(e.attrs["hub"]), float(e.attrs["floor"]), float(e.attrs["hub_cos"])
+            )
     return out
 
 
 def neighbours_from_edges(edges: Iterable[Edge]) -> Neighbours:
     """Rebuild neighbour lists from stored SIMILAR_TO edges."""
-    out: dict[str, list[tuple[int, str, float]]] = defaultdict(list)
+    out: dict[str, list[tuple[int, Near]]] = defaultdict(list)
     for e in edges:
         if e.type is RelType.SIMILAR_TO:
-            out[e.source].append((int(e.attrs.get("rank", 0)), e.target, float(e.weight)))
-    return {pid: [(t, s) for _, t, s in sorted(lst)] for pid, lst in out.items()}
+            near = Near(e.target, float(e.weight), float(e.attrs.get("words", 0.0)))
+            out[e.source].append((int(e.attrs.get("rank", 0)), near))
+    return {pid: [nb for _, nb in sorted(lst)] for pid, lst in out.items()}
 
 
 def term_weight(df: int) -> float:

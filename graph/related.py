@@ -16,8 +16,9 @@ Each candidate c scores
   current document frequencies;
 * shared: the IDF mass of the concepts/datasets shared with the seeds, as a share of
   the seeds' own (the terms SHARES_TERM links by: 2 <= df <= min(max_df x N, 1000));
-* hubness: the mean score of c's own SIMILAR_TO edges (CSLS's r term): a paper close to
-  everything is a weaker recommendation for any one seed.
+* hubness: the mean cosine of c's plain top-k (stored on its SIMILAR_TO edges as
+  ``hub_cos``; CSLS's r term in cosine units): a paper close to everything is a weaker
+  recommendation for any one seed.
 
 Then pseudo-relevance feedback: the three best candidates of that first round stand in
 for the seed too, and every candidate gains 0.25 x its mean score against them (the same
@@ -194,8 +195,8 @@ def related(
     for e in _edges_from(store, candidates, [*TERM_TYPES, RelType.SIMILAR_TO]):
         if e.type is RelType.SIMILAR_TO:
             hub_scores[e.source].append(float(e.weight))
-            if "hub" in e.attrs:  # the mean of its plain top-k (CSLS's r), as stored
-                stored_hub[e.source] = float(e.attrs["hub"])
+            if "hub_cos" in e.attrs:  # the mean cosine of its plain top-k, as stored
+                stored_hub[e.source] = float(e.attrs["hub_cos"])
         else:
             term_edges[e.source][e.target] = e
 

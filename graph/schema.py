@@ -29,7 +29,7 @@ class NodeKind(StrEnum):
 class RelType(StrEnum):
     """Relationship types. The values are the Neo4j relationship types."""
 
-    SIMILAR_TO = "SIMILAR_TO"  # Paper -> Paper, {score, rank}
+    SIMILAR_TO = "SIMILAR_TO"  # Paper -> Paper, {score, words, rank}
     SHARES_TERM = "SHARES_TERM"  # Paper -- Paper, {terms, weight}; stored source < target
     MENTIONS = "MENTIONS"  # Paper -> Concept, {weight, evidence}
     USES = "USES"  # Paper -> Dataset, {weight, evidence}
@@ -86,6 +86,9 @@ def _verb(verb: str) -> Explain:
 
 
 def _similar(edge: Edge, labels: Labels) -> str:
+    words = edge.attrs.get("words")
+    if isinstance(words, int | float) and words > 0:
+        return f"similar abstracts (cosine {edge.weight:.2f}, word overlap {words:.2f})"
     return f"similar abstracts (cosine {edge.weight:.2f})"
 
 

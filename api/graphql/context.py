@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from strawberry.fastapi import BaseContext
 
 from api.graphql.loaders import Loaders, in_thread, make_loaders
+from api.middleware import WRITE_UNDER_WAY
 from api.services import Services
 from graph.errors import CitegraphError
 from graph.lookup import Resolution
 from graph.service import GraphService
 from graph.settings import Settings
 from graph.store import GraphStore
+
+if TYPE_CHECKING:
+    from graph.build import BuildReport
+    from graph.model import Paper
 
 T = TypeVar("T")
 
@@ -29,9 +34,15 @@ API_KEY_HEADER = "X-API-Key"
 class Context(BaseContext):
     """Services, settings and fresh DataLoaders for one request."""
 
-    def __init__(self, services: Services, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        services: Services,
+        api_key: str | None = None,
+        scope: MutableMapping[str, Any] | None = None,
+    ) -> None:
         super().__init__()
         self.services = services
+        self._scope = scope
         self.settings: Settings = services.settings
         self.loaders: Loaders = make_loaders(services.store)
         self._api_key = api_key
@@ -49,6 +60,18 @@ class Context(BaseContext):
     async def on_service(self, fn: Callable[[GraphService], T]) -> T:
         """``fn(service)`` in a worker thread: the use cases the CLI calls too."""
         return await in_thread(lambda: fn(self.services.service()))
+
+    async def write(
+        self, *, papers: Sequence[Paper] = (), remove: Sequence[str] = ()
+    ) -> BuildReport:
+        """A write in a worker thread. The request is marked as writing first, so the time
+        limit (api.middleware) waits for its real outcome instead of answering TIMEOUT
+        while the write goes on and commits."""
+        if self._scope is not None:
+            self._scope[WRITE_UNDER_WAY] = True
+        return await in_thread(
+            lambda: self.services.write(papers=papers, remove=remove)
+        )
 
     def require_api_key(self) -> None:
         """Raise ForbiddenError unless the request carries the configured API key."""

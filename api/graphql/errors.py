@@ -17,6 +17,7 @@ from graph.errors import (
     ModelUnavailableError,
     NotFoundError,
     StoreUnavailableError,
+    WriteLockTimeoutError,
 )
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ def error_code(exc: BaseException | None) -> str | None:
         (NotFoundError, "NOT_FOUND"),
         (ForbiddenError, "FORBIDDEN"),
         (StoreUnavailableError, "STORE_UNAVAILABLE"),
+        (WriteLockTimeoutError, "WRITE_BUSY"),
         (ModelUnavailableError, "MODEL_UNAVAILABLE"),
         (QueryTooCostlyError, "QUERY_TOO_COSTLY"),
         (CitegraphError, "BAD_REQUEST"),

@@ -63,6 +63,9 @@ async def find(
     decoded = from_global_id(ref)
     key = decoded[1] if decoded else ref
     node = await info.context.loaders.nodes.load(key)
+    if node is not None and kinds is not None and node.kind not in kinds and decoded is None:
+        # an id is free text: a paper with id "LLM" must not hide the concept aliased so
+        node = None
     if node is None and decoded is None:
         wanted = list(kinds) if kinds else None
         found = await info.context.on_service(lambda service: service.matches(ref, wanted))
@@ -358,7 +361,7 @@ class Mutation:
             return t.ChangeReport(added=[], removed=[], updated=0, duplicates=0, nodes_written=0,
                                   edges_written=0, nodes_deleted=0, edges_deleted=0,
                                   problems=problems)
-        report = await in_thread(lambda: info.context.services.write(papers=papers))
+        report = await info.context.write(papers=papers)
         return _report(report, problems)
 
     @strawberry.mutation(
@@ -372,7 +375,7 @@ class Mutation:
             await info.context.on_service(
                 lambda service: paper_to_remove(service.store, str(id), "id")
             )
-        report = await in_thread(lambda: info.context.services.write(remove=[node.id]))
+        report = await info.context.write(remove=[node.id])
         return _report(report, [])
 
 

@@ -81,13 +81,19 @@ class DatasetMention:
 
 
 @strawberry.type(
-    description="A SIMILAR_TO neighbour: cosine `score`, and its `rank` in the source's list "
-    "(ranked by CSLS: a paper close to everything is discounted)."
+    description="A SIMILAR_TO neighbour: cosine `score`, the `words` overlap, and its `rank` "
+    "in the source's list (ranked by CSLS over cosine + 2 x words: a paper close to "
+    "everything is discounted)."
 )
 class SimilarPaper:
     paper: Paper
     score: float
     rank: int | None
+    words: float | None = strawberry.field(
+        default=None,
+        description="Word overlap of the two texts: the cosine of their word 1-2-gram "
+        "vectors (no IDF); null on edges written before it was stored.",
+    )
 
 
 @strawberry.type(
@@ -195,7 +201,11 @@ class Paper(Node):
                 continue
             rank = e.attrs.get("rank") if e.source == self._p.id else None
             if n.id not in best or e.weight > best[n.id].score:
-                best[n.id] = SimilarPaper(paper=Paper.of(n), score=e.weight, rank=rank)
+                words = e.attrs.get("words")
+                best[n.id] = SimilarPaper(
+                    paper=Paper.of(n), score=e.weight, rank=rank,
+                    words=float(words) if isinstance(words, int | float) else None,
+                )
         return sorted(best.values(), key=lambda s: (-s.score, s.paper.key))[:first]
 
     @strawberry.field(description="Papers sharing rare concepts/datasets (SHARES_TERM).")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
 from graph.errors import StoreUnavailableError
-from graph.model import NodeKind
+from graph.model import GraphStats, NodeKind
 from graph.settings import Settings
 from graph.store.memory import NetworkxStore
 from tests.api.conftest import GQL
@@ -110,3 +112,27 @@ def test_store_down_then_back(settings: Settings, seed_store: NetworkxStore) -> 
         up["ok"] = True
         assert c.get("/readyz").status_code == 200
         assert GQL(c).data("{ stats { totalNodes } }")["stats"]["totalNodes"] > 0
+
+
+class SlowStats(NetworkxStore):
+    """A store whose stats take longer than the request limit (a stand-in for a slow query)."""
+
+    def stats(self) -> GraphStats:
+        time.sleep(1.5)
+        return super().stats()
+
+
+def test_a_query_past_the_time_limit_answers_504(settings: Settings) -> None:
+    slow = SlowStats()
+    app = create_app(settings.model_copy(update={"request_timeout_s": 0.3}),
+                     opener=lambda _s: slow)
+    with TestClient(app) as c:
+        t0 = time.monotonic()
+        r = c.post("/graphql", json={"query": "{ stats { totalNodes } }"})
+        took = time.monotonic() - t0
+        assert r.status_code == 504
+        (err,) = r.json()["errors"]
+        assert err["extensions"]["code"] == "TIMEOUT"
+        assert "CITEGRAPH_REQUEST_TIMEOUT_S" in err["message"]
+        assert took < 1.4  # answered at the limit, not after the slow call
+        assert c.get("/healthz").status_code == 200  # and the server still answers

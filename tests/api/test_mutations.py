@@ -90,3 +90,26 @@ def test_fields_dropped_from_a_kept_paper_are_reported(writable_dir: Path) -> No
         assert len([p for p in problems if p.startswith("input[2]: ")]) == 1
         paper = gql.data('{ paper(id: "p-long") { title venue authors } }')["paper"]
         assert paper == {"title": None, "venue": "ICLR", "authors": ["Ada Lovelace"]}
+
+
+def test_a_paper_id_equal_to_an_alias_does_not_hide_the_concept(writable_dir: Path) -> None:
+    """Ids are free text: a paper with id "LLM" made concept(name: "LLM") NOT_FOUND (probe)."""
+    settings = seed_settings(writable_dir, api_key="s3cret", request_timeout_s=120.0)
+    store = EmbeddedStore(settings.graph_db)
+    app = create_app(settings, opener=lambda _s: store)
+    concept = '{ concept(name: "LLM") { key paperCount } }'
+    filtered = '{ papers(filter: {concept: "LLM"}, first: 50) { totalCount } }'
+    with TestClient(app) as c:
+        gql = GQL(c)
+        before = gql.data(concept)["concept"]
+        assert before["key"] == "concept:large-language-model"
+        count = gql.data(filtered)["papers"]["totalCount"]
+        body = gql.raw(ADD, headers={"X-API-Key": "s3cret"}, **{"in": [
+            {"id": "LLM", "title": "A paper whose id is an alias", "abstract": ABSTRACT}]})
+        assert body["data"]["addPapers"]["added"] == ["LLM"]
+        after = gql.data(concept)["concept"]
+        assert after["key"] == "concept:large-language-model"
+        assert after["paperCount"] == before["paperCount"] + 1  # the new paper mentions LLMs
+        assert gql.data(filtered)["papers"]["totalCount"] == count + 1
+        # the paper is still found by its id
+        assert gql.data('{ paper(id: "LLM") { key } }')["paper"] == {"key": "LLM"}

@@ -109,10 +109,18 @@ def test_paper_edge_lists_carry_weights(gql: GQL, seed_store: NetworkxStore) -> 
     pid = _papers(seed_store)[0]
     p = gql.data("""query($id: ID!) { paper(id: $id) {
       concepts { weight concept { name } } datasets { relation weight dataset { name } }
-      similar(first: 3, minScore: 0.3) { score rank paper { key } }
+      similar(first: 3, minScore: 0.3) { score words rank paper { key } }
       sharesTerms(first: 3) { weight terms termWeights paper { key } }
       cites { key } citedBy { key } related(first: 2) { score paper { key } } } }""",
                  id=pid)["paper"]
+    # the word overlap the list was ranked by, as stored on the edge (0 <= words <= 1)
+    assert all(s["words"] is not None and 0.0 <= s["words"] <= 1.0 for s in p["similar"])
+    stored = {e.target: e.attrs["words"] for e in seed_store.snapshot().edges.values()
+              if e.type.value == "SIMILAR_TO" and e.source == pid}
+    assert any(s["paper"]["key"] in stored for s in p["similar"])
+    for s in p["similar"]:
+        if s["paper"]["key"] in stored:
+            assert s["words"] == stored[s["paper"]["key"]]
     assert p["concepts"] and all(c["weight"] > 0 for c in p["concepts"])
     assert p["similar"] and all(s["score"] >= 0.3 for s in p["similar"])
     assert [s["score"] for s in p["similar"]] == sorted((s["score"] for s in p["similar"]),

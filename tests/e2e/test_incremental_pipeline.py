@@ -114,6 +114,16 @@ def test_a_long_lived_pipeline_equals_rebuilds(
     pipeline.run(store, add_papers=[changed])
     corpus[changed.id] = changed
     assert cid in _same(store, settings_dir, corpus).nodes
+
+    # only a title changed: the title is embedded and worded too, so the paper's
+    # SIMILAR_TO rows (and the rows it is in) must follow, as a rebuild has them
+    old = corpus[seed_papers[10].id]
+    retitled = paper_from_record(
+        {"id": old.id, "title": "Protein folding with molecular dynamics simulators",
+         "abstract": old.abstract}, source="test:retitled")
+    pipeline.run(store, add_papers=[retitled])
+    corpus[retitled.id] = retitled
+    _same(store, settings_dir, corpus)
     store.close()
 
 

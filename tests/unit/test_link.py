@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
 
 from graph.embed import normalize
+from graph.lexical import word_vectors
 from graph.link import (
     MAX_TERM_PAPERS,
     TERM_WEIGHT_REFERENCE,
+    Near,
+    PaperVectors,
     cooccurrence_edges,
-    csls_similar,
-    hubness,
+    full_similar,
     hubs_from_edges,
     linking_cap,
+    neighbours_from_edges,
     shared_term_edges,
     similar_edges,
     term_weight,
@@ -68,7 +73,7 @@ def test_min_score_filters() -> None:
 
 
 def test_similar_edges_carry_score_and_rank() -> None:
-    edges = similar_edges({"a": [("b", 0.9), ("c", 0.8)]})
+    edges = similar_edges({"a": [Near("b", 0.9, 0.1), Near("c", 0.8, 0.0)]})
     assert [(e.target, e.attrs["rank"], e.weight) for e in edges] == [("b", 1, 0.9), ("c", 2, 0.8)]
     assert all(e.type is RelType.SIMILAR_TO for e in edges)
 
@@ -267,26 +272,61 @@ def test_cooccurrence_when_every_paper_has_both() -> None:
     assert {(e.source, e.target): e.attrs["count"] for e in edges} == want
 
 
+_VOCAB = [f"w{i:02d}" for i in range(40)]
+
+
+def _texts(n: int, seed: int) -> list[str]:
+    """Short texts over a small vocabulary: word overlaps from 0 to near 1, repeats too."""
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(_VOCAB, size=int(rng.integers(3, 12)))) for _ in range(n)]
+
+
+def _b(
+    ids: list[str], vec: PaperVectors, min_score: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Dense cosines (rounded, floored, self -inf) and word overlaps, by brute force."""
+    full = np.asarray(vec.matrix, dtype=np.float64)
+    cos = np.round(full @ full.T, 6)
+    np.fill_diagonal(cos, -np.inf)
+    cos[cos < min_score] = -np.inf
+    if vec.words is None:
+        return cos, np.zeros_like(cos)
+    return cos, np.round((vec.words @ vec.words.T).toarray(), 6)
+
+
+def _brute_pool(row: np.ndarray, size: int) -> tuple[list[int], float | None]:
+    finite = [j for j in range(len(row)) if np.isfinite(row[j])]
+    if len(finite) <= size:
+        return finite, None
+    last = sorted((row[j] for j in finite), reverse=True)[size - 1]
+    return [j for j in finite if row[j] >= last], float(last)
+
+
 def _brute_csls(
-    ids: list[str], m: np.ndarray, k: int, min_score: float
-) -> dict[str, list[tuple[str, float]]]:
-    plain = _brute(ids, m, k, min_score)
-    r = {p: round(math.fsum(s for _, s in lst) / len(lst), 9) if lst else 0.0
-         for p, lst in plain.items()}
-    full = m.astype(np.float64)
+    ids: list[str], vec: PaperVectors, k: int, min_score: float
+) -> tuple[dict[str, list[Near]], dict[str, tuple[float, float, float]]]:
+    """SIMILAR_TO as its definition reads: pool by cosine, plain top-k by b, r, then CSLS."""
+    cos, words = _b(ids, vec, min_score)
+    w = vec.word_weight if vec.words is not None else 0.0
+    pools, floors, plain, cosines = {}, {}, {}, {}
+    for i, pid in enumerate(ids):
+        pool, last = _brute_pool(cos[i], vec.pool)
+        pools[pid], floors[pid] = pool, (min_score if last is None else last)
+        ranked = sorted(pool, key=lambda j, i=i: (-(cos[i, j] + w * words[i, j]), ids[j]))[:k]
+        plain[pid] = [cos[i, j] + w * words[i, j] for j in ranked]
+        cosines[pid] = [cos[i, j] for j in ranked]
+    r = {p: round(math.fsum(v) / len(v), 9) if v else 0.0 for p, v in plain.items()}
+    at = {p: j for j, p in enumerate(ids)}
     out = {}
     for i, pid in enumerate(ids):
-        pairs = [(ids[j], round(float(full[i] @ full[j]), 6)) for j in range(len(ids)) if j != i]
-        pairs = [p for p in pairs if p[1] >= min_score]
-        out[pid] = sorted(pairs, key=lambda p: (-round(p[1] - 0.5 * r[p[0]], 9), p[0]))[:k]
-    return out
+        def key(j: int, i: int = i) -> tuple[float, str]:
+            return (-round(cos[i, j] + w * words[i, j] - 0.5 * r[ids[j]], 9), ids[j])
 
-
-def _csls_full(
-    ids: list[str], m: np.ndarray, k: int, min_score: float
-) -> tuple[dict[str, list[tuple[str, float]]], dict[str, tuple[float, float]]]:
-    hubs = hubness(top_k_similar(ids, m, k, min_score), k, min_score)
-    return csls_similar(ids, m, hubs, k, min_score), hubs
+        out[pid] = [Near(ids[j], float(cos[i, j]), float(words[i, j]))
+                    for j in sorted(pools[pid], key=key)[:k]]
+    del at
+    rcos = {p: round(math.fsum(v) / len(v), 9) if v else 0.0 for p, v in cosines.items()}
+    return out, {p: (r[p], floors[p], rcos[p]) for p in ids}
 
 
 def test_csls_lists_match_brute_force_and_lower_the_largest_in_degree() -> None:
@@ -295,56 +335,85 @@ def test_csls_lists_match_brute_force_and_lower_the_largest_in_degree() -> None:
     base = rng.normal(size=(80, 8))
     base[:, 0] += np.linspace(0, 3, 80)  # papers near the end sit close to everything: hubs
     m = normalize(base)
-    lists, _ = _csls_full(ids, m, 5, 0.0)
-    assert lists == _brute_csls(ids, m, 5, 0.0)
+    for vec in (PaperVectors(ids, m), PaperVectors(ids, m, word_vectors(_texts(80, 5))),
+                PaperVectors(ids, m, word_vectors(_texts(80, 6)), pool=12)):
+        lists, hubs = full_similar(vec, 5, 0.0)
+        assert (lists, hubs) == _brute_csls(ids, vec, 5, 0.0)
     plain = top_k_similar(ids, m, 5, 0.0)
+    lists, _ = full_similar(PaperVectors(ids, m), 5, 0.0)
 
-    def largest(ls: dict[str, list[tuple[str, float]]]) -> int:
-        return max(Counter(nb for lst in ls.values() for nb, _ in lst).values())
+    def largest(ls: dict[str, list[Any]]) -> int:
+        return max(Counter(nb[0] for lst in ls.values() for nb in lst).values())
 
     assert largest(lists) < largest(plain)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_csls_update_equals_full_over_add_remove_and_changed_papers(seed: int) -> None:
+def test_word_overlap_reorders_by_shared_wording() -> None:
+    """Two papers equally near by cosine: the one sharing the seed's wording ranks first."""
+    ids = ["a", "b", "c"]
+    m = normalize(np.array([[1.0, 0.0], [0.8, 0.6], [0.8, -0.6]]))
+    texts = ["graph neural networks molecules", "protein folding dynamics",
+             "graph neural networks chemistry"]
+    lists, _ = full_similar(PaperVectors(ids, m, word_vectors(texts)), 2, 0.0)
+    assert [nb.id for nb in lists["a"]] == ["c", "b"]
+    assert lists["a"][0].words > 0.5 and lists["a"][1].words == 0.0
+    assert lists["a"][0].score == lists["a"][1].score == 0.8  # the score stays the cosine
+
+
+@pytest.mark.parametrize(("seed", "pool"), [(1, 100), (2, 100), (3, 6), (4, 6), (5, 3), (6, 10)])
+def test_csls_update_equals_full_over_add_remove_and_changed_papers(seed: int, pool: int) -> None:
     rng = np.random.default_rng(seed)
-    pool = [f"p{i:03d}" for i in range(70)]
-    vec = dict(zip(pool, _vectors(70, dim=6, seed=seed), strict=True))
+    universe = [f"p{i:03d}" for i in range(70)]
+    vec = dict(zip(universe, _vectors(70, dim=6, seed=seed), strict=True))
+    text = dict(zip(universe, _texts(70, seed), strict=True))
     vec["p001"] = vec["p000"].copy()  # exact ties
-    current = sorted(rng.choice(pool, size=40, replace=False).tolist())
+    text["p001"] = text["p000"]
+    current = sorted(rng.choice(universe, size=40, replace=False).tolist())
     k, min_score = 4, 0.1
 
-    def matrix(ids: list[str]) -> np.ndarray:
-        return np.asarray([vec[p] for p in ids], dtype=np.float32)
+    def vectors(ids: list[str]) -> PaperVectors:
+        return PaperVectors(ids, np.asarray([vec[p] for p in ids], dtype=np.float32),
+                            word_vectors([text[p] for p in ids]), pool=pool)
 
-    lists, hubs = _csls_full(current, matrix(current), k, min_score)
+    lists, hubs = full_similar(vectors(current), k, min_score)
     for _ in range(6):
-        outside = [p for p in pool if p not in current]
+        outside = [p for p in universe if p not in current]
         added = set(rng.choice(outside, size=min(4, len(outside)), replace=False).tolist())
         removed = set(rng.choice(current, size=3, replace=False).tolist())
         changed = set(rng.choice([p for p in current if p not in removed], size=1).tolist())
         old_vec = {p: vec[p] for p in removed | changed}
         for p in changed:  # its text changed: a new vector, removed and added again
             vec[p] = normalize(rng.normal(size=(1, 6)))[0].astype(np.float32)
+            text[p] = _texts(1, int(rng.integers(1000)))[0]
         now = sorted((set(current) - removed) | added)
         gone = np.asarray([old_vec[p] for p in sorted(old_vec)], dtype=np.float32)
         keep = {p: v for p, v in lists.items() if p not in removed | changed}
         keep_hubs = {p: h for p, h in hubs.items() if p not in removed | changed}
-        lists, hubs = update_csls(keep, keep_hubs, gone, now, matrix(now), added | changed,
+        lists, hubs = update_csls(keep, keep_hubs, gone, vectors(now), added | changed,
                                   removed | changed, k, min_score)
-        want_lists, want_hubs = _csls_full(now, matrix(now), k, min_score)
+        want_lists, want_hubs = full_similar(vectors(now), k, min_score)
         assert lists == want_lists
         assert hubs == want_hubs
+        assert (lists, hubs) == _brute_csls(now, vectors(now), k, min_score)
         current = now
 
 
 def test_hubs_survive_the_edges_they_are_stored_on() -> None:
     ids = [f"p{i}" for i in range(12)]
-    m = _vectors(12, seed=9)
-    lists, hubs = _csls_full(ids, m, 3, 0.0)
-    edges = similar_edges(lists, hubs, 3, 0.0)
-    assert hubs_from_edges(edges, ids, 0.0, 3) == hubs
+    vec = PaperVectors(ids, _vectors(12, seed=9), word_vectors(_texts(12, 9)))
+    lists, hubs = full_similar(vec, 3, 0.0)
+    edges = similar_edges(lists, hubs, 3, 0.0, vec)
+    assert hubs_from_edges(edges, ids, 0.0, 3, vec) == hubs
+    assert neighbours_from_edges(edges) == {p: lst for p, lst in lists.items() if lst}
     assert hubs_from_edges(similar_edges(lists), ids, 0.0) is None  # older edges: recompute all
-    # computed for another k or min_score (the settings changed): recompute all
-    assert hubs_from_edges(edges, ids, 0.0, 5) is None
-    assert hubs_from_edges(edges, ids, 0.2, 3) is None
+    # computed for another k, min_score, pool or word weight: recompute all
+    assert hubs_from_edges(edges, ids, 0.0, 5, vec) is None
+    assert hubs_from_edges(edges, ids, 0.2, 3, vec) is None
+    assert hubs_from_edges(edges, ids, 0.0, 3, dataclasses.replace(vec, pool=50)) is None
+    assert hubs_from_edges(edges, ids, 0.0, 3, dataclasses.replace(vec, word_weight=1.0)) is None
+    # edges of the cosine-only ranking (before word overlap): recompute all
+    old = [Edge(e.source, e.target, e.type, e.weight,
+                {k: v for k, v in e.attrs.items() if k not in ("words", "floor", "hub_cos")}
+                | {"kth": 0.5})
+           for e in edges]
+    assert hubs_from_edges(old, ids, 0.0, 3, vec) is None
