@@ -212,3 +212,53 @@ def test_cli_writes_between_server_writes_equal_rebuilds(
     served.refresh()
     assert graphs_equal(served.snapshot(), EmbeddedStore(path, reads="sql").snapshot()) == []
     served.close()
+
+
+def test_word_vectors_read_back_from_their_cache_build_the_same_graph(
+    tmp_path: Path, seed_papers: list[Paper], settings_dir: Path
+) -> None:
+    """A fresh process reads every paper's word vector from the cache instead of hashing
+    its text again: the graph is the one computed from scratch; a row under another
+    analyzer version, or one not written by this code, is not read."""
+    from graph.build import WordVectorCache
+    from graph.lexical import paper_text
+
+    papers = seed_papers[:40]
+    words = tmp_path / "words.sqlite"
+
+    def build(version: str | None = None) -> GraphData:
+        pipe = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE, incremental=False)
+        pipe.word_cache.close()
+        pipe.word_cache = WordVectorCache(words)
+        if version is not None:
+            pipe.word_cache.version = version
+        try:
+            store = NetworkxStore()
+            pipe.run(store, add_papers=papers, replace=True)
+            return store.snapshot()
+        finally:
+            pipe.close()
+
+    computed = build()
+    cache = WordVectorCache(words)
+    texts = [paper_text(p) for p in papers]
+    assert set(cache.get_many(texts)) == set(texts)  # every row went in
+    again = build()
+    assert graphs_equal(computed, again) == [] and computed.edges == again.edges
+
+    # the cache is what the second build read: a wrong row under this version shows...
+    rows = cache.get_many(texts)
+    cache.put_many({texts[0]: rows[texts[1]], texts[1]: rows[texts[0]]})
+    swapped = build()
+    assert graphs_equal(computed, swapped) != []
+    # ...and is not read under another analyzer version, which computes its own rows
+    assert graphs_equal(computed, build(version="words-other")) == []
+    # a row this code did not write (not 12 bytes a value) is computed again
+    from graph.embed import text_key
+
+    out_of_range = (1).to_bytes(4, "little") + (1 << 30).to_bytes(4, "little") + bytes(8)
+    cache._blobs.put_many(cache.version, {text_key(texts[0]): b"\x01\x02\x03",
+                                          text_key(texts[1]): b"",
+                                          text_key(texts[2]): out_of_range})
+    assert graphs_equal(computed, build()) == []
+    cache.close()
