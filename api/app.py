@@ -15,9 +15,12 @@ back), and wires the routes and the limits. What each part does lives in its mod
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.concurrency import run_in_threadpool
@@ -35,6 +38,22 @@ from graph.store import open_store
 log = logging.getLogger(__name__)
 
 
+#: seconds a closing app waits for worker threads still busy for requests already
+#: answered (a query cut at the time limit goes on in its thread, in torch or SQLite):
+#: closing the store under them, or exiting with a thread inside torch, crashes the process
+DRAIN_S = 20.0
+
+
+async def _drain_threads(timeout_s: float) -> None:
+    """Wait (bounded) until no thread of the default pool is working."""
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    deadline = time.monotonic() + timeout_s
+    while limiter.borrowed_tokens > 0 and time.monotonic() < deadline:
+        await anyio.sleep(0.02)
+    if limiter.borrowed_tokens > 0:
+        log.warning("closing with %d worker threads still busy", limiter.borrowed_tokens)
+
+
 def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastAPI:
     """The app for ``settings``; ``opener`` builds the store (tests pass their own)."""
     services = Services(settings, opener)
@@ -49,6 +68,7 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
         try:
             yield
         finally:
+            await _drain_threads(DRAIN_S)
             await run_in_threadpool(services.close)
 
     app = FastAPI(

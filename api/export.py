@@ -16,6 +16,10 @@ import networkx as nx
 
 from graph.model import Edge, GraphNode, Paper
 
+#: edge attributes exported when present: SIMILAR_TO's rank in its source's list and word
+#: overlap, RELATED_TO's co-mention count
+SCALAR_EDGE_ATTRS = ("rank", "words", "count")
+
 
 def to_networkx(nodes: Iterable[GraphNode], edges: Iterable[Edge]) -> nx.MultiDiGraph:
     """A MultiDiGraph keyed by edge type, with only scalar (writer-safe) attributes."""
@@ -34,6 +38,10 @@ def to_networkx(nodes: Iterable[GraphNode], edges: Iterable[Edge]) -> nx.MultiDi
         if e.source not in g or e.target not in g:
             continue
         attrs = {"type": e.type.value, "weight": float(e.weight)}
+        for name in SCALAR_EDGE_ATTRS:  # what a graph tool can filter by (rank <= 3, ...)
+            value = e.attrs.get(name)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                attrs[name] = value
         if "terms" in e.attrs:
             attrs["terms"] = ", ".join(str(x) for x in e.attrs["terms"])
         g.add_edge(e.source, e.target, key=e.type.value, **attrs)

@@ -115,8 +115,8 @@ class Services:
         return True, self.settings.store
 
     #: seconds close() waits for the warm-up to notice it and stop (a model load under
-    #: way cannot be cut short; closing after the wait is safe, only less tidy)
-    WARM_UP_JOIN_S = 5.0
+    #: way cannot be cut short, and a process exiting with a thread inside torch aborts)
+    WARM_UP_JOIN_S = 20.0
 
     def close(self) -> None:
         """Stop the warm-up, then close the store and the pipeline's caches."""

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import gc
 import hashlib
 import logging
@@ -191,62 +190,37 @@ class ExtractionCache:
 
 
 class WordVectorCache:
-    """Per-text word vectors (:func:`graph.lexical.word_vectors`) by (analyzer version,
-    text hash), as the row's entry count (uint32), column ids (int32) and values
-    (float64), little-endian.
+    """Word vectors (graph.lexical.word_vectors) by text hash: int32 columns then float64
+    weights, in a BlobCache; the namespace names the vectoriser, so a change to it simply
+    finds nothing."""
 
-    A word vector depends on its text alone, so a one-shot process (the CLI) reads the
-    corpus's rows back instead of hashing every title and abstract again (2 s at 3k
-    papers). The rows come back byte for byte as computed; the version names the
-    analyzer's module, the hashing width and scikit-learn's version, so any change to
-    what a row would be finds nothing under the old name.
-    """
+    NAMESPACE = "hashed-1-2-grams-2^24|sublinear-tf|l2|v1"
 
     def __init__(self, path: Path | None) -> None:
-        self._blobs = BlobCache(path, "word_vectors_v1")
-        self.version = _word_analyzer_version()
+        self._blobs = BlobCache(path, "words_v1")
 
-    def get_many(self, texts: Sequence[str]) -> dict[str, Any]:
-        import scipy.sparse as sp
-
-        keys = {text_key(t): t for t in texts}
-        out: dict[str, Any] = {}
-        for key, blob in self._blobs.get_many(self.version, sorted(keys)).items():
-            nnz = int.from_bytes(blob[:4], "little") if len(blob) >= 4 else -1
-            if len(blob) != 4 + 12 * nnz:
-                continue  # not a row this code wrote: computed again
-            indices = np.frombuffer(blob, dtype="<i4", count=nnz, offset=4)
-            data = np.frombuffer(blob, dtype="<f8", offset=4 + 4 * nnz)
-            if nnz and (
-                int(indices.min()) < 0 or int(indices.max()) >= WORD_HASH_FEATURES
-                or not np.isfinite(data).all()
-            ):
-                continue
-            out[keys[key]] = sp.csr_matrix(
-                (data, indices, np.asarray([0, nnz], dtype=np.int32)),
-                shape=(1, WORD_HASH_FEATURES),
-            )
+    def get_many(self, hashes: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        out = {}
+        for h, v in self._blobs.get_many(self.NAMESPACE, hashes).items():
+            n = len(v) // 12
+            if len(v) != 12 * n:
+                continue  # not one of ours: recompute it
+            cols = np.frombuffer(v[: 4 * n], dtype="<i4")
+            out[h] = (cols, np.frombuffer(v[4 * n :], dtype="<f8"))
         return out
 
-    def put_many(self, rows: Mapping[str, Any]) -> None:
-        self._blobs.put_many(self.version, {
-            text_key(t): row.nnz.to_bytes(4, "little") + row.indices.astype("<i4").tobytes()
-            + row.data.astype("<f8").tobytes()
-            for t, row in rows.items()
+    def put_many(self, items: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        self._blobs.put_many(self.NAMESPACE, {
+            h: np.asarray(c, dtype="<i4").tobytes() + np.asarray(w, dtype="<f8").tobytes()
+            for h, (c, w) in items.items()
         })
 
     def close(self) -> None:
         self._blobs.close()
 
 
-@functools.cache
-def _word_analyzer_version() -> str:
-    from importlib.metadata import version  # not sklearn itself: a second to import
-
-    import graph.lexical
-
-    digest = hashlib.sha256(Path(graph.lexical.__file__).read_bytes()).hexdigest()[:16]
-    return f"words-{digest}-{WORD_HASH_FEATURES}-sklearn{version('scikit-learn')}"
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def embedding_text(paper: Paper) -> str:
@@ -284,6 +258,7 @@ class Pipeline:
         )
         folder = cache_dir if cache_dir is not None else settings.cache_dir
         self.embedding_cache = EmbeddingCache(folder / "embeddings.sqlite")
+        self.word_cache = WordVectorCache(folder / "words.sqlite")
         self.extraction_cache = ExtractionCache(
             folder / "extractions.sqlite", self.extractor.version
         )
@@ -293,8 +268,8 @@ class Pipeline:
         make = getattr(self.extractor, "resolver", None) if incremental else None
         self._resolver: IncrementalResolution | None = make() if callable(make) else None
         self._extracted: dict[str, Extraction] = {}
-        self._words: dict[str, Any] = {}  # title + abstract -> word vector (CSR row)
-        self.word_cache = WordVectorCache(folder / "words.sqlite")
+        # title + abstract -> its word vector's (columns, weights)
+        self._words: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def close(self) -> None:
         self.embedding_cache.close()
@@ -495,24 +470,33 @@ class Pipeline:
         return lists, hubs, vec
 
     def _word_vectors(self, papers: Sequence[Paper]) -> Any:
-        """The papers' word vectors (graph.lexical.word_vectors), kept by text between
-        writes: an add computes only its own."""
+        """The papers' word vectors (graph.lexical.word_vectors) as one CSR matrix: kept
+        by text between writes and cached on disk, so an add computes only its own."""
         import scipy.sparse as sp
 
         known = self._words
         texts = [paper_text(p) for p in papers]
-        todo = sorted(set(texts) - known.keys())
-        if todo:
-            known.update(self.word_cache.get_many(todo))
-            todo = [t for t in todo if t not in known]
-        if todo:
-            fresh = word_vectors(todo)
-            computed = {t: fresh[i] for i, t in enumerate(todo)}
-            self.word_cache.put_many(computed)
-            known.update(computed)
-        rows = [known[t] for t in texts]
+        missing = sorted(set(texts) - known.keys())
+        if missing:
+            by_hash = {_text_key(t): t for t in missing}
+            for h, row in self.word_cache.get_many(sorted(by_hash)).items():
+                known[by_hash[h]] = row
+            todo = [t for t in missing if t not in known]
+            if todo:
+                fresh = word_vectors(todo)
+                rows = {t: (fresh.indices[fresh.indptr[i]:fresh.indptr[i + 1]].copy(),
+                            fresh.data[fresh.indptr[i]:fresh.indptr[i + 1]].copy())
+                        for i, t in enumerate(todo)}
+                known.update(rows)
+                self.word_cache.put_many({_text_key(t): r for t, r in rows.items()})
         self._words = {t: known[t] for t in texts}
-        return sp.vstack(rows, format="csr") if rows else word_vectors([])
+        if not texts:
+            return word_vectors([])
+        lengths = np.fromiter((len(known[t][0]) for t in texts), dtype=np.int64, count=len(texts))
+        indptr = np.concatenate(([0], np.cumsum(lengths)))
+        indices = np.concatenate([known[t][0] for t in texts]).astype(np.int32)
+        data = np.concatenate([known[t][1] for t in texts]).astype(np.float64)
+        return sp.csr_matrix((data, indices, indptr), shape=(len(texts), WORD_HASH_FEATURES))
 
     def _shared_terms(
         self,

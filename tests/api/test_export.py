@@ -24,6 +24,13 @@ def test_graphml_whole_graph_reads_back(client: TestClient, seed_store: Networkx
     assert g.number_of_edges() == sum(stats.edges.values())
     pid = seed_store.list_nodes(NodeKind.PAPER, limit=1)[0][0].id
     assert g.nodes[pid]["kind"] == "Paper" and g.nodes[pid]["label"]
+    # SIMILAR_TO carries its rank and word overlap, so a graph tool can filter by them
+    stored = {(e.source, e.target): e.attrs for e in seed_store.snapshot().edges.values()
+              if e.type.value == "SIMILAR_TO"}
+    similar = [(u, v, d) for u, v, d in g.edges(data=True) if d["type"] == "SIMILAR_TO"]
+    assert len(similar) == len(stored)
+    for u, v, d in similar:
+        assert d["rank"] == stored[(u, v)]["rank"] and d["words"] == stored[(u, v)]["words"]
 
 
 def test_gexf_around_a_paper_reads_back(client: TestClient, seed_store: NetworkxStore) -> None:
