@@ -729,8 +729,12 @@ def diff(old: GraphData, new: GraphData) -> GraphChange:
     upsert_nodes = []
     for nid, n in new.nodes.items():
         o = old.nodes.get(nid)
+        # a node read back from the database is an equal object, not the same one: the
+        # dataclass comparison answers for most before the props are built
         if o is None or (
-            o is not n and (o.kind is not n.kind or node_to_props(o) != node_to_props(n))
+            o is not n and (o.kind is not n.kind or (
+                o != n and node_to_props(o) != node_to_props(n)
+            ))
         ):
             upsert_nodes.append(n)
     upsert_nodes.sort(key=lambda n: n.id)

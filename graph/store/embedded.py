@@ -24,6 +24,9 @@ Guarantees:
   whole-file snapshot had). A writer that has to wait is told who holds the lock.
 * Counts (``stats``) and node lookups by id are answered by SQL without loading the
   graph, so ``citegraph stats`` stays fast however large the graph grows.
+* A ``reads="sql"`` store (a one-shot CLI process) that has no mirror writes without
+  one: its snapshot is read from the rows, and a change is checked against the rows it
+  names, so a CLI write never builds the networkx graph.
 
 The old single-file format (``graph.citegraph``, a ZIP) is migrated on first open.
 """
@@ -37,7 +40,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -61,6 +64,7 @@ from graph.store.filelock import WriterLock
 from graph.store.memory import NetworkxStore
 from graph.store.rows import (
     NAMES_VERSION,
+    MirrorCurrent,
     Rows,
     chunks,
     edge_key,
@@ -270,9 +274,8 @@ class EmbeddedStore(QueryLayer):
         self._data_version = version
         return changed
 
-    def _load(self) -> None:
-        """Read the whole graph into a fresh mirror (one read transaction)."""
-        t0 = time.perf_counter()
+    def _read_all(self) -> tuple[GraphData, int]:
+        """The whole graph as stored, and its commit seq (one read transaction)."""
         try:
             self._db.execute("BEGIN")
             try:
@@ -297,6 +300,12 @@ class EmbeddedStore(QueryLayer):
             raise StoreError(f"the graph database {self.path} has a damaged row: {exc}") from exc
         data.embedding_ids = ids
         data.embeddings = rows
+        return data, seq
+
+    def _load(self) -> None:
+        """Read the whole graph into a fresh mirror (one read transaction)."""
+        t0 = time.perf_counter()
+        data, seq = self._read_all()
         mirror = NetworkxStore(keyword_source=self._keyword_hits)
         mirror._replace(data)
         self._mirror = mirror
@@ -398,6 +407,8 @@ class EmbeddedStore(QueryLayer):
         """Bring the in-memory graph up to date with the database now."""
         with self._db_lock:
             if self._mirror is None:
+                if self._sql_only:
+                    return  # nothing in memory to bring up to date
                 self._load()
             else:
                 self._next_check = 0.0
@@ -432,20 +443,36 @@ class EmbeddedStore(QueryLayer):
             for s, at, pid, summary in rows
         ]
 
+    @property
+    def _sql_only(self) -> bool:
+        """A ``reads="sql"`` store that has loaded no mirror: writes and snapshots go to
+        the database alone (a one-shot CLI write need not build the networkx graph)."""
+        return self.reads == "sql" and self._mirror is None
+
     # ------------------------------------------------------------------ writes
     def apply(self, change: GraphChange) -> None:
         """Apply a diff in one transaction; on any error nothing changes anywhere."""
         if change.empty and not change.embedding_model:
             return
         with self._writer.hold(self.lock_timeout_s):
+            if self._sql_only:
+                with self._db_lock:
+                    # the write lock is held: no other writer can move the seq meanwhile
+                    rows = prepare(change, _SqlCurrent(self))
+                    seq = self._db_seq() + 1
+                    self._commit(seq, change, rows)
+                    self._after_commit()
+                    self._changed_elsewhere()
+                return
             mirror = self._mem()
             with self._db_lock:
                 if self._db_seq() != self._seq:
                     self._next_check = 0.0
                     self._sync()
-                rows = prepare(change, mirror)
+                rows = prepare(change, MirrorCurrent(mirror))
                 seq = self._seq + 1
                 self._commit(seq, change, rows)
+                self._after_commit()
                 try:
                     mirror.apply_trusted(normalised(change))
                     self._seq = seq
@@ -487,6 +514,10 @@ class EmbeddedStore(QueryLayer):
 
     def _before_commit(self) -> None:
         """A hook between writing the rows and COMMIT (the crash tests kill here)."""
+
+    def _after_commit(self) -> None:
+        """A hook just after COMMIT, before memory takes the change (the crash tests kill
+        here)."""
 
     def _write_rows(self, seq: int, rows: Rows) -> None:
         db = self._db
@@ -572,7 +603,33 @@ class EmbeddedStore(QueryLayer):
         return self._mem().embedding_matrix()
 
     def snapshot(self) -> GraphData:
+        if self._sql_only:
+            # straight from the rows: a one-shot writer reads the graph once and needs no
+            # networkx mirror of it (building one was half of the read)
+            return self._read_all()[0]
         return self._mem().snapshot()
+
+
+class _SqlCurrent:
+    """What graph.store.rows.prepare checks a change against, read from the database:
+    only the nodes the change names, and the stored vectors of another dimension."""
+
+    def __init__(self, store: EmbeddedStore) -> None:
+        self._store = store
+
+    def node_kinds(self, ids: Collection[str]) -> dict[str, NodeKind]:
+        out: dict[str, NodeKind] = {}
+        for part in chunks(sorted(ids)):
+            marks = ",".join("?" * len(part))
+            for nid, kind in self._store._query(
+                f"SELECT id, kind FROM nodes WHERE id IN ({marks})", part  # noqa: S608 - only placeholders
+            ):
+                out[nid] = NodeKind(kind)
+        return out
+
+    def vector_dims_other_than(self, dim: int) -> dict[str, int]:
+        rows = self._store._query("SELECT id, dim FROM embeddings WHERE dim != ?", (dim,))
+        return {pid: int(d) for pid, d in rows}
 
 
 def _fill_names(db: sqlite3.Connection) -> None:

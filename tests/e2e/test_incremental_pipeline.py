@@ -166,3 +166,50 @@ def test_a_primed_pipeline_resolves_only_what_the_first_add_reaches(
     finally:
         served.close()
         store.close()
+
+
+def test_cli_writes_between_server_writes_equal_rebuilds(
+    tmp_path: Path, pipeline: Pipeline, seed_papers: list[Paper], settings_dir: Path
+) -> None:
+    """A server's long-lived pipeline and one-shot CLI writes (SQL reads, no mirror, no
+    resolver) take turns on one database: after each write, from either side, both see
+    the graph a full rebuild gives."""
+    path = tmp_path / "graph.db"
+    served = EmbeddedStore(path)
+    corpus = {p.id: p for p in seed_papers[:40]}
+    corpus.update({p.id: p for p in (_paper(f"bare{i}", t) for i, t in enumerate(BARE))})
+    pipeline.run(served, add_papers=list(corpus.values()), replace=True)
+
+    def cli(**kwargs: object) -> None:
+        store = EmbeddedStore(path, reads="sql")
+        one_shot = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE,
+                            incremental=False)
+        try:
+            one_shot.run(store, **kwargs)  # type: ignore[arg-type]
+            assert store._mirror is None  # the CLI's write never built the networkx graph
+            _same(store, settings_dir, corpus)
+        finally:
+            one_shot.close()
+            store.close()
+
+    def server(**kwargs: object) -> None:
+        pipeline.run(served, **kwargs)  # type: ignore[arg-type]
+        _same(served, settings_dir, corpus)
+
+    more = seed_papers[40:46]
+    corpus.update({p.id: p for p in more})
+    cli(add_papers=more)
+    new = _paper("defines", DEFINES)  # re-resolves old papers, the CLI's among them
+    corpus[new.id] = new
+    server(add_papers=[new])
+    gone = [more[0].id, seed_papers[5].id, new.id]
+    for pid in gone:
+        del corpus[pid]
+    cli(remove=gone)
+    later = seed_papers[46:50]
+    corpus.update({p.id: p for p in later})
+    server(add_papers=later)
+    served.refresh()
+    assert graphs_equal(served.snapshot(), EmbeddedStore(path, reads="sql").snapshot()) == []
+    served.close()
+

@@ -29,14 +29,13 @@ def _die(*_args: object, **_kwargs: object) -> None:
 def install(point: str) -> None:
     """Patch the one call at which this process should die."""
     from graph.store.embedded import EmbeddedStore
-    from graph.store.memory import NetworkxStore
 
     if point == "apply":
         EmbeddedStore.apply = _die  # type: ignore[method-assign]
     elif point == "write":
         EmbeddedStore._before_commit = _die  # type: ignore[method-assign]
     elif point == "commit":
-        NetworkxStore.apply_trusted = _die  # type: ignore[method-assign]
+        EmbeddedStore._after_commit = _die  # type: ignore[method-assign]
     elif point != "none":
         raise SystemExit(f"unknown kill point {point!r}; choose from {', '.join(POINTS)}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -78,12 +79,18 @@ def test_closed_store_reopens_on_use(tmp_path: Path) -> None:
     ],
     ids=["unknown-endpoint", "embedding-of-a-concept", "wrong-dimension", "nan", "unstorable-attr"],
 )
-def test_refused_change_writes_nothing(tmp_path: Path, change: GraphChange) -> None:
-    store = _loaded(tmp_path / "graph.db")
+@pytest.mark.parametrize("reads", ["memory", "sql"])
+def test_refused_change_writes_nothing(
+    tmp_path: Path, change: GraphChange, reads: Literal["memory", "sql"]
+) -> None:
+    _loaded(tmp_path / "graph.db").close()
+    # "sql": a one-shot writer (the CLI) checks the change against the rows, no mirror
+    store = EmbeddedStore(tmp_path / "graph.db", reads=reads)
     before = store.snapshot()
     with pytest.raises(StoreError, match=r"nothing was written|cannot be stored"):
         store.apply(change)
     assert graphs_equal(store.snapshot(), before) == []
+    assert (store._mirror is None) == (reads == "sql")
     with sqlite3.connect(tmp_path / "graph.db") as db:
         assert db.execute("SELECT COUNT(*) FROM commits").fetchone()[0] == 1
 
@@ -197,3 +204,51 @@ def test_a_version_1_file_is_brought_to_the_current_version(tmp_path: Path) -> N
         assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() == (
             str(FORMAT_VERSION),)
         assert db.execute("SELECT COUNT(*) FROM names WHERE key = 'gcn'").fetchone() == (1,)
+
+
+def _changes() -> list[GraphChange]:
+    """A history that exercises every kind of row: deletions, a node deleted and written
+    again in one change, a new vector, an edge rewritten with other attrs."""
+    from graph.model import Paper
+
+    ids, m = fx.embeddings()
+    late = Paper(id="late", label="Late paper", abstract="a", text_hash="late")
+    return [
+        fx.full_change(),
+        GraphChange(delete_nodes=("p8",)),
+        GraphChange(
+            upsert_nodes=(late,),
+            upsert_edges=(Edge("late", "p1", RelType.CITES), Edge("p1", "p2", RelType.CITES,
+                                                                   0.5, {"note": "x"})),
+            embedding_ids=("late",), embeddings=m[:1] * 0.5, embedding_model=fx.MODEL,
+        ),
+        GraphChange(delete_nodes=("late",), upsert_nodes=(late,),
+                    upsert_edges=(Edge("late", "p2", RelType.CITES),)),
+        GraphChange(delete_edges=(("p1", "p2", RelType.CITES),)),
+    ]
+
+
+def test_a_writer_without_a_mirror_commits_what_a_mirrored_one_does(tmp_path: Path) -> None:
+    """The CLI writes through SQL alone: the same rows, history and snapshots as a store
+    that keeps the graph in memory, and a mirrored reader follows it."""
+    mirrored = EmbeddedStore(tmp_path / "a" / "graph.db")
+    sql_only = EmbeddedStore(tmp_path / "b" / "graph.db", reads="sql")
+    follower = EmbeddedStore(tmp_path / "b" / "graph.db")
+    for change in _changes():
+        mirrored.apply(change)
+        sql_only.apply(change)
+        a, b = mirrored.snapshot(), sql_only.snapshot()
+        assert graphs_equal(a, b) == []
+        # rows in id order from SQL, in commit order in a mirror: the same vector per id
+        assert sorted(a.embedding_ids) == b.embedding_ids
+        assert a.embedding_model == b.embedding_model
+        at = {pid: i for i, pid in enumerate(a.embedding_ids)}
+        assert np.array_equal(np.asarray(a.embeddings)[[at[p] for p in b.embedding_ids]],
+                              np.asarray(b.embeddings))
+        follower.refresh()
+        assert graphs_equal(follower.snapshot(), a) == []
+    assert sql_only._mirror is None
+    assert [h["summary"] for h in sql_only.history()] == [
+        h["summary"] for h in mirrored.history()
+    ]
+    assert [h["seq"] for h in sql_only.history()] == list(range(len(_changes()), 0, -1))
