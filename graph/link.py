@@ -413,15 +413,23 @@ def hubs_from_edges(
     if vec is not None:
         want |= {"pool": vec.pool,
                  "word_weight": vec.word_weight if vec.words is not None else 0.0}
+    seen: set[str] = set()
     for e in edges:
-        if e.type is RelType.SIMILAR_TO:
-            if any(a not in e.attrs for a in ("hub", "floor", "hub_cos", "words")):
+        if e.type is not RelType.SIMILAR_TO:
+            continue
+        attrs = e.attrs
+        if "words" not in attrs:
+            return None
+        if e.source in seen:  # a source's edges are written together, with one hub
+            continue
+        seen.add(e.source)
+        hub, floor, cos = attrs.get("hub"), attrs.get("floor"), attrs.get("hub_cos")
+        if hub is None or floor is None or cos is None:
+            return None
+        for name, value in want.items():
+            if attrs.get(name) != value:
                 return None
-            if any(e.attrs.get(name) != value for name, value in want.items()):
-                return None
-            out[e.source] = Hub(
-                float(e.attrs["hub"]), float(e.attrs["floor"]), float(e.attrs["hub_cos"])
-            )
+        out[e.source] = Hub(float(hub), float(floor), float(cos))
     return out
 
 
