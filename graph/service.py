@@ -331,7 +331,9 @@ class GraphService:
             )
         found = related(
             self.store, paper=seed.id if seed else None, vector=vector, text=text,
-            text_terms=terms, first=first, exclude=exclude, positive=pos, negative=neg,
+            # every spelling of an excluded id (graph.ids): café NFD excludes the paper café
+            text_terms=terms, first=first, positive=pos, negative=neg,
+            exclude=[f for x in exclude for f in spellings(x)],
             lexical=self.lexical, term_counts=self.term_counts,
         )
         if self._lexical_file is not None and self.lexical.dirty:

@@ -156,6 +156,12 @@ def test_nfc_and_nfd_spellings_are_one_paper(server: TestClient) -> None:
         assert nodes["nodes"] == [{"key": stored}]
         assert set(_export(server, [("ids", spelled), ("ids", "a")]).nodes) == {stored, "a"}
         assert stored in _export(server, [("around", spelled)]).nodes
+    q = """query($t: String!, $ex: [ID!]) { related(text: $t, first: 5, exclude: $ex) {
+      paper { key } } }"""
+    hits = gql.data(q, t=HOSTILE[NFC])["related"]
+    assert NFC in [h["paper"]["key"] for h in hits]
+    hits = gql.data(q, t=HOSTILE[NFC], ex=[NFD])["related"]
+    assert NFC not in [h["paper"]["key"] for h in hits]
     before = gql.data("{ stats { nodes { kind count } } }")["stats"]["nodes"]
     # an add under the other spelling updates that paper; it is not a second one
     body = gql.raw(ADD, headers=KEY, **{"in": [
