@@ -95,7 +95,7 @@ def _valid_unicode(g: Any) -> tuple[Any, int]:
 
 def _client_error(exc: CitegraphError) -> JSONResponse:
     code = error_code(exc) or "BAD_REQUEST"
-    status = {"NOT_FOUND": 404, "STORE_UNAVAILABLE": 503}.get(code, 400)
+    status = {"NOT_FOUND": 404, "STORE_UNAVAILABLE": 503, "STORE_REPLACED": 503}.get(code, 400)
     err: dict[str, Any] = {"message": str(exc), "extensions": {"code": code}}
     return JSONResponse({"errors": [err]}, status_code=status)
 
