@@ -364,6 +364,14 @@ def test_word_overlap_reorders_by_shared_wording() -> None:
     assert lists["a"][0].score == lists["a"][1].score == 0.8  # the score stays the cosine
 
 
+
+def _corpus_vectors(
+    ids: list[str], vec: dict[str, Any], text: dict[str, str], pool: int
+) -> PaperVectors:
+    """The PaperVectors of ``ids`` out of a universe of vectors and texts."""
+    return PaperVectors(ids, np.asarray([vec[p] for p in ids], dtype=np.float32),
+                        word_vectors([text[p] for p in ids]), pool=pool)
+
 @pytest.mark.parametrize(("seed", "pool"), [(1, 100), (2, 100), (3, 6), (4, 6), (5, 3), (6, 10)])
 def test_csls_update_equals_full_over_add_remove_and_changed_papers(seed: int, pool: int) -> None:
     rng = np.random.default_rng(seed)
@@ -376,8 +384,7 @@ def test_csls_update_equals_full_over_add_remove_and_changed_papers(seed: int, p
     k, min_score = 4, 0.1
 
     def vectors(ids: list[str]) -> PaperVectors:
-        return PaperVectors(ids, np.asarray([vec[p] for p in ids], dtype=np.float32),
-                            word_vectors([text[p] for p in ids]), pool=pool)
+        return _corpus_vectors(ids, vec, text, pool)
 
     lists, hubs = full_similar(vectors(current), k, min_score)
     for _ in range(6):
@@ -429,8 +436,7 @@ def test_adds_that_only_reach_a_pool_keep_its_list_and_stay_exact(
     k, min_score = 4, 0.0
 
     def vectors(ids: list[str]) -> PaperVectors:
-        return PaperVectors(ids, np.asarray([vec[p] for p in ids], dtype=np.float32),
-                            word_vectors([text[p] for p in ids]), pool=pool)
+        return _corpus_vectors(ids, vec, text, pool)
 
     lists, hubs = full_similar(vectors(current), k, min_score)
     for _ in range(8):
