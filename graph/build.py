@@ -38,6 +38,7 @@ import hashlib
 import logging
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -409,12 +410,16 @@ class Pipeline:
             with self._step(report, "link.similar"):
                 ids, matrix = data.embedding_ids, data.embeddings
                 self.progress.start("link", 2 * len(ids))
-                neighbours, hubs, vec = self._similar(
+                neighbours, hubs, vec, kept = self._similar(
                     ids, matrix, papers, previous, data.embedding_model
                 )
                 self.progress.finish()
                 k, floor = self.settings.similar_k, self.settings.similar_min_score
-                for e in similar_edges(neighbours, hubs, k, floor, vec):
+                for pid in kept:  # the stored rows still exact: the same objects, for the diff
+                    for e in kept[pid]:
+                        data.add_edge(e)
+                fresh = {p: lst for p, lst in neighbours.items() if p not in kept}
+                for e in similar_edges(fresh, hubs, k, floor, vec):
                     data.add_edge(e)
             names = {n.id: n.label for n in data.nodes.values()}
             with self._step(report, "link.shares_term"):
@@ -435,19 +440,22 @@ class Pipeline:
         papers: Sequence[Paper],
         previous: GraphData | None,
         model: str | None,
-    ) -> tuple[Neighbours, Hubs, PaperVectors]:
+    ) -> tuple[Neighbours, Hubs, PaperVectors, dict[str, list[Edge]]]:
         """SIMILAR_TO lists (CSLS order), hubs and the vectors they were ranked by: only
         the rows that can change when the previous graph has its hubs stored, else every
-        row (two passes)."""
+        row (two passes). Also the stored edges of each row whose list and hub did not
+        change (its edges would be written the same)."""
         k, floor = self.settings.similar_k, self.settings.similar_min_score
         vec = PaperVectors(ids, matrix, self._word_vectors(papers))
         hubs_prev = None
+        stored = []
         if previous is not None and previous.embedding_model == model:
             prev_ids = {pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER}
-            hubs_prev = hubs_from_edges(previous.edges.values(), prev_ids, floor, k, vec)
+            stored = [e for e in previous.edges.values() if e.type is RelType.SIMILAR_TO]
+            hubs_prev = hubs_from_edges(stored, prev_ids, floor, k, vec)
         if previous is None or hubs_prev is None:
             lists, hubs = full_similar(vec, k, floor, progress=self.progress.advance)
-            return lists, hubs, vec
+            return lists, hubs, vec, {}
         # a paper whose text changed (its title too: both are embedded) counts as removed
         # and added again
         changed = set()
@@ -467,13 +475,21 @@ class Pipeline:
             if old is not None and gone_rows
             else np.zeros((0, matrix.shape[1]), np.float32)
         )
-        prev_lists = neighbours_from_edges(previous.edges.values())
+        prev_lists = neighbours_from_edges(stored)
         lists, hubs = update_csls(
             {p: v for p, v in prev_lists.items() if p not in removed},
             {p: h for p, h in hubs_prev.items() if p not in removed},
             gone, vec, new, removed, k, floor,
         )
-        return lists, hubs, vec
+        by_source: dict[str, list[Edge]] = defaultdict(list)
+        for e in stored:
+            by_source[e.source].append(e)
+        kept = {
+            p: by_source[p] for p, lst in lists.items()
+            if p not in removed and p in by_source and hubs_prev.get(p) == hubs.get(p)
+            and prev_lists.get(p) == lst
+        }
+        return lists, hubs, vec, kept
 
     def _word_vectors(self, papers: Sequence[Paper]) -> Any:
         """The papers' word vectors (graph.lexical.word_vectors) as one CSR matrix: kept
@@ -523,11 +539,17 @@ class Pipeline:
                 pid: set() for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER
             }
             old_terms.update(paper_terms_of(previous.edges.values()))
+            # a stored edge's term names are its terms' labels when it was written
+            renamed = {
+                t for t, name in names.items()
+                if (old := previous.nodes.get(t)) is None or old.label != name
+            }
             updated = update_shared_terms(
                 (e for e in previous.edges.values() if e.type is RelType.SHARES_TERM),
                 old_terms,
                 paper_terms,
                 names,
+                renamed=renamed,
                 **params,
             )
             if updated is not None:

@@ -7,10 +7,11 @@
   (Conneau et al. 2018): b(i, j) - 0.5 r_j, where r_j is the mean b of j's own plain
   top-k. A paper close to everything (a hub) is discounted, so no paper sits in 8 x k
   lists (docs/benchmarks.md). The edge keeps the raw cosine as its score and the word
-  overlap as ``words``, and the source's r and pool floor (``hub``, ``floor``) so
-  :func:`update_csls` recomputes only the rows an add or remove can change. Computed in
-  row blocks so no N x N matrix is ever held (memory O(block x N)); scores in float64,
-  rounded to 6 decimals, so an incremental update and a full rebuild agree exactly.
+  overlap as ``words``; the source's rank-1 edge keeps its r and pool floor (``hub``,
+  ``floor``) so :func:`update_csls` recomputes only the rows an add or remove can
+  change. Computed in row blocks so no N x N matrix is ever held (memory O(block x N));
+  scores in float64, rounded to 6 decimals, so an incremental update and a full rebuild
+  agree exactly.
 * SHARES_TERM: papers sharing concepts/datasets, weighted by the summed rarity
   ln(e x 1000 / df) of the shared terms (:func:`term_weight`: no N in it, so an add
   rewrites only edges whose terms it touches); terms in more than ``max_df`` of the
@@ -54,11 +55,14 @@ class Near(NamedTuple):
 Neighbours = dict[str, list[Near]]
 class Hub(NamedTuple):
     """A paper's plain top-k and pool: r (the mean b, CSLS's r), the pool's floor (the
-    cosine a paper needs to enter it) and the mean cosine of that top-k (related()'s hub)."""
+    cosine a paper needs to enter it), the mean cosine of that top-k (related()'s hub) and
+    the b of its k-th (None: fewer than k; lets an add that only reaches the pool keep the
+    list without ranking the pool again)."""
 
     r: float
     floor: float
     cos: float
+    kth: float | None = None
 
 
 Hubs = dict[str, Hub]
@@ -246,16 +250,21 @@ def _base(near: Near, w: float) -> float:
 
 
 def hubness(
-    plain: Mapping[str, Sequence[Near]], floors: Mapping[str, float], word_weight: float
+    plain: Mapping[str, Sequence[Near]],
+    floors: Mapping[str, float],
+    word_weight: float,
+    k: int | None = None,
 ) -> Hubs:
     """The :class:`Hub` of each plain top-k list: r = the mean b of the list (CSLS's r; 0
-    for an empty list), the row's pool floor, and the list's mean cosine."""
+    for an empty list), the row's pool floor, the list's mean cosine, and (given ``k``)
+    the b of its k-th when it holds k."""
     out: Hubs = {}
     for pid, lst in plain.items():
         scores = [_base(n, word_weight) for n in lst]
         r = round(math.fsum(scores) / len(scores), HUB_DECIMALS) if scores else 0.0
         cos = round(math.fsum(n.score for n in lst) / len(lst), HUB_DECIMALS) if lst else 0.0
-        out[pid] = Hub(r, floors[pid], cos)
+        kth = round(scores[-1], HUB_DECIMALS) if k is not None and len(lst) == k else None
+        out[pid] = Hub(r, floors[pid], cos, kth)
     return out
 
 
@@ -281,12 +290,65 @@ def full_similar(
     """SIMILAR_TO lists and hubs of every paper (two passes: plain, then CSLS)."""
     sc = _Scorer(vec)
     plain, floors = _ranked(vec, k, min_score, None, progress, scorer=sc)
-    hubs = hubness(plain, floors, sc.w)
+    hubs = hubness(plain, floors, sc.w, k)
     return csls_similar(vec, hubs, k, min_score, progress=progress, scorer=sc), hubs
 
 
 def _csls_key(near: Near, r: float, w: float) -> float:
     return round(_base(near, w) - CSLS_WEIGHT * r, HUB_DECIMALS)
+
+
+def _pool_moves(
+    sc: _Scorer,
+    hubs: Hubs,
+    rows: Sequence[int],
+    new: Sequence[str],
+    k: int,
+    min_score: float,
+    plain_rows: set[int],
+) -> dict[int, set[str]]:
+    """Rows an add reaches (a new paper's cosine reaches the floor) whose plain top-k it
+    cannot change: their new floor goes into ``hubs``, and the papers pushed out of their
+    pool are returned by row. Every other row joins ``plain_rows`` (ranked again).
+
+    Without a removed paper in its pool, row i's old pool is exactly the survivors at or
+    above its old floor. The plain top-k (all at or above the k-th b, ``kth``) stays as
+    it is when every paper that entered the pool (the new ones) and every one pushed out
+    of it has b below ``kth``: only those pairs are scored, not the ~100 of the pool.
+    """
+    vec, ids = sc.vec, sc.vec.ids
+    n = len(ids)
+    is_new = np.zeros(n, dtype=bool)
+    is_new[[i for i, pid in enumerate(ids) if pid in set(new)]] = True
+    pushed: dict[int, set[str]] = {}
+    todo = [i for i in rows if hubs[ids[i]].kth is not None]
+    plain_rows.update(i for i in rows if hubs[ids[i]].kth is None)
+    rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // max(n, 1)))
+    for start in range(0, len(todo), rows_per_block):
+        block = todo[start : start + rows_per_block]
+        scores = sc.cos(sc.full[block])
+        scores[np.arange(len(block)), block] = -np.inf
+        scores[scores < min_score] = -np.inf
+        for bi, i in enumerate(block):
+            row = scores[bi]
+            hub = hubs[ids[i]]
+            pool, last = _pool(row, vec.pool)
+            in_pool = np.zeros(n, dtype=bool)
+            in_pool[pool] = True
+            entered = pool[is_new[pool] | (row[pool] < hub.floor)]
+            out = np.flatnonzero((row >= hub.floor) & ~is_new & ~in_pool)
+            check = np.concatenate((entered, out)).astype(np.intp)
+            b = row[check]
+            if sc._dots is not None and len(check):
+                b = b + sc.w * sc._dots.row_against(i, check)
+            assert hub.kth is not None
+            if len(check) and bool((b >= hub.kth - TIE_SLACK).any()):
+                plain_rows.add(i)
+                continue
+            hubs[ids[i]] = hub._replace(floor=min_score if last is None else last)
+            if len(out):
+                pushed[i] = {ids[int(j)] for j in out}
+    return pushed
 
 
 def update_csls(
@@ -323,16 +385,18 @@ def update_csls(
     hubs: Hubs = {p: previous_hubs.get(p, empty) for p in ids if p not in new}
     floor = np.asarray([hubs.get(p, (0.0, np.inf))[1] for p in ids], dtype=np.float64)
     plain_rows = {index[p] for p in new}
-    probes = [sc.full[[index[p] for p in new]]] if new else []
+    reached: set[int] = set()
+    if new:
+        scores = sc.cos(sc.full[[index[p] for p in new]])
+        reached.update(np.flatnonzero((scores >= floor[None, :] - TIE_SLACK).any(axis=0)).tolist())
     if len(gone):
-        probes.append(np.asarray(gone, dtype=np.float64))
-    for block in probes:
-        scores = sc.cos(block)
+        scores = sc.cos(np.asarray(gone, dtype=np.float64))
         reach = (scores >= floor[None, :] - TIE_SLACK).any(axis=0)
         plain_rows.update(np.flatnonzero(reach).tolist())
+    pushed = _pool_moves(sc, hubs, sorted(reached - plain_rows), new, k, min_score, plain_rows)
     fresh_plain, fresh_floors = _ranked(vec, k, min_score, sorted(plain_rows), None, scorer=sc)
     moved = set(new)
-    for pid, hub in hubness(fresh_plain, fresh_floors, sc.w).items():
+    for pid, hub in hubness(fresh_plain, fresh_floors, sc.w, k).items():
         old = hubs.get(pid)
         if old != hub:
             if pid not in new and (old is None or old.r != hub.r):
@@ -342,6 +406,10 @@ def update_csls(
     for pid, lst in previous.items():
         if pid in index and any(nb.id in removed or nb.id in moved for nb in lst):
             redo.add(index[pid])
+        elif pid in index and index[pid] in pushed and any(
+            nb.id in pushed[index[pid]] for nb in lst
+        ):
+            redo.add(index[pid])  # a paper pushed out of its pool was in its list
     if moved:
         cols = np.asarray([index[p] for p in sorted(moved)], dtype=np.intp)
         r_cols = np.asarray([hubs[ids[c]][0] for c in cols])
@@ -377,21 +445,27 @@ def similar_edges(
     min_score: float | None = None,
     vec: PaperVectors | None = None,
 ) -> list[Edge]:
-    """SIMILAR_TO edges (source -> neighbour) with score (cosine), words and rank, and
-    the source's ``hub`` (r), ``floor`` and ``hub_cos`` when ``hubs`` gives them, with the ``k``,
-    ``min_score``, ``pool`` and ``word_weight`` they were computed for (what an exact
-    update needs)."""
+    """SIMILAR_TO edges (source -> neighbour) with score (cosine), words and rank. The
+    source's rank-1 edge also carries its ``hub`` (r), ``floor`` and ``hub_cos`` when
+    ``hubs`` gives them, with the ``k``, ``min_score``, ``pool`` and ``word_weight`` they
+    were computed for (what an exact update needs): on one edge, not all k, because a
+    source's floor moves whenever a paper enters or leaves its pool (~100 sources an
+    added paper), and each move then rewrites one row, not k."""
     out = []
     for pid in sorted(neighbours):
         extra: dict[str, float] = {}
         if hubs is not None and pid in hubs:
             hub = hubs[pid]
             extra = {"hub": hub.r, "floor": hub.floor, "hub_cos": hub.cos}
+            if hub.kth is not None:
+                extra["hub_kth"] = hub.kth
             if k is not None and min_score is not None and vec is not None:
                 extra |= {"k": k, "min_score": min_score, "pool": vec.pool,
                           "word_weight": vec.word_weight if vec.words is not None else 0.0}
         for rank, nb in enumerate(neighbours[pid], start=1):
-            attrs = {"score": nb.score, "words": nb.words, "rank": rank, **extra}
+            attrs = {"score": nb.score, "words": nb.words, "rank": rank}
+            if rank == 1:
+                attrs |= extra
             out.append(Edge(pid, nb.id, RelType.SIMILAR_TO, nb.score, attrs))
     return out
 
@@ -406,7 +480,7 @@ def hubs_from_edges(
     """The stored :class:`Hub` of every paper (a paper without SIMILAR_TO edges: (0,
     min_score, 0)), or None when some edge lacks them (written by older code) or was computed
     for another ``k``, ``min_score``, pool or word weight (the settings or the code
-    changed): then recompute everything."""
+    changed): then recompute everything. A list of k holds its k-th b (``hub_kth``)."""
     out: Hubs = dict.fromkeys(paper_ids, Hub(0.0, min_score, 0.0))
     want: dict[str, float] = {}
     if k is not None:
@@ -414,6 +488,7 @@ def hubs_from_edges(
     if vec is not None:
         want |= {"pool": vec.pool,
                  "word_weight": vec.word_weight if vec.words is not None else 0.0}
+    sources: dict[str, int] = defaultdict(int)  # source -> its list's length
     seen: set[str] = set()
     for e in edges:
         if e.type is not RelType.SIMILAR_TO:
@@ -421,7 +496,9 @@ def hubs_from_edges(
         attrs = e.attrs
         if "words" not in attrs:
             return None
-        if e.source in seen:  # a source's edges are written together, with one hub
+        sources[e.source] += 1
+        # the source's rank-1 edge holds its hub (older graphs: every edge held it)
+        if e.source in seen or attrs.get("rank") != 1:
             continue
         seen.add(e.source)
         hub, floor, cos = attrs.get("hub"), attrs.get("floor"), attrs.get("hub_cos")
@@ -430,7 +507,15 @@ def hubs_from_edges(
         for name, value in want.items():
             if attrs.get(name) != value:
                 return None
-        out[e.source] = Hub(float(hub), float(floor), float(cos))
+        kth = attrs.get("hub_kth")
+        out[e.source] = Hub(float(hub), float(floor), float(cos),
+                            None if kth is None else float(kth))
+    if sources.keys() - seen:  # a list without its rank-1 edge: not written by this code
+        return None
+    if k is not None and any(
+        n == k and out[pid].kth is None for pid, n in sources.items()
+    ):
+        return None  # a full list without its k-th b: written before ``hub_kth``
     return out
 
 
@@ -604,6 +689,7 @@ def _edges_from_lists(
     reuse: Mapping[tuple[str, str], Edge] | None = None,
     moved: Collection[str] = (),
     hard: Collection[str] = (),
+    renamed: Collection[str] | None = None,
 ) -> list[Edge]:
     """Edges = the union of the partner lists (``lists``, plus ``kept``: pair -> keepers).
 
@@ -611,6 +697,8 @@ def _edges_from_lists(
     (gained or lost a term) or both ends are in ``hard`` (hold a term whose weight or
     linking status changed): otherwise neither end's terms changed and no term they
     share changed its weight, so the shared terms and their sum are the same.
+    ``renamed``: the terms whose name changed since ``reuse`` was written (None: not
+    known, so every reused edge's names are looked up again).
     """
     keepers: dict[tuple[str, str], set[str]] = defaultdict(set)
     for pair, ends in kept.items():
@@ -626,7 +714,11 @@ def _edges_from_lists(
             a in hard and b in hard
         ):
             # only a term's name (re-resolved) or kept_by may move
-            shown = [term_names.get(t, t) for t in old.attrs.get("term_ids", [])]
+            term_ids = old.attrs.get("term_ids", [])
+            if renamed is not None and not (renamed and any(t in renamed for t in term_ids)):
+                shown = old.attrs.get("terms")
+            else:
+                shown = [term_names.get(t, t) for t in term_ids]
             if old.attrs.get("kept_by") == kept_by and old.attrs.get("terms") == shown:
                 edges.append(old)  # the same object: the diff sees it unchanged at once
                 continue
@@ -649,6 +741,7 @@ def update_shared_terms(
     min_weight: float = 1.0,
     top_k: int = 20,
     max_term_papers: int = MAX_TERM_PAPERS,
+    renamed: Collection[str] | None = None,
 ) -> tuple[list[Edge], set[str]] | None:
     """SHARES_TERM edges after the corpus went from ``old_terms`` to ``paper_terms``, exactly.
 
@@ -662,6 +755,7 @@ def update_shared_terms(
     have touched p. Its list is read back from the edges it keeps (``kept_by``).
     Returns (edges, touched paper ids), or None when ``previous`` does not say which
     end keeps each edge (a graph written before ``kept_by``): then compute it whole.
+    ``renamed``: the terms whose name changed (None: look every kept edge's names up).
     """
     old_edges: dict[tuple[str, str], Edge] = {}
     for e in previous:
@@ -720,7 +814,7 @@ def update_shared_terms(
         if ends:
             kept[(a, b)] = ends
     edges = _edges_from_lists(
-        index, lists, kept, paper_terms, term_names, old_edges, moved_papers, hard
+        index, lists, kept, paper_terms, term_names, old_edges, moved_papers, hard, renamed
     )
     return edges, touched
 

@@ -122,6 +122,36 @@ def test_a_changed_text_is_a_remove_and_an_add(seed_extractions: dict[str, Extra
     assert resolver.update(dict(current)) is resolver.update(dict(current))  # nothing to do
 
 
+def test_many_steps_of_the_standalone_threshold(
+    seed_extractions: dict[str, Extraction], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The threshold steps every 20 papers here (at 3k it steps every 500): each step
+    recomputes only the papers whose groups it flips, and still equals resolve()."""
+    import importlib
+
+    inc = importlib.import_module("graph.extract.incremental")
+    res = importlib.import_module("graph.extract.resolve")  # the package's resolve() hides it
+
+    for module in (inc, res):
+        monkeypatch.setattr(module, "_STANDALONE_MIN", 1)
+        monkeypatch.setattr(module, "_STANDALONE_SHARE", 0.05)
+    ids = sorted(seed_extractions)
+    current = {p: seed_extractions[p] for p in ids[:18]}
+    resolver = Resolver()
+    _check(resolver, current)
+    steps = set()
+    for start in range(18, len(ids), 5):  # up across 20, 40 and 60 papers
+        before = resolver._common()
+        current.update({p: seed_extractions[p] for p in ids[start : start + 5]})
+        _check(resolver, current)
+        if resolver._common() != before:
+            steps.add(resolver._common())
+    for p in ids[:45]:  # and down across them in one update
+        del current[p]
+    _check(resolver, current)
+    assert steps == {2, 3, 4}
+
+
 @pytest.mark.skipif(not ICLR2021.exists(), reason="ICLR 2021 reference data not present")
 def test_iclr_across_the_standalone_threshold() -> None:
     """Near N = 1500 the 'used on its own' threshold steps from 3 to 4 papers and back."""

@@ -338,7 +338,11 @@ def test_csls_lists_match_brute_force_and_lower_the_largest_in_degree() -> None:
     for vec in (PaperVectors(ids, m), PaperVectors(ids, m, word_vectors(_texts(80, 5))),
                 PaperVectors(ids, m, word_vectors(_texts(80, 6)), pool=12)):
         lists, hubs = full_similar(vec, 5, 0.0)
-        assert (lists, hubs) == _brute_csls(ids, vec, 5, 0.0)
+        brute_lists, brute_hubs = _brute_csls(ids, vec, 5, 0.0)
+        assert lists == brute_lists
+        assert {p: h[:3] for p, h in hubs.items()} == brute_hubs
+        # the k-th b of each full plain list (what lets an add keep a list unranked)
+        assert all(h.kth is None or h.kth <= h.r + 1e-9 for h in hubs.values())
     plain = top_k_similar(ids, m, 5, 0.0)
     lists, _ = full_similar(PaperVectors(ids, m), 5, 0.0)
 
@@ -360,6 +364,14 @@ def test_word_overlap_reorders_by_shared_wording() -> None:
     assert lists["a"][0].score == lists["a"][1].score == 0.8  # the score stays the cosine
 
 
+
+def _corpus_vectors(
+    ids: list[str], vec: dict[str, Any], text: dict[str, str], pool: int
+) -> PaperVectors:
+    """The PaperVectors of ``ids`` out of a universe of vectors and texts."""
+    return PaperVectors(ids, np.asarray([vec[p] for p in ids], dtype=np.float32),
+                        word_vectors([text[p] for p in ids]), pool=pool)
+
 @pytest.mark.parametrize(("seed", "pool"), [(1, 100), (2, 100), (3, 6), (4, 6), (5, 3), (6, 10)])
 def test_csls_update_equals_full_over_add_remove_and_changed_papers(seed: int, pool: int) -> None:
     rng = np.random.default_rng(seed)
@@ -372,8 +384,7 @@ def test_csls_update_equals_full_over_add_remove_and_changed_papers(seed: int, p
     k, min_score = 4, 0.1
 
     def vectors(ids: list[str]) -> PaperVectors:
-        return PaperVectors(ids, np.asarray([vec[p] for p in ids], dtype=np.float32),
-                            word_vectors([text[p] for p in ids]), pool=pool)
+        return _corpus_vectors(ids, vec, text, pool)
 
     lists, hubs = full_similar(vectors(current), k, min_score)
     for _ in range(6):
@@ -394,8 +405,49 @@ def test_csls_update_equals_full_over_add_remove_and_changed_papers(seed: int, p
         want_lists, want_hubs = full_similar(vectors(now), k, min_score)
         assert lists == want_lists
         assert hubs == want_hubs
-        assert (lists, hubs) == _brute_csls(now, vectors(now), k, min_score)
+        brute_lists, brute_hubs = _brute_csls(now, vectors(now), k, min_score)
+        assert lists == brute_lists
+        assert {p: h[:3] for p, h in hubs.items()} == brute_hubs
         current = now
+
+
+@pytest.mark.parametrize("pool", [8, 30])
+def test_adds_that_only_reach_a_pool_keep_its_list_and_stay_exact(
+    pool: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # most rows an add reaches keep their plain top-k: only their floor moves. Those rows
+    # are not ranked again; the update must still equal a full computation every time.
+    import graph.link as link
+
+    kept: list[int] = []
+    real = link._pool_moves
+
+    def counting(sc: Any, hubs: Any, rows: Any, *rest: Any) -> Any:
+        out = real(sc, hubs, rows, *rest)
+        kept.append(sum(1 for r in rows if r not in rest[-1]))  # rest[-1]: rows ranked again
+        return out
+
+    monkeypatch.setattr(link, "_pool_moves", counting)
+    rng = np.random.default_rng(pool)
+    universe = [f"q{i:03d}" for i in range(90)]
+    vec = dict(zip(universe, _vectors(90, dim=5, seed=pool), strict=True))
+    text = dict(zip(universe, _texts(90, pool), strict=True))
+    current = sorted(universe[:50])
+    k, min_score = 4, 0.0
+
+    def vectors(ids: list[str]) -> PaperVectors:
+        return _corpus_vectors(ids, vec, text, pool)
+
+    lists, hubs = full_similar(vectors(current), k, min_score)
+    for _ in range(8):
+        outside = [p for p in universe if p not in current]
+        added = set(rng.choice(outside, size=int(rng.integers(1, 4)), replace=False).tolist())
+        now = sorted(set(current) | added)
+        lists, hubs = update_csls(lists, hubs, np.zeros((0, 5), np.float32), vectors(now),
+                                  added, (), k, min_score)
+        assert (lists, hubs) == full_similar(vectors(now), k, min_score)
+        current = now
+    assert sum(kept) > 0  # the path under test ran: some reached rows were not ranked again
 
 
 def test_hubs_survive_the_edges_they_are_stored_on() -> None:
@@ -417,3 +469,25 @@ def test_hubs_survive_the_edges_they_are_stored_on() -> None:
                 | {"kth": 0.5})
            for e in edges]
     assert hubs_from_edges(old, ids, 0.0, 3, vec) is None
+
+
+def test_hubs_ride_on_the_rank_1_edge_alone() -> None:
+    # a source's floor moves whenever a paper enters or leaves its pool: one row rewritten
+    ids = [f"p{i}" for i in range(12)]
+    vec = PaperVectors(ids, _vectors(12, seed=4), word_vectors(_texts(12, 4)))
+    lists, hubs = full_similar(vec, 3, 0.0)
+    edges = similar_edges(lists, hubs, 3, 0.0, vec)
+    assert {e.attrs["rank"] for e in edges if "floor" in e.attrs} == {1}
+    assert all("words" in e.attrs and "rank" in e.attrs for e in edges)
+    # a graph of the code before, hubs on every edge, still updates in place
+    firsts = {e.source: e for e in edges if e.attrs["rank"] == 1}
+    everywhere = [
+        Edge(e.source, e.target, e.type, e.weight,
+             dict(e.attrs) | {k: v for k, v in firsts[e.source].attrs.items()
+                              if k not in ("score", "words", "rank")})
+        for e in edges
+    ]
+    assert hubs_from_edges(everywhere, ids, 0.0, 3, vec) == hubs
+    # a list whose rank-1 edge is gone (a hand-edited store): recompute everything
+    assert hubs_from_edges([e for e in edges if e.attrs["rank"] != 1 or e.source != "p0"],
+                           ids, 0.0, 3, vec) is None
