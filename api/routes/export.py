@@ -118,7 +118,10 @@ def _export_parts(
         if values is None:
             return None
         if len(values) == 1:
-            return [",".join(raw_id(v.strip()) for v in values[0].split(","))]
+            parts = values[0].split(",")
+            raw = [raw_id(v.strip()) for v in parts]
+            # untouched unless it lists global ids: "a, b" may be one id, spaces and all
+            return [",".join(raw)] if raw != [v.strip() for v in parts] else values
         return [raw_id(v.strip()) for v in values]
 
     return services.service().export_parts(

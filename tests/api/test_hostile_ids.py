@@ -40,6 +40,8 @@ OLD_NFD = unicodedata.normalize("NFD", "naïve-bayes")
 HOSTILE = {
     "a,b": "Contrastive pretraining of vision transformers with large language models "
            "improves zero-shot image classification on ImageNet.",
+    "x, y": "Sparse attention patterns let transformers read book-length documents with "
+            "linear memory and little loss in perplexity.",
     "a": "Graph neural networks trained with message passing predict molecular "
          "properties on the QM9 benchmark with low error.",
     "x\ufeffy": "Diffusion models generate high fidelity images by reversing a gradual "
@@ -83,7 +85,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, seed_dir: Path) -> Iterator
         report = body["data"]["addPapers"]
         assert sorted(report["added"]) == sorted(HOSTILE), body
         (problem,) = report["problems"]
-        assert "input[5]" in problem and "no visible character" in problem, problem
+        assert "input[6]" in problem and "no visible character" in problem, problem
         assert "U+200B U+2060" in problem
         yield client
 
@@ -126,6 +128,9 @@ def test_the_comma_form_still_lists_ids_and_falls_back_to_a_whole_id(server: Tes
     # "a" is an id but "b" is none: the value whole is the id "a,b"
     assert set(_export(server, [("ids", "a,b")]).nodes) == {"a,b"}
     assert set(_export(server, [("ids", "a,b"), ("ids", "a")]).nodes) == {"a,b", "a"}
+    assert set(_export(server, [("ids", "x, y")]).nodes) == {"x, y"}  # spaces and all
+    gid = GQL(server).data('{ paper(id: "a") { id } }')["paper"]["id"]
+    assert set(_export(server, [("ids", f"{gid}, {first}")]).nodes) == {"a", first}
     r = server.get("/export/gexf", params={"ids": "a,nope-1"})
     assert r.status_code == 404 and "'nope-1'" in r.text
     r = server.get("/export/gexf", params=[("path", "a,b"), ("path", "a"), ("path", "x")])
