@@ -1,8 +1,8 @@
 """One rule for ids, shared by ingest and every route that takes one.
 
 * An id is trimmed of outer white space (``str.strip``) wherever it is given; what is
-  left is the id, with no other cleaning. Nothing left: the id is *empty* (at ingest, a missing id,
-  made from the text; on a route, "must not be empty").
+  left is the id, with no other cleaning. Nothing left: the id is *empty* (at ingest,
+  a missing id, made from the text; on a route, "must not be empty").
 * A new id must show at least one visible character: an id of zero-width spaces
   alone could not be told from an empty one in any listing. A graph written before
   this rule may hold one; every route still finds it by its exact text.
