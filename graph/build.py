@@ -538,10 +538,11 @@ class Pipeline:
                 pid: set() for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER
             }
             old_terms.update(paper_terms_of(previous.edges.values()))
-            # a stored edge's term names are its terms' labels when it was written
+            # a stored edge's term names are its terms' labels when it was written (every
+            # term a paper holds is a node: see assemble)
             renamed = {
                 t for t, name in names.items()
-                if (old := previous.nodes.get(t)) is None or old.label != name
+                if (old := previous.nodes.get(t)) is not None and old.label != name
             }
             updated = update_shared_terms(
                 (e for e in previous.edges.values() if e.type is RelType.SHARES_TERM),
