@@ -388,6 +388,19 @@ def test_word_overlap_reorders_by_shared_wording() -> None:
     assert lists["a"][0].score == lists["a"][1].score == 0.8  # the score stays the cosine
 
 
+def test_a_texts_word_vector_is_the_same_alone_or_in_a_batch() -> None:
+    # the pipeline caches rows by text and mixes them with fresh ones: a row must not
+    # depend on what it was computed with, to the last bit
+    texts = [*_texts(30, 3), "", "x", "Graph neural networks. Graph neural networks!"]
+    batch = word_vectors(texts)
+    for i, t in enumerate(texts):
+        alone = word_vectors([t])
+        row = batch[i]
+        assert np.array_equal(alone.indices, row.indices)
+        assert np.array_equal(alone.data, row.data)
+        norm = float(np.sqrt((row.data**2).sum()))
+        assert norm == 0.0 if not row.nnz else abs(norm - 1.0) < 1e-12
+
 
 def _corpus_vectors(
     ids: list[str], vec: dict[str, Any], text: dict[str, str], pool: int
@@ -395,6 +408,7 @@ def _corpus_vectors(
     """The PaperVectors of ``ids`` out of a universe of vectors and texts."""
     return PaperVectors(ids, np.asarray([vec[p] for p in ids], dtype=np.float32),
                         word_vectors([text[p] for p in ids]), pool=pool)
+
 
 @pytest.mark.parametrize(("seed", "pool"), [(1, 100), (2, 100), (3, 6), (4, 6), (5, 3), (6, 10)])
 def test_csls_update_equals_full_over_add_remove_and_changed_papers(seed: int, pool: int) -> None:
