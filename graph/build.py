@@ -770,7 +770,7 @@ def diff(old: GraphData, new: GraphData) -> GraphChange:
             upsert_edges.append(e)
     upsert_edges.sort(key=lambda e: _edge_key(e.key))
     delete_edges = sorted(
-        (k for k in old.edges if k not in new.edges and k[0] not in gone and k[1] not in gone),
+        (k for k in old.edges.keys() - new.edges.keys() if k[0] not in gone and k[1] not in gone),
         key=_edge_key,
     )
     old_rows = {pid: i for i, pid in enumerate(old.embedding_ids)}
