@@ -79,7 +79,9 @@ def word_vectors(texts: Sequence[str]) -> Any:
     m.data = 1.0 + np.log(m.data)
     norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
-    m = sp.diags(1.0 / norms) @ m
+    # each row times 1 / its norm, in place: the same products as diags(1 / norms) @ m,
+    # without the sparse product's 2^24-column scratch (0.24 s a call, even for 10 texts)
+    m.data *= np.repeat(1.0 / norms, np.diff(m.indptr))
     m.sort_indices()
     return m.tocsr()
 
