@@ -31,6 +31,20 @@ log = logging.getLogger(__name__)
 StoreOpener = Callable[[Settings], GraphStore]
 
 
+def thread_lock_for_progress_bars() -> None:
+    """tqdm (run, disabled, by every sentence-transformers encode) takes a multiprocessing
+    lock on its first bar: a named semaphore that a uvicorn worker process never frees,
+    so every stop of ``serve --workers N`` printed "resource_tracker: There appear to be
+    N leaked semaphore objects". No bar here is shared across processes: tqdm's own
+    thread lock is enough, and it makes no semaphore."""
+    try:
+        from tqdm.std import TqdmDefaultWriteLock
+    except ImportError:  # no tqdm, no lock
+        return
+    if not hasattr(TqdmDefaultWriteLock, "mp_lock"):  # tqdm makes it only when absent
+        TqdmDefaultWriteLock.mp_lock = None
+
+
 def limit_blas_threads() -> None:
     """One BLAS thread for this process (see Settings.compute_threads for why)."""
     from threadpoolctl import threadpool_limits
