@@ -1,10 +1,12 @@
 # ruff: noqa: E501 - long table rows
 """The cost of an add, two checkouts interleaved: `citegraph add` and the server's path.
 
-    python bench/add_ab.py --data-dir DIR --code TREE_A --code TREE_B [--rounds 3] [--inprocess-rounds 2]
+    python bench/add_ab.py --data-dir DIR [--data-dir DIR_B] --code TREE_A --code TREE_B [--rounds 3] [--inprocess-rounds 2]
 
 DIR holds a built graph that each checkout can open without rewriting it (run one add on
 it first: the first add after a copy of an older graph re-extracts and rewrites once).
+When the two checkouts store edges differently, give each its own DIR (the same corpus,
+warmed by that checkout), in the order of ``--code``.
 Every measurement works on a fresh copy of DIR. Per round, for each checkout in turn:
 
 * the model load alone in a fresh process (import + weights + one encode), wall;
@@ -40,7 +42,8 @@ def _copy(src: Path, dst: Path) -> Path:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--data-dir", type=Path, required=True, help="a built graph (copied, never changed)")
+    ap.add_argument("--data-dir", type=Path, action="append", required=True,
+                    help="a built graph (copied, never changed); twice: one per --code")
     beside = [up / "shared" / "data" / "iclr2021" / "paperlist.tsv" for up in (ROOT.parent, ROOT.parent.parent)]
     ap.add_argument("--source", type=Path, default=next((p for p in beside if p.exists()), beside[0]),
                     help="where the new papers' abstracts come from")
@@ -51,6 +54,10 @@ def main() -> int:
     args = ap.parse_args()
     trees = [c.resolve() for c in args.code]
     names = [t.name for t in trees]
+    if len(args.data_dir) not in (1, len(trees)):
+        ap.error("give one --data-dir, or one per --code")
+    dirs = dict(zip(names, args.data_dir * len(trees) if len(args.data_dir) == 1 else args.data_dir,
+                    strict=True))
     work = Path(tempfile.mkdtemp(prefix="citegraph-bench-add-ab-"))
     rep = Report("The cost of an add, checkouts interleaved (bench/add_ab.py)")
     cli: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
@@ -62,7 +69,7 @@ def main() -> int:
             for tree, name in zip(trees, names, strict=True):
                 bs.TARGET["code"] = tree
                 load[name].append(bs.model_load_s())
-                d = _copy(args.data_dir, work / f"cli-{name}")
+                d = _copy(dirs[name], work / f"cli-{name}")
                 wall, out = bs.cli(d, "add", str(batch), "--json")
                 assert out.returncode == 0, out.stderr[-2000:]
                 got = json.loads(out.stdout)
@@ -73,10 +80,10 @@ def main() -> int:
         for _ in range(args.inprocess_rounds):
             for tree, name in zip(trees, names, strict=True):
                 bs.TARGET["code"] = tree
-                d = _copy(args.data_dir, work / f"inproc-{name}")
+                d = _copy(dirs[name], work / f"inproc-{name}")
                 inproc[name].extend(bs.inprocess_adds(d, batches, work)[1:])
 
-        rep.add(f"Graph: {args.data_dir}; each add: the same 10 new papers. Checkouts: "
+        rep.add(f"Graph: {', '.join(map(str, args.data_dir))}; each add: the same 10 new papers. Checkouts: "
                 + ", ".join(f"`{n}` ({t})" for n, t in zip(names, trees, strict=True)) + ".")
         rows: list[tuple[object, ...]] = []
         for name in names:

@@ -538,10 +538,11 @@ class Pipeline:
                 pid: set() for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER
             }
             old_terms.update(paper_terms_of(previous.edges.values()))
-            # a stored edge's term names are its terms' labels when it was written
+            # a stored edge's term names are its terms' labels when it was written (every
+            # term a paper holds is a node: see assemble)
             renamed = {
                 t for t, name in names.items()
-                if (old := previous.nodes.get(t)) is None or old.label != name
+                if (old := previous.nodes.get(t)) is not None and old.label != name
             }
             updated = update_shared_terms(
                 (e for e in previous.edges.values() if e.type is RelType.SHARES_TERM),
@@ -769,7 +770,7 @@ def diff(old: GraphData, new: GraphData) -> GraphChange:
             upsert_edges.append(e)
     upsert_edges.sort(key=lambda e: _edge_key(e.key))
     delete_edges = sorted(
-        (k for k in old.edges if k not in new.edges and k[0] not in gone and k[1] not in gone),
+        (k for k in old.edges.keys() - new.edges.keys() if k[0] not in gone and k[1] not in gone),
         key=_edge_key,
     )
     old_rows = {pid: i for i, pid in enumerate(old.embedding_ids)}

@@ -166,9 +166,9 @@ def word_vectors(texts: Sequence[str]) -> Any:
     m = _hasher().transform(rows).tocsr().astype(np.float64)
     norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
-    # scaled in place: a sparse product with a diagonal allocates a row of all 2^24
-    # columns, ~0.4 s a call, most of what an add spent here
-    m.data /= np.repeat(norms, np.diff(m.indptr))
+    # each row times 1 / its norm, in place: the same products as diags(1 / norms) @ m,
+    # without the sparse product's 2^24-column scratch (0.24 s a call, even for 10 texts)
+    m.data *= np.repeat(1.0 / norms, np.diff(m.indptr))
     m.sort_indices()
     return m
 

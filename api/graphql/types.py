@@ -189,7 +189,11 @@ class Paper(Node):
             for e, n in pairs if isinstance(n, model.Dataset)
         ]
 
-    @strawberry.field(description="Papers with similar abstracts (SIMILAR_TO), best first.")
+    @strawberry.field(
+        description="Papers with similar abstracts (SIMILAR_TO): this paper's own list in "
+        "its stored order (`rank` 1, 2, ...: cosine plus word overlap, hubs discounted), then "
+        "the papers that list this one (`rank` null), by score."
+    )
     async def similar(
         self, info: Info[Context, None], first: int = 10, min_score: float = 0.0
     ) -> list[SimilarPaper]:
@@ -199,14 +203,25 @@ class Paper(Node):
         for e, n in pairs:
             if not isinstance(n, model.Paper) or e.weight < min_score:
                 continue
-            rank = e.attrs.get("rank") if e.source == self._p.id else None
-            if n.id not in best or e.weight > best[n.id].score:
+            raw = e.attrs.get("rank") if e.source == self._p.id else None
+            rank = int(raw) if isinstance(raw, int | float) else None
+            old = best.get(n.id)
+            # its own list's edge wins over the other direction's
+            if old is None or (rank is not None and old.rank is None) or (
+                (rank is None) == (old.rank is None) and e.weight > old.score
+            ):
                 words = e.attrs.get("words")
                 best[n.id] = SimilarPaper(
                     paper=Paper.of(n), score=e.weight, rank=rank,
                     words=float(words) if isinstance(words, int | float) else None,
                 )
-        return sorted(best.values(), key=lambda s: (-s.score, s.paper.key))[:first]
+
+        def order(s: SimilarPaper) -> tuple[int, float, float, str]:
+            if s.rank is not None:
+                return (0, float(s.rank), 0.0, s.paper.key)
+            return (1, 0.0, -s.score, s.paper.key)
+
+        return sorted(best.values(), key=order)[:first]
 
     @strawberry.field(description="Papers sharing rare concepts/datasets (SHARES_TERM).")
     async def shares_terms(self, info: Info[Context, None], first: int = 10) -> list[SharedTerms]:

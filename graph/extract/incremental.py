@@ -454,11 +454,14 @@ class Resolver:
         totals = {g: sum(m.count for m, _ in ms) for g, ms in keep.items()}
         held: set[str] = set()
         own_defined = {_fold(lg) for _, lg in ex.acronyms}  # as resolve(): never held
+        # a name written inside no other name of the paper is held by none (most are):
+        # one substring count over all of them instead of a pass over every other term
+        every = "\x00".join(names.values())
         for g in sorted(keep):
             if g in own_defined:
                 continue
             inner = names[g]
-            if any(
+            if every.count(inner) > 1 and any(
                 o != g and o not in held and inner in names[o]
                 and totals[g] <= sum(m.count for m, _ in keep[o] if inner in f" {m.key} ")
                 for o in keep

@@ -169,11 +169,14 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
         # a term the paper defines ("Spiking Neural Networks (SNNs)") is one of its own,
         # however often it is written inside longer ones ("deep SNNs", "sparse SNNs")
         own_defined = {_fold(lg) for _, lg in ex.acronyms}
+        # a name written inside no other name of the paper is held by none (most are):
+        # one substring count over all of them instead of a pass over every other term
+        every = "\x00".join(names.values())
         for g in sorted(keep):
             if g in own_defined:
                 continue
             inner = names[g]
-            if any(
+            if every.count(inner) > 1 and any(
                 o != g and o not in held and inner in names[o]
                 and totals[g] <= sum(m.count for m, _ in keep[o] if inner in f" {m.key} ")
                 for o in keep

@@ -123,8 +123,15 @@ def test_paper_edge_lists_carry_weights(gql: GQL, seed_store: NetworkxStore) -> 
             assert s["words"] == stored[s["paper"]["key"]]
     assert p["concepts"] and all(c["weight"] > 0 for c in p["concepts"])
     assert p["similar"] and all(s["score"] >= 0.3 for s in p["similar"])
-    assert [s["score"] for s in p["similar"]] == sorted((s["score"] for s in p["similar"]),
-                                                       reverse=True)
+    # its own list first, in its stored order; then the papers that list it, by score
+    ranked = [s for s in p["similar"] if s["rank"] is not None]
+    assert p["similar"][: len(ranked)] == ranked
+    assert [s["rank"] for s in ranked] == sorted(s["rank"] for s in ranked)
+    own = sorted((e.attrs["rank"], e.target) for e in seed_store.snapshot().edges.values()
+                 if e.type.value == "SIMILAR_TO" and e.source == pid and e.weight >= 0.3)
+    assert [s["paper"]["key"] for s in ranked] == [t for _, t in own][: len(ranked)]
+    rest = [s["score"] for s in p["similar"][len(ranked):]]
+    assert rest == sorted(rest, reverse=True)
     assert p["sharesTerms"] and all(s["terms"] for s in p["sharesTerms"])
     assert pid not in {r["paper"]["key"] for r in p["related"]}
 

@@ -188,6 +188,30 @@ def test_shared_terms_update_equals_full_through_add_remove_and_moves(seed: int)
     assert any(0 < t < len(terms) for t in touched_sizes)  # some update was partial
 
 
+def test_an_add_through_a_common_term_recomputes_only_the_lists_it_can_enter() -> None:
+    # 40 papers share "common" and pair up through rare terms; a new paper holding only
+    # "common" changes common's paper set (not its weight: 40 and 41 share a grid step),
+    # so every holder is touched, but it scores below each holder's k-th partner
+    old: Terms = {f"p{i:02d}": {"common": 1.0, f"r{i // 4}": 1.0, f"s{i // 2}": 1.0}
+                  for i in range(40)}
+    assert term_weight(40) == term_weight(41)
+    new = {**old, "zz": {"common": 1.0}}
+    kw: dict[str, Any] = {"max_df": 1.0, "min_weight": 0.0, "top_k": 3}
+    before = shared_term_edges(old, {}, **kw)
+    result = update_shared_terms(before, {p: set(v) for p, v in old.items()}, new, {}, **kw)
+    assert result is not None
+    edges, touched = result
+    assert _rows(edges) == _rows(shared_term_edges(new, {}, **kw))
+    assert touched == {"zz"}
+    # a new paper that shares a rare term too enters its holders' lists: they are ranked
+    newer = {**old, "zz": {"common": 1.0, "r0": 1.0, "s0": 1.0}}
+    result = update_shared_terms(before, {p: set(v) for p, v in old.items()}, newer, {}, **kw)
+    assert result is not None
+    edges, touched = result
+    assert _rows(edges) == _rows(shared_term_edges(newer, {}, **kw))
+    assert {"zz", "p00", "p01"} <= touched < set(newer)
+
+
 def test_shared_terms_update_crosses_the_gate_both_ways() -> None:
     # "g" is in 3 papers; the cap is max(2, int(0.2 N)): at N = 10 it is 2 (g links
     # nothing), at N = 15 it is 3 (g links) with no paper touching g itself.
@@ -364,6 +388,19 @@ def test_word_overlap_reorders_by_shared_wording() -> None:
     assert lists["a"][0].score == lists["a"][1].score == 0.8  # the score stays the cosine
 
 
+def test_a_texts_word_vector_is_the_same_alone_or_in_a_batch() -> None:
+    # the pipeline caches rows by text and mixes them with fresh ones: a row must not
+    # depend on what it was computed with, to the last bit
+    texts = [*_texts(30, 3), "", "x", "Graph neural networks. Graph neural networks!"]
+    batch = word_vectors(texts)
+    for i, t in enumerate(texts):
+        alone = word_vectors([t])
+        row = batch[i]
+        assert np.array_equal(alone.indices, row.indices)
+        assert np.array_equal(alone.data, row.data)
+        norm = float(np.sqrt((row.data**2).sum()))
+        assert norm == 0.0 if not row.nnz else abs(norm - 1.0) < 1e-12
+
 
 def _corpus_vectors(
     ids: list[str], vec: dict[str, Any], text: dict[str, str], pool: int
@@ -371,6 +408,7 @@ def _corpus_vectors(
     """The PaperVectors of ``ids`` out of a universe of vectors and texts."""
     return PaperVectors(ids, np.asarray([vec[p] for p in ids], dtype=np.float32),
                         word_vectors([text[p] for p in ids]), pool=pool)
+
 
 @pytest.mark.parametrize(("seed", "pool"), [(1, 100), (2, 100), (3, 6), (4, 6), (5, 3), (6, 10)])
 def test_csls_update_equals_full_over_add_remove_and_changed_papers(seed: int, pool: int) -> None:
