@@ -31,7 +31,12 @@ from api.graphql.schema import build_schema
 from api.middleware import LimitsMiddleware
 from api.routes import explorer, health
 from api.routes import export as export_route
-from api.services import Services, StoreOpener, limit_blas_threads
+from api.services import (
+    Services,
+    StoreOpener,
+    limit_blas_threads,
+    thread_lock_for_progress_bars,
+)
 from graph.settings import Settings
 from graph.store import open_store
 
@@ -62,6 +67,7 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         limit_blas_threads()
+        thread_lock_for_progress_bars()
         await run_in_threadpool(services.open)
         # the model takes seconds to load: start now, in the background, not on a request
         services.start_warm_up()

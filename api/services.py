@@ -31,6 +31,20 @@ log = logging.getLogger(__name__)
 StoreOpener = Callable[[Settings], GraphStore]
 
 
+def thread_lock_for_progress_bars() -> None:
+    """tqdm (run, disabled, by every sentence-transformers encode) takes a multiprocessing
+    lock on its first bar: a named semaphore that a uvicorn worker process never frees,
+    so every stop of ``serve --workers N`` printed "resource_tracker: There appear to be
+    N leaked semaphore objects". No bar here is shared across processes: tqdm's own
+    thread lock is enough, and it makes no semaphore."""
+    try:
+        from tqdm.std import TqdmDefaultWriteLock
+    except ImportError:  # no tqdm, no lock
+        return
+    if not hasattr(TqdmDefaultWriteLock, "mp_lock"):  # tqdm makes it only when absent
+        TqdmDefaultWriteLock.mp_lock = None
+
+
 def limit_blas_threads() -> None:
     """One BLAS thread for this process (see Settings.compute_threads for why)."""
     from threadpoolctl import threadpool_limits
@@ -155,8 +169,24 @@ class Services:
 
     def warm_up(self) -> None:
         """Load the model and read the papers' words now (in the background at startup),
-        so no request pays for either. Stops between steps once :meth:`close` began."""
-        closing = self._closing
+        so no request pays for either. Stops between steps once :meth:`close` began, and
+        stops quietly when the process exits under it."""
+        try:
+            self._warm_up()
+        except Exception:
+            if not self._exiting():
+                raise
+            # an import or a load cut short by the interpreter's exit ("can't register
+            # atexit after shutdown", "cannot schedule new futures"): not a broken install
+            log.info("warm-up stopped: the process is exiting")
+
+    def _exiting(self) -> bool:
+        """close() began, or the main thread has ended (the interpreter is exiting: its
+        executors refuse new work and imports fail in ways that look like a broken
+        install)."""
+        return self._closing.is_set() or not threading.main_thread().is_alive()
+
+    def _warm_up(self) -> None:
         try:
             import torch
         except ImportError:  # the embedder says so on first use
@@ -166,16 +196,16 @@ class Services:
         try:
             self.embedder().encode(["warm up"])
         except CitegraphError as exc:
-            log.warning("embedding model not loaded: %s", exc)
-        if closing.is_set():
+            self._failed("embedding model not loaded", exc)
+        if self._exiting():
             return
         try:
             store = self.store()
             self.lexical.sync(store)
         except CitegraphError as exc:
-            log.warning("word index not read: %s", exc)
+            self._failed("word index not read", exc)
             return
-        if closing.is_set():
+        if self._exiting():
             return
         try:
             # the keyword index and the extractor's word lists (related(text:)) load on
@@ -184,16 +214,24 @@ class Services:
             self.short_names.may_name(store, "warm up:")
             self.service().text_terms("warm up")
         except Exception as exc:  # only a head start: a request meets the same error
-            log.warning("warm-up of the keyword index and extractor failed: %s", exc)
-        if closing.is_set():
+            self._failed("warm-up of the keyword index and extractor failed", exc)
+        if self._exiting():
             return
         try:
             # the corpus resolved once now: the first addPapers then resolves only what
             # it reaches (~5 s less on ICLR 2021)
             with self.write_lock:
-                self.pipeline().prime(store, stop=closing)
+                self.pipeline().prime(store, stop=self._closing)
         except Exception as exc:
-            log.warning("warm-up of the write pipeline failed: %s", exc)
+            self._failed("warm-up of the write pipeline failed", exc)
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        """A warm-up step failed: a warning, or one calm line when the process is exiting
+        (the step was cut short, nothing is broken)."""
+        if self._exiting():
+            log.info("warm-up stopped: the process is exiting (%s)", type(exc).__name__)
+        else:
+            log.warning("%s: %s", what, exc)
 
     def embed(self, text: str) -> list[float]:
         """One text as a unit vector."""

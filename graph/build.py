@@ -63,6 +63,7 @@ from graph.extract import (
     extraction_from_json,
     extraction_to_json,
 )
+from graph.ids import id_key
 from graph.ingest import InputProblem, read_corpus
 from graph.lexical import WORD_HASH_FEATURES, WORD_VECTOR_VERSION, paper_text, word_vectors
 from graph.link import (
@@ -686,18 +687,28 @@ def _merge_into(corpus: dict[str, Paper], new: Sequence[Paper], report: BuildRep
       the new text is another paper's (reported, not applied);
     * a new id whose text a paper already has (after this batch's updates: a text moved
       to a new id in one add goes in) is a duplicate and said so;
-    * an id given twice in one batch: the first counts, the others are reported.
+    * an id given twice in one batch: the first counts, the others are reported;
+    * an id that is another spelling of a stored one (:func:`graph.ids.id_key`: café NFC
+      and NFD) is that paper, under the stored spelling.
     """
     seen: set[str] = set()
     updates: list[Paper] = []
     fresh: list[Paper] = []
+    # only ids with non-ASCII characters can have a second spelling: most corpora have none
+    spelled = {id_key(pid): pid for pid in corpus if not pid.isascii()}
     for p in new:
-        if p.id in seen:
+        key = id_key(p.id)
+        if key in seen:
             report.problems.append(_problem(p, f"id {p.id!r} given twice in one input; the "
                                                "first is kept"))
             continue
-        seen.add(p.id)
-        (updates if p.id in corpus else fresh).append(p)
+        seen.add(key)
+        stored = p.id if p.id in corpus else None
+        if stored is None and not p.id.isascii():  # NFC of a Kelvin sign is ASCII "K"
+            stored = key if key in corpus else spelled.get(key)
+        if stored is not None and stored != p.id:
+            p = dataclasses.replace(p, id=stored)
+        (updates if stored is not None else fresh).append(p)
     holder = {q.text_hash: pid for pid, q in sorted(corpus.items())}
     for p in updates:
         old = corpus[p.id]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 _CHUNK = 500  # SQLite's host-parameter limit is 999 on old builds
 
@@ -20,6 +23,7 @@ class BlobCache:
         self._mem: dict[tuple[str, str], bytes] = {}
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._path = path
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(path), check_same_thread=False)
@@ -60,11 +64,17 @@ class BlobCache:
         with self._lock:
             if self._db is None:
                 return
-            with self._db:
-                self._db.executemany(
-                    f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?)",  # noqa: S608
-                    [(namespace, k, v) for k, v in items.items()],
-                )
+            try:
+                with self._db:
+                    self._db.executemany(
+                        f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?)",  # noqa: S608
+                        [(namespace, k, v) for k, v in items.items()],
+                    )
+            except sqlite3.Error as exc:
+                # a cache, not the graph: a file that cannot take the rows (a full disk, a
+                # data folder deleted under the server: "readonly database") must not fail
+                # the write it serves; the values stay in memory
+                log.warning("cache %s not written (%s); kept in memory", self._path, exc)
 
     def close(self) -> None:
         """Close the database (after a read or write under way); the memory layer stays

@@ -29,6 +29,11 @@ class StoreUnavailableError(StoreError):
     """The store cannot be reached (server down, wrong credentials)."""
 
 
+class StoreReplacedError(StoreUnavailableError):
+    """The database file was deleted or replaced since this process opened it: writes
+    would land in the unlinked file and be lost, so they are refused."""
+
+
 class ModelUnavailableError(CitegraphError):
     """The embedding model (or its optional dependency) cannot be loaded."""
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from graph.ids import spellings
 from graph.lexical import WORD_VECTOR_VERSION
 from graph.model import Edge, NodeKind, Paper, RelType
 
@@ -961,8 +962,8 @@ def citation_edges(papers: Iterable[Paper], known: Mapping[str, Any]) -> list[Ed
     for p in papers:
         for ref in p.references:
             # a reference names a paper: an id of a concept or dataset cites nothing
-            is_paper = isinstance(known.get(ref), Paper)
-            target = ref if is_paper else by_title.get(ref.casefold())
+            spelled = next((f for f in spellings(ref) if isinstance(known.get(f), Paper)), None)
+            target = spelled or by_title.get(ref.casefold())
             if target and target != p.id:
                 edges[(p.id, target)] = Edge(p.id, target, RelType.CITES, 1.0, {})
     return [edges[k] for k in sorted(edges)]

@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from graph.errors import InvalidArgumentError, NotFoundError
+from graph.ids import spellings
 from graph.model import GraphNode, NodeKind, Paper
 from graph.store.base import GraphStore
 
@@ -103,7 +104,7 @@ def matches(
     if first is None:
         return []
     out = [first]
-    if first.id == ref:  # an id names one node
+    if first.id in spellings(ref):  # an id names one node
         return out
     if kinds is None or NodeKind.PAPER in kinds:
         out += [n for n in _short_named(store, ref, short_names) if n.id != first.id]
@@ -143,9 +144,11 @@ def paper_to_remove(store: GraphStore, ref: str, argument: str = "id") -> Paper:
     """The one paper ``ref`` names for a removal: its id, or a title or label that no
     other paper shares. A name two papers share is refused (with their ids), so a
     removal never picks one of them by id order."""
-    exact = store.get_nodes([ref]).get(ref)
-    if isinstance(exact, Paper):
-        return exact
+    forms = spellings(ref)
+    by_id = store.get_nodes(list(forms)) if forms else {}
+    for form in forms:
+        if isinstance(exact := by_id.get(form), Paper):
+            return exact
     node = resolve_paper(store, ref)
     said = " ".join(ref.casefold().split())
     same = {node.id}

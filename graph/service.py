@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from graph import lookup
 from graph.errors import InvalidArgumentError, NotFoundError
+from graph.ids import is_empty_id, spellings, strip_id
 from graph.lexical import SAVED_BYTES_PER_PAPER, LexicalIndex
 from graph.model import (
     Edge,
@@ -151,7 +152,9 @@ class GraphService:
         When ``ref`` also names other nodes (a concept and a paper of the same short name),
         the first is used and :attr:`resolutions` records the others.
         """
-        if _blank(ref):
+        # the one rule ingest uses (graph.ids): an id of zero-width spaces that an older
+        # graph holds is not "empty", it is found
+        if is_empty_id(ref):
             raise InvalidArgumentError(argument, "must not be empty")
         found = lookup.matches(self.store, ref, kinds, self.short_names)
         if not found:
@@ -328,7 +331,9 @@ class GraphService:
             )
         found = related(
             self.store, paper=seed.id if seed else None, vector=vector, text=text,
-            text_terms=terms, first=first, exclude=exclude, positive=pos, negative=neg,
+            # every spelling of an excluded id (graph.ids): café NFD excludes the paper café
+            text_terms=terms, first=first, positive=pos, negative=neg,
+            exclude=[f for x in exclude for f in spellings(x)],
             lexical=self.lexical, term_counts=self.term_counts,
         )
         if self._lexical_file is not None and self.lexical.dirty:
@@ -372,8 +377,8 @@ class GraphService:
         self,
         around: str | None = None,
         depth: int = 2,
-        path: str | None = None,
-        ids: str | None = None,
+        path: Sequence[str] | None = None,
+        ids: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> tuple[list[GraphNode], list[Edge]]:
         """Nodes and edges for an export: everything, a neighborhood, a path or a node set.
@@ -381,6 +386,10 @@ class GraphService:
         ``around`` and the ends of ``path`` are found the way every other query finds
         names (:meth:`find`), so ``around=SDE`` exports what ``neighborhood(id: "SDE")``
         shows.
+
+        ``ids`` and ``path`` given as several values take each value as one id, whatever
+        it holds (the form for an id with a comma). One value is the older comma list:
+        split on commas, unless a part names no node and the whole value is an id.
         """
         s = self.settings
         if sum(x is not None for x in (around, path, ids)) > 1:
@@ -389,19 +398,12 @@ class GraphService:
         if limit is not None and not 1 <= limit <= cap:
             raise InvalidArgumentError("limit", f"must be between 1 and {cap}")
         if ids is not None:
-            wanted = [i.strip() for i in ids.split(",") if i.strip()]
-            if not 1 <= len(wanted) <= cap:
-                raise InvalidArgumentError("ids", f"give between 1 and {cap} node ids")
-            found = self.store.get_nodes(wanted)
-            missing = [i for i in wanted if i not in found]
-            if missing:
-                raise NotFoundError(f"ids: no node with id {missing[0]!r}")
-            keep = set(found)
+            keep = self._ids_named(_one_or_split(ids), cap)
             edges = [
                 e for e in self.store.edges_of(sorted(keep))
                 if e.source in keep and e.target in keep
             ]
-            return [found[i] for i in sorted(keep)], edges
+            return [keep[i] for i in sorted(keep)], edges
         if around is not None:
             if not 1 <= depth <= s.max_depth:
                 raise InvalidArgumentError("depth", f"must be between 1 and {s.max_depth}")
@@ -409,9 +411,12 @@ class GraphService:
             sub = self.store.neighborhood([start.id], depth=depth, limit=limit or cap)
             return list(sub.nodes), list(sub.edges)
         if path is not None:
-            ends = [p.strip() for p in path.split(",") if p.strip()]
+            ends = [strip_id(p) for p in _one_or_split(path)[0] if not is_empty_id(p)]
             if len(ends) != 2:
-                raise InvalidArgumentError("path", "give two node ids separated by a comma")
+                raise InvalidArgumentError(
+                    "path", "give two node ids: path=A,B, or path=A&path=B when an id "
+                    "holds a comma"
+                )
             a, b = self.node(ends[0], argument="path"), self.node(ends[1], argument="path")
             route = self.store.shortest_path(a.id, b.id, None, s.max_hops)
             if route is None:
@@ -419,6 +424,36 @@ class GraphService:
             return list(route.nodes), list(route.edges)
         data = self.store.snapshot()
         return list(data.nodes.values()), list(data.edges.values())
+
+    def _ids_named(
+        self, choices: tuple[list[str], str | None], cap: int
+    ) -> dict[str, GraphNode]:
+        """The nodes an ``ids`` argument names by id (any spelling), by node id.
+
+        ``choices``: the ids, and the whole value to try as one id when they came from
+        splitting it on commas and one of them names nothing.
+        """
+        listed, whole = choices
+        wanted = list(dict.fromkeys(strip_id(i) for i in listed if not is_empty_id(i)))
+        if not 1 <= len(wanted) <= cap:
+            raise InvalidArgumentError("ids", f"give between 1 and {cap} node ids")
+        forms = {i: spellings(i) for i in wanted}
+        if whole is not None:
+            forms[whole] = spellings(whole)
+        found = self.store.get_nodes(sorted({f for fs in forms.values() for f in fs}))
+
+        def named(i: str) -> GraphNode | None:
+            return next((found[f] for f in forms[i] if f in found), None)
+
+        out: dict[str, GraphNode] = {}
+        for i in wanted:
+            node = named(i)
+            if node is None:
+                if whole is not None and (one := named(whole)) is not None:
+                    return {one.id: one}  # "a,b" is one paper's id, not two ids
+                raise NotFoundError(f"ids: no node with id {i!r}")
+            out[node.id] = node
+        return out
 
     # ------------------------------------------------------------------ writes
     def pipeline(self, progress: Progress | None = None, *, incremental: bool = True) -> Pipeline:
@@ -453,6 +488,16 @@ class GraphService:
         finally:
             if own:
                 pipe.close()
+
+
+def _one_or_split(values: Sequence[str]) -> tuple[list[str], str | None]:
+    """Several values: each is one id. One value: its comma parts, and the value whole
+    (to try as one id) when it held a comma."""
+    if isinstance(values, str):  # a caller of the older signature: one comma list
+        values = [values]
+    if len(values) != 1 or "," not in values[0]:
+        return list(values), None
+    return values[0].split(","), strip_id(values[0])
 
 
 def _blank(text: str) -> bool:

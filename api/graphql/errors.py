@@ -16,6 +16,7 @@ from graph.errors import (
     InvalidArgumentError,
     ModelUnavailableError,
     NotFoundError,
+    StoreReplacedError,
     StoreUnavailableError,
     WriteLockTimeoutError,
 )
@@ -31,6 +32,7 @@ def error_code(exc: BaseException | None) -> str | None:
         (InvalidArgumentError, "INVALID_ARGUMENT"),
         (NotFoundError, "NOT_FOUND"),
         (ForbiddenError, "FORBIDDEN"),
+        (StoreReplacedError, "STORE_REPLACED"),
         (StoreUnavailableError, "STORE_UNAVAILABLE"),
         (WriteLockTimeoutError, "WRITE_BUSY"),
         (ModelUnavailableError, "MODEL_UNAVAILABLE"),

@@ -36,6 +36,7 @@ from api.graphql.resolutions import NameResolutions
 from api.ids import from_global_id, offset_of, raw_id
 from graph import model
 from graph.errors import InputError, InvalidArgumentError, NotFoundError
+from graph.ids import is_empty_id, spellings
 from graph.lookup import Resolution, paper_to_remove
 from graph.model import NodeKind, RelType
 from graph.service import SearchMode
@@ -58,7 +59,7 @@ async def find(
     info: Ctx, ref: str, kinds: Collection[NodeKind] | None, argument: str
 ) -> model.GraphNode:
     """A node by global id, raw id, or name/label/alias; NotFoundError naming ``argument``."""
-    if not ref.strip():
+    if is_empty_id(ref):  # the rule ingest uses: an id of zero-width spaces is not empty
         raise InvalidArgumentError(argument, "must not be empty")
     decoded = from_global_id(ref)
     key = decoded[1] if decoded else ref
@@ -123,7 +124,11 @@ class Query:
     @strawberry.field(description="Nodes by id, in order; unknown ids give null and an error.")
     async def nodes(self, info: Ctx, ids: list[strawberry.ID]) -> list[t.Node | None]:
         check_range("ids", len(ids), 0, info.context.settings.max_page_size)
-        found = await info.context.loaders.nodes.load_many([raw_id(i) for i in ids])
+        # every spelling of each id (café NFC for a stored NFD café): ASCII ids have one
+        forms = [spellings(k) or (k,) for k in (raw_id(i) for i in ids)]
+        flat = list(dict.fromkeys(f for fs in forms for f in fs))
+        loaded = dict(zip(flat, await info.context.loaders.nodes.load_many(flat), strict=True))
+        found = [next((loaded[f] for f in fs if loaded[f] is not None), None) for fs in forms]
         return [
             t.to_node(n) if n is not None else NotFoundError(f"ids: no node with id {i!r}")  # type: ignore[misc]
             for i, n in zip(ids, found, strict=True)

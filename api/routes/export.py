@@ -7,7 +7,7 @@ The formats are written by :mod:`api.export`; which nodes go in is
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
@@ -31,10 +31,13 @@ def router(services: Services) -> APIRouter:
         fmt: str,
         around: str | None = Query(None, description="Node id: export its neighborhood"),
         depth: int = Query(2, description="Hops around `around`"),
-        path: str | None = Query(None, description="Two node ids 'A,B': their shortest path"),
-        ids: str | None = Query(
-            None, description="Node ids 'A,B,C': exactly these nodes and the edges among them"
-        ),
+        path: Annotated[list[str] | None, Query(
+            description="Two node ids 'A,B' (or path=A&path=B): their shortest path"
+        )] = None,
+        ids: Annotated[list[str] | None, Query(
+            description="Node ids 'A,B,C' (or ids=A&ids=B&ids=C, each value one id): "
+            "exactly these nodes and the edges among them"
+        )] = None,
         limit: int | None = Query(None, description="Most nodes for `around`"),
     ) -> Response:
         if fmt not in export.FORMATS:
@@ -92,7 +95,7 @@ def _valid_unicode(g: Any) -> tuple[Any, int]:
 
 def _client_error(exc: CitegraphError) -> JSONResponse:
     code = error_code(exc) or "BAD_REQUEST"
-    status = {"NOT_FOUND": 404, "STORE_UNAVAILABLE": 503}.get(code, 400)
+    status = {"NOT_FOUND": 404, "STORE_UNAVAILABLE": 503, "STORE_REPLACED": 503}.get(code, 400)
     err: dict[str, Any] = {"message": str(exc), "extensions": {"code": code}}
     return JSONResponse({"errors": [err]}, status_code=status)
 
@@ -101,14 +104,25 @@ def _export_parts(
     services: Services,
     around: str | None,
     depth: int,
-    path: str | None,
-    ids: str | None = None,
+    path: list[str] | None,
+    ids: list[str] | None = None,
     limit: int | None = None,
 ) -> tuple[list[GraphNode], list[Edge]]:
-    """Nodes and edges for an export (global ids accepted wherever a raw id is)."""
+    """Nodes and edges for an export (global ids accepted wherever a raw id is).
 
-    def raw_list(value: str | None) -> str | None:
-        return None if value is None else ",".join(raw_id(v.strip()) for v in value.split(","))
+    A parameter given once is a comma list (global ids hold no comma); given several
+    times, each value is one id, so an id holding a comma can be named.
+    """
+
+    def raw_list(values: list[str] | None) -> list[str] | None:
+        if values is None:
+            return None
+        if len(values) == 1:
+            parts = values[0].split(",")
+            raw = [raw_id(v.strip()) for v in parts]
+            # untouched unless it lists global ids: "a, b" may be one id, spaces and all
+            return [",".join(raw)] if raw != [v.strip() for v in parts] else values
+        return [raw_id(v.strip()) for v in values]
 
     return services.service().export_parts(
         around=raw_id(around) if around is not None else None,

@@ -146,9 +146,9 @@ const api = {
     };
   },
   exportUrl(format, view) {
-    const q = view.path
-      ? `path=${encodeURIComponent(view.path.join(","))}`
-      : `ids=${encodeURIComponent(view.ids.join(","))}`;
+    // one parameter per id (docs/api.md, Ids): an id may hold a comma
+    const name = view.path ? "path" : "ids";
+    const q = (view.path || view.ids).map((id) => `${name}=${encodeURIComponent(id)}`).join("&");
     return `${EXPORT_URL}/${format}?${q}`;
   },
 };

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graph.errors import InputError
+from graph.ids import id_key
 from graph.ingest.base import InputProblem, ReadResult
 from graph.ingest.records import _display, paper_from_record
 from graph.model import Paper
@@ -52,8 +53,9 @@ class Collector:
 
     def add(self, paper: Paper, path: str, line: int | None) -> None:
         papers = self.result.papers
-        if paper.id in self._by_id:
-            earlier = papers[self._by_id[paper.id]]
+        key = id_key(paper.id)  # café NFC and NFD are one id: the first spelling is kept
+        if key in self._by_id:
+            earlier = papers[self._by_id[key]]
             if earlier.text_hash != paper.text_hash:
                 self.problem(
                     path, line,
@@ -62,11 +64,11 @@ class Collector:
                 return
         index = self._by_hash.get(paper.text_hash)
         if index is None:
-            self._by_hash[paper.text_hash] = self._by_id[paper.id] = len(papers)
+            self._by_hash[paper.text_hash] = self._by_id[key] = len(papers)
             papers.append(paper)
             return
         earlier = papers[index]
-        if earlier.id != paper.id and not _generated(earlier) and not _generated(paper):
+        if id_key(earlier.id) != key and not _generated(earlier) and not _generated(paper):
             self.problem(
                 path, line,
                 f"id {paper.id!r} has the same text as {earlier.id!r} "
@@ -74,8 +76,8 @@ class Collector:
             )
         merged = _merge(earlier, paper)
         if merged.id != earlier.id:
-            del self._by_id[earlier.id]
-            self._by_id[merged.id] = index
+            del self._by_id[id_key(earlier.id)]
+            self._by_id[id_key(merged.id)] = index
         papers[index] = merged
         self.result.duplicates += 1
 

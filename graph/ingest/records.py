@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from graph.errors import InputError
+from graph.ids import has_visible, strip_id
 from graph.ingest.clean import (
     _CONTROL_RE,
     _ID_CONTROL_RE,
@@ -163,11 +164,16 @@ def _as_id(value: object) -> str | None:
         if value.bit_length() > 3 * MAX_ID_CHARS:  # far more digits than MAX_ID_CHARS
             raise InputError(f"field 'id': longer than {MAX_ID_CHARS} characters")
         value = str(value)
-    text = value.strip()
+    text = strip_id(value)
     if m := _SURROGATE_RE.search(text):
         raise InputError(f"field 'id': contains an unpaired surrogate U+{ord(m.group()):04X}")
     if m := _ID_CONTROL_RE.search(text):
         raise InputError(f"field 'id': contains the control character U+{ord(m.group()):04X}")
+    if text and not has_visible(text):
+        shown = " ".join(f"U+{ord(c):04X}" for c in text[:8])
+        raise InputError(
+            f"field 'id': has no visible character ({shown}); give an id a person can read"
+        )
     if len(text) > MAX_ID_CHARS:
         raise InputError(f"field 'id': {len(text)} characters, longer than {MAX_ID_CHARS}")
     if text and (reason := reserved_paper_id(text)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+from graph.ids import spellings
 from graph.model import GraphNode, NodeKind, SearchHit
 from graph.query.rules import (
     check_count,
@@ -27,12 +28,16 @@ def names_of(node: GraphNode) -> set[str]:
 
 
 def find_node(b: Backend, name: str, kinds: Collection[NodeKind] | None) -> GraphNode | None:
-    """Exact id, then label/name, title or alias on name_variants; ties by lowest id."""
+    """Exact id (any of its :func:`~graph.ids.spellings`), then label/name, title or
+    alias on name_variants; ties by lowest id."""
     allowed = kinds_filter(kinds)
     with b.reading():
-        exact = b.get_nodes([name]).get(name)
-        if exact is not None and (allowed is None or exact.kind in allowed):
-            return exact
+        forms = spellings(name)
+        by_id = b.get_nodes(list(forms)) if forms else {}
+        for form in forms:
+            exact = by_id.get(form)
+            if exact is not None and (allowed is None or exact.kind in allowed):
+                return exact
         keys = name_variants(name)
         if not keys[0]:
             return None

@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from graph.errors import StoreError
+from graph.errors import StoreError, StoreReplacedError
 from graph.model import (
     Edge,
     GraphChange,
@@ -145,6 +145,8 @@ class EmbeddedStore(QueryLayer):
                 if not path.exists():
                     _migrate(legacy_file, path)
         self._conn: sqlite3.Connection | None = self._connect(path)
+        self._file = _file_id(path)  # which file the connection holds (see _check_file)
+        self._said_replaced = False
         self._db_lock = threading.RLock()
         self._search_lock = threading.Lock()
         self._search_conn: sqlite3.Connection | None = None
@@ -227,6 +229,7 @@ class EmbeddedStore(QueryLayer):
         neither the store's lock nor the mirror's, so it cannot wait on a sync of them."""
         with self._search_lock:
             if self._search_conn is None:
+                self._check_file()  # a new file's index would not match the mirror's nodes
                 try:
                     self._search_conn = sqlite3.connect(
                         str(self.path), check_same_thread=False, isolation_level=None,
@@ -245,7 +248,31 @@ class EmbeddedStore(QueryLayer):
         if self._conn is None:
             self._conn = self._connect(self.path)
             self._data_version = -1
+            opened = _file_id(self.path)
+            if opened != self._file:  # another file under the same name: read it afresh
+                self._file, self._mirror, self._seq = opened, None, 0
         return self._conn
+
+    def _check_file(self) -> None:
+        """StoreReplacedError when ``path`` is no longer the file the connection holds.
+
+        A data folder deleted and copied back (``rm -rf data && cp -r backup data``)
+        under a running server leaves its connection on the unlinked file: writes would be
+        acknowledged and lost, and reads would never see the new file. One stat call.
+        """
+        if self._conn is None:
+            return  # the next use opens whatever file the path names now
+        now = _file_id(self.path)
+        if now != self._file:
+            what = "deleted" if now is None else "replaced by another file"
+            message = (
+                f"the graph database {self.path} was {what} after this process opened it; "
+                "its changes would be lost: restart the server to serve the file there now"
+            )
+            if not self._said_replaced:  # once in the log, for the operator; every caller
+                self._said_replaced = True  # is told in its answer
+                log.error("%s", message)
+            raise StoreReplacedError(message)
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._db_lock:
@@ -390,6 +417,7 @@ class EmbeddedStore(QueryLayer):
     # ------------------------------------------------------------------ lifecycle
     def ping(self) -> None:
         self._query("SELECT 1")
+        self._check_file()
 
     def close(self) -> None:
         with self._db_lock:
@@ -426,6 +454,7 @@ class EmbeddedStore(QueryLayer):
     @contextlib.contextmanager
     def _writing(self, on_wait: Callable[[str], None] | None) -> Iterator[None]:
         with self._writer.hold(self.lock_timeout_s, on_wait):
+            self._check_file()
             self.refresh()
             yield
 
@@ -455,6 +484,7 @@ class EmbeddedStore(QueryLayer):
         if change.empty and not change.embedding_model:
             return
         with self._writer.hold(self.lock_timeout_s):
+            self._check_file()
             if self._sql_only:
                 with self._db_lock:
                     # the write lock is held: no other writer can move the seq meanwhile
@@ -630,6 +660,15 @@ class _SqlCurrent:
     def vector_dims_other_than(self, dim: int) -> dict[str, int]:
         rows = self._store._query("SELECT id, dim FROM embeddings WHERE dim != ?", (dim,))
         return {pid: int(d) for pid, d in rows}
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of ``path``, or None when nothing is there."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _fill_names(db: sqlite3.Connection) -> None:

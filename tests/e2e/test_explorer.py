@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
+import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -164,8 +167,11 @@ def test_path_between_two_papers_is_highlighted(
     for i in range(expected.hops):
         assert hops.nth(i).locator(".why").inner_text().strip(" —→")
     assert re.search(rf"{expected.hops} hops?", pg.inner_text("#path-msg"))
-    # Exports now describe the path.
-    assert "path=" in (pg.get_attribute("#export-graphml", "href") or "")
+    # Exports now describe the path: one parameter per end (an id may hold a comma).
+    href = pg.get_attribute("#export-graphml", "href") or ""
+    assert href.count("path=") == 2 and "%2C" not in href
+    with urllib.request.urlopen(urllib.parse.urljoin(f"{seed_server.url}/", href)) as resp:
+        assert set(nx.read_graphml(io.BytesIO(resp.read())).nodes) == {n.id for n in expected.nodes}
     pg.screenshot(path=str(tmp_path / "explorer-path.png"))
     assert tab.errors == []
 
