@@ -5,8 +5,8 @@
 
 SIMILAR_TO lists (k = 10, min_score 0.3) from ``graph.link.full_similar`` (what the
 pipeline runs) over all-MiniLM-L6-v2 embeddings of the texts and
-``graph.lexical.word_vectors`` (word 1-2-grams, sublinear tf, no IDF: a pair's score
-depends on the two texts alone, never on N), for b = cos + w x words ranked by CSLS
+``graph.lexical.word_vectors`` (word 1-2-grams, plurals folded, saturated tf x a fixed
+rarity, no IDF: a pair's score depends on the two texts alone, never on N), for b = cos + w x words ranked by CSLS
 (b - 0.5 r_j) among each paper's P nearest by cosine:
 
 * Cora (2,277 abstracts, 5,214 citations): recall@10 / MRR@10 of the citations, on the

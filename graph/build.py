@@ -65,7 +65,7 @@ from graph.extract import (
 )
 from graph.ids import id_key
 from graph.ingest import InputProblem, read_corpus
-from graph.lexical import WORD_HASH_FEATURES, paper_text, word_vectors
+from graph.lexical import WORD_HASH_FEATURES, WORD_VECTOR_VERSION, paper_text, word_vectors
 from graph.link import (
     Hubs,
     Neighbours,
@@ -196,7 +196,7 @@ class WordVectorCache:
     weights, in a BlobCache; the namespace names the vectoriser, so a change to it simply
     finds nothing."""
 
-    NAMESPACE = "hashed-1-2-grams-2^24|sublinear-tf|l2|v1"
+    NAMESPACE = f"hashed-1-2-grams-2^24|words-v{WORD_VECTOR_VERSION}|l2"
 
     def __init__(self, path: Path | None) -> None:
         self._blobs = BlobCache(path, "words_v1")

@@ -17,8 +17,10 @@ title) with what it holds and tokenises only the new or changed ones.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -56,34 +58,119 @@ def _analyzer() -> Callable[[str], list[str]]:
 
 #: hashed gram columns of :func:`word_vectors`: two grams share one in ~1 of 50k pairs
 WORD_HASH_FEATURES = 1 << 24
+#: :func:`word_vectors`' tf saturation, BM25's k1: tf = count x (k1 + 1) / (count + k1)
+WORD_TF_K1 = 2.0
+#: what :func:`word_vectors` computes; SIMILAR_TO edges and the word cache carry it, so a
+#: change recomputes them rather than mixing two kinds of overlap
+WORD_VECTOR_VERSION = 2
+#: the WordPiece vocabulary of all-MiniLM-L6-v2 (bert-base-uncased's; Apache-2.0), copied
+#: so the weights stay fixed whichever embedding model is configured. Its whole words are
+#: in order of general-English frequency ("the", "of", "and", ...): a word's position
+#: is its rarity, fixed and the same for every corpus.
+_VOCAB = Path(__file__).parent / "data" / "wordpiece_vocab.txt"
+_WORD_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern
+_FOLD_KEEP = ("ss", "us", "is")  # "loss", "corpus", "analysis" are not plurals
+
+
+@functools.lru_cache(maxsize=1)
+def _wordpiece() -> tuple[dict[str, int], frozenset[str]]:
+    """(rank of each whole word, 1 = most frequent; every vocabulary entry)."""
+    entries = _VOCAB.read_text(encoding="utf-8").splitlines()
+    start = entries.index("the")  # before it: special tokens and single characters
+    ranks: dict[str, int] = {}
+    for i, tok in enumerate(entries[start:], start=1):
+        if not tok.startswith("##"):
+            ranks.setdefault(tok, i)
+    return ranks, frozenset(entries)
+
+
+def _pieces(word: str, vocab: frozenset[str]) -> int:
+    """How many WordPiece pieces ``word`` splits into (greedy longest match; 8 when it
+    cannot be split)."""
+    count, start = 0, 0
+    while start < len(word):
+        end = len(word)
+        prefix = "" if start == 0 else "##"  # a piece inside a word is written "##..."
+        while end > start and prefix + word[start:end] not in vocab:
+            end -= 1
+        if end == start:
+            return 8
+        count, start = count + 1, end
+    return count
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def word_rarity(word: str) -> float:
+    """ln(1 + the word's frequency rank in general English): 0.7 for "the", 6.8 for
+    "network", 10 for "reinforcement"; a word the vocabulary lacks ranks past all of
+    it, once per piece it splits into. Fixed, never counted from a corpus: an IDF that
+    does not depend on N (docs/benchmarks.md, "Issue 13, round 6")."""
+    ranks, vocab = _wordpiece()
+    rank = ranks.get(word)
+    if rank is None:
+        rank = len(vocab) * _pieces(word, vocab)
+    return math.log(1.0 + rank)
+
+
+def _fold(word: str) -> str:
+    """A plural to its singular ("networks" -> "network", "studies" -> "study")."""
+    if len(word) <= 3 or word.endswith(_FOLD_KEEP):
+        return word
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") else word
+
+
+def word_grams(text: str) -> list[str]:
+    """The word 1-2-grams :func:`word_vectors` counts: this module's analyzer (lower case,
+    scikit-learn's tokens and English stop words, bigrams over what is left) with plurals
+    folded."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    words = [_fold(w) for w in _WORD_TOKEN.findall(text.lower()) if w not in ENGLISH_STOP_WORDS]
+    return words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _gram_weight(gram: str) -> float:
+    a, _, b = gram.partition(" ")
+    return (word_rarity(a) + word_rarity(b)) / 2 if b else word_rarity(a)
 
 
 @functools.lru_cache(maxsize=1)
 def _hasher() -> Any:
-    from sklearn.feature_extraction.text import HashingVectorizer
+    from sklearn.feature_extraction import FeatureHasher
 
-    return HashingVectorizer(analyzer=_analyzer(), n_features=WORD_HASH_FEATURES,
-                             alternate_sign=False, norm=None)
+    return FeatureHasher(n_features=WORD_HASH_FEATURES, input_type="dict", alternate_sign=False)
 
 
 def word_vectors(texts: Sequence[str]) -> Any:
-    """Each text's word 1-2-gram vector (this module's analyzer), tf = 1 + ln(count), no
-    IDF, L2-normalised, as CSR rows. It depends on the text alone (hashed columns, no
-    vocabulary, no corpus statistics), so SIMILAR_TO can use it without ever depending
-    on N (graph/link.py)."""
+    """Each text's word 1-2-gram vector (:func:`word_grams`), weighted by a saturated tf
+    (k1 = WORD_TF_K1) x the gram's fixed rarity (:func:`word_rarity`; a bigram: the mean
+    of its words'), hashed columns, L2-normalised, as CSR rows. It depends on the text
+    alone (no vocabulary learnt, no corpus statistics), so SIMILAR_TO can use it without
+    ever depending on N (graph/link.py)."""
     import scipy.sparse as sp
 
     if not texts:
         return sp.csr_matrix((0, WORD_HASH_FEATURES))
-    m = _hasher().transform(list(texts)).tocsr().astype(np.float64)
-    m.data = 1.0 + np.log(m.data)
+    k1 = WORD_TF_K1
+    rows = []
+    for text in texts:
+        counts: dict[str, int] = {}
+        for g in word_grams(text):
+            counts[g] = counts.get(g, 0) + 1
+        rows.append({g: c * (k1 + 1) / (c + k1) * _gram_weight(g) for g, c in counts.items()})
+    m = _hasher().transform(rows).tocsr().astype(np.float64)
     norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     # each row times 1 / its norm, in place: the same products as diags(1 / norms) @ m,
     # without the sparse product's 2^24-column scratch (0.24 s a call, even for 10 texts)
     m.data *= np.repeat(1.0 / norms, np.diff(m.indptr))
     m.sort_indices()
-    return m.tocsr()
+    return m
 
 
 def paper_text(paper: Paper) -> str:

@@ -2,8 +2,9 @@
 
 * SIMILAR_TO: each paper's k best among its 100 nearest papers by cosine (above a
   minimum cosine), scored b(i, j) = cos(i, j) + 2 x words(i, j), with words the cosine
-  of the two texts' word 1-2-gram vectors (sublinear tf, no IDF: it depends on the two
-  texts alone, never on N; :func:`graph.lexical.word_vectors`), and ranked by CSLS
+  of the two texts' word 1-2-gram vectors (plurals folded, saturated tf, each gram
+  weighted by a fixed general-English rarity, not an IDF: it depends on the two texts
+  alone, never on N; :func:`graph.lexical.word_vectors`), and ranked by CSLS
   (Conneau et al. 2018): b(i, j) - 0.5 r_j, where r_j is the mean b of j's own plain
   top-k. A paper close to everything (a hub) is discounted, so no paper sits in 8 x k
   lists (docs/benchmarks.md). The edge keeps the raw cosine as its score and the word
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from graph.ids import spellings
+from graph.lexical import WORD_VECTOR_VERSION
 from graph.model import Edge, NodeKind, Paper, RelType
 
 if TYPE_CHECKING:
@@ -93,8 +95,8 @@ TIE_SLACK = 1e-9  # a probe this close to a threshold recomputes the row: never 
 class PaperVectors:
     """What SIMILAR_TO ranks by, one row per paper: the unit embedding (``matrix``) and the
     L2-normalised word vector (``words``, :func:`graph.lexical.word_vectors`; None: no
-    word overlap). ``pool`` and ``word_weight`` are stored on the edges, so a graph built
-    with other values is recomputed rather than updated."""
+    word overlap). ``pool``, ``word_weight`` and the word vectors' version are stored on
+    the edges, so a graph built with other values is recomputed rather than updated."""
 
     ids: Sequence[str]
     matrix: NDArray[np.float32]
@@ -447,10 +449,10 @@ def similar_edges(
 ) -> list[Edge]:
     """SIMILAR_TO edges (source -> neighbour) with score (cosine), words and rank. The
     source's rank-1 edge also carries its ``hub`` (r), ``floor`` and ``hub_cos`` when
-    ``hubs`` gives them, with the ``k``, ``min_score``, ``pool`` and ``word_weight`` they
-    were computed for (what an exact update needs): on one edge, not all k, because a
-    source's floor moves whenever a paper enters or leaves its pool (~100 sources an
-    added paper), and each move then rewrites one row, not k."""
+    ``hubs`` gives them, with the ``k``, ``min_score``, ``pool``, ``word_weight`` and
+    ``words_version`` they were computed for (what an exact update needs): on one edge,
+    not all k, because a source's floor moves whenever a paper enters or leaves its pool
+    (~100 sources an added paper), and each move then rewrites one row, not k."""
     out = []
     for pid in sorted(neighbours):
         extra: dict[str, float] = {}
@@ -460,14 +462,21 @@ def similar_edges(
             if hub.kth is not None:
                 extra["hub_kth"] = hub.kth
             if k is not None and min_score is not None and vec is not None:
-                extra |= {"k": k, "min_score": min_score, "pool": vec.pool,
-                          "word_weight": vec.word_weight if vec.words is not None else 0.0}
+                extra |= {"k": k, "min_score": min_score} | _ranked_by(vec)
         for rank, nb in enumerate(neighbours[pid], start=1):
             attrs = {"score": nb.score, "words": nb.words, "rank": rank}
             if rank == 1:
                 attrs |= extra
             out.append(Edge(pid, nb.id, RelType.SIMILAR_TO, nb.score, attrs))
     return out
+
+
+def _ranked_by(vec: PaperVectors) -> dict[str, float]:
+    """What a stored list was ranked by besides k and min_score: an edge written for other
+    values (or by older word vectors) is recomputed, never updated."""
+    words = vec.words is not None
+    return {"pool": vec.pool, "word_weight": vec.word_weight if words else 0.0,
+            "words_version": WORD_VECTOR_VERSION if words else 0}
 
 
 def hubs_from_edges(
@@ -479,15 +488,14 @@ def hubs_from_edges(
 ) -> Hubs | None:
     """The stored :class:`Hub` of every paper (a paper without SIMILAR_TO edges: (0,
     min_score, 0)), or None when some edge lacks them (written by older code) or was computed
-    for another ``k``, ``min_score``, pool or word weight (the settings or the code
-    changed): then recompute everything. A list of k holds its k-th b (``hub_kth``)."""
+    for another ``k``, ``min_score``, pool, word weight or word-vector version (the settings
+    or the code changed): then recompute everything. A list of k holds its k-th b (``hub_kth``)."""
     out: Hubs = dict.fromkeys(paper_ids, Hub(0.0, min_score, 0.0))
     want: dict[str, float] = {}
     if k is not None:
         want = {"k": k, "min_score": min_score}
     if vec is not None:
-        want |= {"pool": vec.pool,
-                 "word_weight": vec.word_weight if vec.words is not None else 0.0}
+        want |= _ranked_by(vec)
     sources: dict[str, int] = defaultdict(int)  # source -> its list's length
     seen: set[str] = set()
     for e in edges:

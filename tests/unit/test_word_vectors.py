@@ -1,4 +1,5 @@
-"""SIMILAR_TO's word vectors: text-only, cached on disk bit for bit, bad cache rows ignored."""
+"""SIMILAR_TO's word vectors: text-only, fixed rarity, plurals folded, cached on disk bit for
+bit, bad cache rows ignored, older versions recomputed."""
 
 from __future__ import annotations
 
@@ -6,11 +7,20 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from graph.build import Pipeline, WordVectorCache, _text_key
 from graph.ingest import paper_from_record
-from graph.lexical import paper_text, word_vectors
-from graph.model import Paper
+from graph.lexical import (
+    WORD_TF_K1,
+    WORD_VECTOR_VERSION,
+    paper_text,
+    word_grams,
+    word_rarity,
+    word_vectors,
+)
+from graph.link import PaperVectors, full_similar, hubs_from_edges, similar_edges
+from graph.model import Edge, Paper
 from tests.support.seeds import seed_settings
 
 TEXTS = [
@@ -58,3 +68,49 @@ def test_cached_vectors_equal_fresh_ones_and_a_bad_row_is_recomputed(tmp_path: P
     assert np.array_equal(cached.data, fresh.data)  # bit for bit: the same edges follow
     rows = WordVectorCache(tmp_path / "cache" / "words.sqlite").get_many([key])
     assert key in rows and len(rows[key][0]) == fresh.indptr[2] - fresh.indptr[1]
+
+
+def test_a_shared_rare_word_counts_more_than_a_shared_common_one() -> None:
+    # the same shape of overlap, one shared word each: rarity is fixed, never counted here
+    common = word_vectors(["results network alpha", "results network beta"])
+    rare = word_vectors(["backpropagation reinforcement alpha",
+                         "backpropagation reinforcement beta"])
+    assert word_rarity("the") < word_rarity("network") < word_rarity("reinforcement")
+    assert (rare[0] @ rare[1].T).toarray()[0, 0] > (common[0] @ common[1].T).toarray()[0, 0]
+
+
+def test_plurals_fold_and_a_repeat_saturates() -> None:
+    assert word_grams("Graph networks and studies") == ["graph", "network", "study",
+                                                         "graph network", "network study"]
+    assert word_grams("the loss of a corpus analysis") == ["loss", "corpus", "analysis",
+                                                            "loss corpus", "corpus analysis"]
+    # a word said twice counts for more, but less than twice (BM25's saturation); two words
+    # of one rarity ("kernel", "kernels" share it) differ by their counts alone
+    v = word_vectors(["kernels kernel vector"])
+    kernel, vector = (word_vectors([w]) for w in ("kernel", "vector"))
+    at = (v @ kernel.T).toarray()[0, 0] / word_rarity("kernel")
+    once = (v @ vector.T).toarray()[0, 0] / word_rarity("vector")
+    k1 = WORD_TF_K1
+    assert at / once == pytest.approx(2 * (k1 + 1) / (2 + k1))
+    assert 1.0 < at / once < 2.0
+    assert (word_vectors(["graph networks"]) != word_vectors(["graph network"])).nnz == 0
+
+
+def test_edges_of_older_word_vectors_are_recomputed_not_updated() -> None:
+    ids = [f"p{i}" for i in range(len(TEXTS))]
+    rng = np.random.default_rng(3)
+    m = rng.normal(size=(len(ids), 8)).astype(np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    vec = PaperVectors(ids, m, word_vectors(TEXTS))
+    lists, hubs = full_similar(vec, 2, -1.0)
+    edges = similar_edges(lists, hubs, 2, -1.0, vec)
+    assert hubs_from_edges(edges, ids, -1.0, 2, vec) == hubs
+    older = [Edge(e.source, e.target, e.type, e.weight,
+                  e.attrs | ({"words_version": WORD_VECTOR_VERSION - 1}
+                             if "words_version" in e.attrs else {}))
+             for e in edges]
+    assert hubs_from_edges(older, ids, -1.0, 2, vec) is None
+    unversioned = [Edge(e.source, e.target, e.type, e.weight,
+                        {k: v for k, v in e.attrs.items() if k != "words_version"})
+                   for e in edges]
+    assert hubs_from_edges(unversioned, ids, -1.0, 2, vec) is None
