@@ -92,7 +92,9 @@ class SimilarPaper:
     words: float | None = strawberry.field(
         default=None,
         description="Word overlap of the two texts: the cosine of their word 1-2-gram "
-        "vectors (no IDF); null on edges written before it was stored.",
+        "vectors (plurals folded, saturated counts, each gram weighted by a fixed "
+        "general-English rarity; nothing counted from the corpus); null on edges written "
+        "before it was stored.",
     )
 
 
