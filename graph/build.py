@@ -88,6 +88,7 @@ from graph.model import (
     Edge,
     GraphChange,
     GraphData,
+    GraphNode,
     GraphStats,
     NodeKind,
     Paper,
@@ -374,37 +375,20 @@ class Pipeline:
         """
         report = report if report is not None else BuildReport()
         papers = sorted(papers, key=lambda p: p.id)
-        with self._timed(report, "extract"):
-            with self._step(report, "extract.cache"):
-                extractions = self.extract_all(papers)
-                papers = [
-                    p if p.title else dataclasses.replace(p, label=extractions[p.id].label)
-                    for p in papers
-                ]
-            with self._step(report, "extract.resolve"):
-                ahead = self._ahead.resolution if self._ahead is not None else None
-                if self._resolver is not None:
-                    resolution = self._resolver.update(extractions)
-                elif ahead is not None and ahead[0] == _text_set(papers):
-                    resolution = ahead[1]  # resolved while the model loaded: the same texts
-                else:
-                    resolution = self.extractor.resolve(extractions)
+        ahead = self._ahead.lexical if self._ahead is not None else None
+        if ahead is not None and ahead.key == (_text_set(papers), full_links):
+            lexical = ahead  # computed while the model loaded, from this same graph
+        else:
+            lexical = self._lexical(papers, previous, report, full_links)
+        papers = lexical.papers
         with self._timed(report, "embed"), self._step(report, "embed.corpus"):
             vectors = self.embed_all(papers, previous, report)
         with self._step(report, "assemble"):
             data = GraphData(embedding_model=self.embedder.key)
             for p in papers:
                 data.nodes[p.id] = p
-            # a term no paper kept (dropped by a paper's cap or a filter after grouping) is
-            # no node: it would be found by search with no paper behind it (probe3 F6)
-            held = {t.term for t in resolution.terms}
-            for c in resolution.concepts.values():
-                if c.id in held:
-                    data.nodes[c.id] = c
-            for d in resolution.datasets.values():
-                if d.id in held:
-                    data.nodes[d.id] = d
-            for e in mention_edges(resolution.terms):
+            data.nodes.update(lexical.terms)
+            for e in mention_edges(lexical.resolution.terms):
                 data.add_edge(e)
             ids = [p.id for p in papers]
             data.embedding_ids = ids
@@ -418,7 +402,7 @@ class Pipeline:
                 ids, matrix = data.embedding_ids, data.embeddings
                 self.progress.start("link", 2 * len(ids))
                 neighbours, hubs, vec, kept = self._similar(
-                    ids, matrix, papers, previous, data.embedding_model
+                    ids, matrix, papers, lexical.words, previous, data.embedding_model
                 )
                 self.progress.finish()
                 k, floor = self.settings.similar_k, self.settings.similar_min_score
@@ -428,23 +412,61 @@ class Pipeline:
                 fresh = {p: lst for p, lst in neighbours.items() if p not in kept}
                 for e in similar_edges(fresh, hubs, k, floor, vec):
                     data.add_edge(e)
-            names = {n.id: n.label for n in data.nodes.values()}
-            with self._step(report, "link.shares_term"):
-                for e in self._shared_terms(resolution.paper_terms, names, previous, full_links):
-                    data.add_edge(e)
-            with self._step(report, "link.related_to"):
-                for e in cooccurrence_edges(resolution.paper_terms, resolution.concepts):
-                    data.add_edge(e)
+            for e in lexical.edges:
+                data.add_edge(e)
             with self._step(report, "link.cites"):
                 for e in citation_edges(papers, data.nodes):
                     data.add_edge(e)
         return data
+
+    def _lexical(
+        self,
+        papers: Sequence[Paper],
+        previous: GraphData | None,
+        report: BuildReport,
+        full_links: bool,
+    ) -> _Lexical:
+        """The part of :meth:`compute` that needs no embedding: extraction, resolution,
+        the term nodes, SHARES_TERM and RELATED_TO, and the papers' word vectors."""
+        with self._timed(report, "extract"):
+            with self._step(report, "extract.cache"):
+                extractions = self.extract_all(papers)
+                papers = [
+                    p if p.title else dataclasses.replace(p, label=extractions[p.id].label)
+                    for p in papers
+                ]
+            with self._step(report, "extract.resolve"):
+                if self._resolver is not None:
+                    resolution = self._resolver.update(extractions)
+                else:
+                    resolution = self.extractor.resolve(extractions)
+        # a term no paper kept (dropped by a paper's cap or a filter after grouping) is no
+        # node: it would be found by search with no paper behind it (probe3 F6)
+        held = {t.term for t in resolution.terms}
+        terms: dict[str, GraphNode] = {
+            c.id: c for c in resolution.concepts.values() if c.id in held
+        }
+        terms.update((d.id, d) for d in resolution.datasets.values() if d.id in held)
+        names = {p.id: p.label for p in papers}
+        names.update((n.id, n.label) for n in terms.values())
+        edges: list[Edge] = []
+        with self._timed(report, "link"):
+            with self._step(report, "link.words"):
+                words = self._word_vectors(papers)
+            with self._step(report, "link.shares_term"):
+                edges.extend(
+                    self._shared_terms(resolution.paper_terms, names, previous, full_links)
+                )
+            with self._step(report, "link.related_to"):
+                edges.extend(cooccurrence_edges(resolution.paper_terms, resolution.concepts))
+        return _Lexical((_text_set(papers), full_links), papers, resolution, terms, words, edges)
 
     def _similar(
         self,
         ids: Sequence[str],
         matrix: np.ndarray,
         papers: Sequence[Paper],
+        words: Any,
         previous: GraphData | None,
         model: str | None,
     ) -> tuple[Neighbours, Hubs, PaperVectors, dict[str, list[Edge]]]:
@@ -453,7 +475,7 @@ class Pipeline:
         row (two passes). Also the stored edges of each row whose list and hub did not
         change (its edges would be written the same)."""
         k, floor = self.settings.similar_k, self.settings.similar_min_score
-        vec = PaperVectors(ids, matrix, self._word_vectors(papers))
+        vec = PaperVectors(ids, matrix, words)
         hubs_prev = None
         stored = []
         if previous is not None and previous.embedding_model == model:
@@ -659,6 +681,7 @@ class Pipeline:
             embedder = self.embedder
             if not (
                 self.settings.embed_in_process_ahead
+                and self._resolver is None  # one-shot: a long-lived pipeline keeps its model
                 and isinstance(embedder, SentenceTransformerEmbedder)
                 and not embedder.loaded
                 and todo
@@ -710,11 +733,13 @@ class Pipeline:
         remove: Sequence[str],
         replace: bool,
     ) -> None:
-        """Read the graph and resolve the corpus the write will make, without the lock.
+        """Read the graph and compute the model-free part of the write (:meth:`_lexical`:
+        extraction, resolution, SHARES_TERM, RELATED_TO) for the corpus it will make,
+        without the lock.
 
         Kept for :meth:`_update` only if the store has not changed by the time it holds
-        the lock (the snapshot) and only for the same set of texts (the resolution, a
-        function of them): otherwise it is done again there, so this changes no answer.
+        the lock, and only for the same texts (what it is a function of): otherwise it
+        is done again there, so this changes no answer.
         """
         previous = store.snapshot()
         version = store.version()
@@ -723,10 +748,9 @@ class Pipeline:
             return  # _update says which
         corpus = _next_corpus(old, new_papers, remove, replace, BuildReport())
         papers = sorted(corpus.values(), key=lambda p: p.id)
-        resolution = None
-        if self._resolver is None:
-            resolution = (_text_set(papers), self.extractor.resolve(self.extract_all(papers)))
-        self._ahead = _Ahead(version, previous, resolution)
+        # timed into a report of its own: the run's stages count only what it waited for
+        lexical = self._lexical(papers, previous, BuildReport(), replace)
+        self._ahead = _Ahead(version, previous, lexical)
 
     def _update(
         self,
@@ -743,12 +767,12 @@ class Pipeline:
                 ahead.version == store.version()
             ):
                 previous = ahead.previous
+                ahead.previous = GraphData()  # not held through the write
             else:
                 if ahead is not None:
                     log.info("the graph changed since it was read ahead: reading it again")
+                    self._ahead = None  # what was computed from it is stale too
                 previous = store.snapshot()
-            if ahead is not None:
-                ahead.previous = GraphData()  # not held through the write
         old_papers = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
         missing = [r for r in remove if r not in old_papers]
         if missing:
@@ -796,13 +820,26 @@ def _text_set(papers: Sequence[Paper]) -> tuple[tuple[str, str], ...]:
 
 
 @dataclass
+class _Lexical:
+    """What :meth:`Pipeline._lexical` computes: a function of ``key`` (the texts, and
+    ``full_links``) and of the previous graph it was given."""
+
+    key: tuple[tuple[tuple[str, str], ...], bool]
+    papers: list[Paper]  # with their labels
+    resolution: Resolution
+    terms: dict[str, GraphNode]  # the concept and dataset nodes some paper holds
+    words: Any  # the papers' word vectors (CSR)
+    edges: list[Edge]  # SHARES_TERM, then RELATED_TO
+
+
+@dataclass
 class _Ahead:
-    """What :meth:`Pipeline._read_ahead` found: the graph at ``version``, and the
-    resolution of the texts it predicted the write would hold."""
+    """What :meth:`Pipeline._read_ahead` found: the graph at ``version``, and what the
+    model-free part of the write it predicted computes from it."""
 
     version: str | None
     previous: GraphData
-    resolution: tuple[tuple[tuple[str, str], ...], Resolution] | None
+    lexical: _Lexical | None
 
 
 _RECORD_FIELDS = ("text_hash", "title", "venue", "year", "authors", "keywords", "urls",

@@ -223,39 +223,66 @@ class EncodeProcess:
 
     A one-shot command (``citegraph add``) spends most of its time importing torch and
     loading the model; the graph work it also has to do needs neither, so it runs in the
-    caller meanwhile, on the other core. Spawned, not forked: the caller may hold threads
-    and locks. The child opens the same model files with the same settings and encodes
-    the same texts in the same order and batches, so its vectors are the caller's own.
-    The child dies with the caller (Linux: ``PR_SET_PDEATHSIG``).
+    caller meanwhile, on the other core. The child is a fresh interpreter that imports
+    this module only (not the caller's main module, as multiprocessing's spawn would: a
+    script without a ``__main__`` guard would run again in it). It opens the same model
+    files with the same settings and encodes the same texts in the same order and
+    batches, so its vectors are the caller's own. It dies with the caller (Linux:
+    ``PR_SET_PDEATHSIG``).
     """
 
-    def __init__(self, embedder: SentenceTransformerEmbedder, texts: Sequence[str]) -> None:
-        import multiprocessing
+    _CHILD = (
+        "import pickle, sys; request = pickle.load(sys.stdin.buffer); "
+        "from graph.embed import _encode_in_child; _encode_in_child(request)"
+    )
 
-        ctx = multiprocessing.get_context("spawn")
-        self._answers, send = ctx.Pipe(duplex=False)
+    def __init__(self, embedder: SentenceTransformerEmbedder, texts: Sequence[str]) -> None:
+        import pickle
+        import subprocess
+        import sys
+        import tempfile
+
+        read_fd, write_fd = os.pipe()
+        # the child's stderr, quoted if it fails; open as long as the child (close())
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115
+        env = dict(os.environ)
+        here = str(Path(__file__).resolve().parent.parent)  # where ``graph`` imports from
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+        try:
+            self._process = subprocess.Popen(  # noqa: S603 - this interpreter, fixed code
+                [sys.executable, "-c", self._CHILD], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=self._log, pass_fds=(write_fd,), env=env,
+            )
+        finally:
+            os.close(write_fd)
+        self._answers = os.fdopen(read_fd, "rb")
         spec = (embedder.model_name, embedder.dtype, embedder.batch_size, embedder.long_text)
-        self._process = ctx.Process(
-            target=_encode_in_child, args=(send, spec, list(texts), os.getpid()), daemon=True,
-            name="citegraph-embed",
-        )
-        self._process.start()
-        send.close()  # the child's end: EOF here once the child is gone
+        request = {"spec": spec, "texts": list(texts), "out": write_fd, "parent": os.getpid()}
+        assert self._process.stdin is not None
+        try:
+            with self._process.stdin as stdin:
+                pickle.dump(request, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        except BrokenPipeError:
+            pass  # the child is gone already: result() says how
         self.total = len(texts)
 
     def result(
         self, progress: Callable[[int], None] | None = None
     ) -> tuple[NDArray[np.float32], int]:
         """Wait for the vectors (and the number of texts past the model's window)."""
+        import pickle
+
         try:
             while True:
                 try:
-                    answer = self._answers.recv()
-                except EOFError:
-                    self._process.join(5)
+                    answer = pickle.load(self._answers)  # noqa: S301 - our own child
+                except (EOFError, pickle.UnpicklingError):
+                    code = self._process.wait(10)
+                    self._log.seek(0)
+                    tail = self._log.read()[-1500:].decode("utf-8", "replace").strip()
                     raise ModelUnavailableError(
-                        "the embedding process ended without an answer (exit code "
-                        f"{self._process.exitcode})"
+                        f"the embedding process ended without an answer (exit code {code})"
+                        + (f": {tail}" if tail else "")
                     ) from None
                 if answer[0] == "progress":
                     if progress is not None:
@@ -270,36 +297,43 @@ class EncodeProcess:
 
     def close(self) -> None:
         """Stop the child if it still runs. Safe to call twice."""
+        import subprocess
+
         self._answers.close()
-        if self._process.is_alive():
-            self._process.join(1)  # it ends by itself once it has sent its answer
-        if self._process.is_alive():
+        try:
+            self._process.wait(1)  # it ends by itself once it has sent its answer
+        except subprocess.TimeoutExpired:
             self._process.kill()
-            self._process.join(5)
+            self._process.wait(5)
+        self._log.close()
 
 
-def _encode_in_child(
-    send: Any, spec: tuple[str, str, int, str], texts: list[str], parent: int
-) -> None:
-    """The body of :class:`EncodeProcess`'s child (module level, so spawn can import it)."""
-    _die_with_parent(parent)
-    try:
-        model, dtype, batch_size, long_text = spec
-        embedder = SentenceTransformerEmbedder(
-            model, dtype=dtype, batch_size=batch_size, long_text=long_text
-        )
-        vectors = embedder.encode(texts, progress=lambda n: send.send(("progress", n)))
-        send.send(("vectors", np.ascontiguousarray(vectors, dtype=np.float32), embedder.truncated))
-    except (BrokenPipeError, KeyboardInterrupt):  # the caller is gone or stopping
-        pass
-    except Exception as exc:  # any failure is the caller's to report
-        message = str(exc) if isinstance(exc, ModelUnavailableError) else (
-            f"embedding failed in its process: {type(exc).__name__}: {exc}"
-        )
-        with contextlib.suppress(OSError):
-            send.send(("error", message))
-    finally:
-        send.close()
+def _encode_in_child(request: dict[str, Any]) -> None:
+    """The body of :class:`EncodeProcess`'s child."""
+    import pickle
+
+    _die_with_parent(request["parent"])
+    with os.fdopen(request["out"], "wb") as out:
+
+        def send(message: tuple[Any, ...]) -> None:
+            pickle.dump(message, out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.flush()
+
+        try:
+            model, dtype, batch_size, long_text = request["spec"]
+            embedder = SentenceTransformerEmbedder(
+                model, dtype=dtype, batch_size=batch_size, long_text=long_text
+            )
+            vectors = embedder.encode(request["texts"], progress=lambda n: send(("progress", n)))
+            send(("vectors", np.ascontiguousarray(vectors, dtype=np.float32), embedder.truncated))
+        except (BrokenPipeError, KeyboardInterrupt):  # the caller is gone or stopping
+            pass
+        except Exception as exc:  # any failure is the caller's to report
+            message = str(exc) if isinstance(exc, ModelUnavailableError) else (
+                f"embedding failed in its process: {type(exc).__name__}: {exc}"
+            )
+            with contextlib.suppress(OSError):
+                send(("error", message))
 
 
 def _die_with_parent(parent: int) -> None:

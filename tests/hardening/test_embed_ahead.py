@@ -168,7 +168,7 @@ def test_a_graph_changed_after_the_read_ahead_is_read_again(
                 assert time.monotonic() < deadline, "the add never waited for the lock"
                 time.sleep(0.05)
             pipe.run(store, remove=[gone])  # the lock is re-entrant in this thread
-        out, _ = proc.communicate(timeout=RUN_TIMEOUT)
+        proc.wait(RUN_TIMEOUT)  # its stdout (a table) fits the pipe; stderr is the reader's
         reader.join(10)
     finally:
         pipe.close()
@@ -184,6 +184,59 @@ def test_a_graph_changed_after_the_read_ahead_is_read_again(
         rc, _, e = _finish(_cli(seq, *args, CITEGRAPH_EMBED_IN_PROCESS_AHEAD="false"))
         assert rc == 0, e[-1500:]
     _same(after, _load(seq))
+
+
+SCRIPT = """
+import sys
+from pathlib import Path
+
+from graph.build import Pipeline
+from graph.settings import Settings
+from graph.store.embedded import EmbeddedStore
+
+print("the script's body ran", flush=True)
+settings = Settings(data_dir=Path(sys.argv[1]))
+store = EmbeddedStore(settings.graph_db)
+pipe = Pipeline(settings, incremental=False)
+report = pipe.run(store, add_paths=[sys.argv[2]])
+print("added", len(report.added), "embedded", report.embedded, "ahead" in report.stage_seconds)
+pipe.close()
+store.close()
+"""
+
+
+def test_a_script_without_a_main_guard_runs_once(
+    hard_seed_dir: Path, tmp_path: Path, abstracts: list[str]
+) -> None:
+    """multiprocessing's spawn would import the caller's main module in the child: a
+    library user's script without ``if __name__ == "__main__"`` would run twice, its
+    write in the child too. The child imports graph.embed alone."""
+    _batch(tmp_path / "a.jsonl", "script-", abstracts[:2])
+    data = _cold(hard_seed_dir, tmp_path / "d")
+    script = tmp_path / "user_script.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(data), str(tmp_path / "a.jsonl")],
+        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=RUN_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("the script's body ran") == 1, done.stdout
+    assert "added 2 embedded 2 True" in done.stdout, done.stdout
+
+
+def test_a_model_that_cannot_load_in_the_child_is_one_clear_error_and_writes_nothing(
+    hard_seed_dir: Path, tmp_path: Path, abstracts: list[str]
+) -> None:
+    _batch(tmp_path / "a.jsonl", "nomodel-", abstracts[:2])
+    data = _cold(hard_seed_dir, tmp_path / "d")
+    before = _load(data)
+    rc, out, err = _finish(_cli(data, "add", str(tmp_path / "a.jsonl"),
+                                CITEGRAPH_MODEL=str(tmp_path / "no-such-model")))
+    assert rc == 1, (out, err)
+    assert "in a second process" in err
+    assert "error: cannot load embedding model" in err and "no-such-model" in err, err
+    assert "Traceback" not in err
+    _same(_load(data), before)
 
 
 def _children(pid: int) -> list[int]:
