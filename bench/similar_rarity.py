@@ -97,6 +97,17 @@ def variant_vectors(texts: list[str], cfg: dict[str, str]) -> Any:
     return (sp.diags(1.0 / norms) @ m).tocsr()
 
 
+_SHIPPED: dict[int, Any] = {}
+
+
+def shipped_vectors(texts: list[str]) -> Any:
+    """``graph.lexical.word_vectors`` of ``texts``, kept across specs (the same texts come back)."""
+    key = hash(tuple(texts))
+    if key not in _SHIPPED:
+        _SHIPPED[key] = word_vectors(texts)
+    return _SHIPPED[key]
+
+
 def lists_of(ids: list[str], matrix: np.ndarray, words: Any, w: float, pool: int) -> dict[int, list[int]]:
     vec = link.PaperVectors(ids, matrix, words, pool=pool, word_weight=w)
     lists, _ = link.full_similar(vec, 10, 0.3)
@@ -133,9 +144,9 @@ def main() -> None:
         cfg = dict(kv.split("=", 1) for kv in re.split(r",\s*", spec) if "=" in kv)
         link.CSLS_WEIGHT = float(cfg.get("beta", default_beta))
         w, pool = float(cfg.get("w", 2.0)), int(cfg.get("pool", 100))
-        if spec == "shipped":
-            cw, iw = word_vectors(texts), word_vectors(itexts)
-            w, pool = link.WORD_WEIGHT, link.SIMILAR_POOL
+        if spec.split(",")[0] == "shipped":  # the shipped vectors; w, pool, beta may be overridden
+            cw, iw = shipped_vectors(texts), shipped_vectors(itexts)
+            w, pool = float(cfg.get("w", link.WORD_WEIGHT)), int(cfg.get("pool", link.SIMILAR_POOL))
         else:
             cw, iw = variant_vectors(texts, cfg), variant_vectors(itexts, cfg)
         cl = lists_of(cora_ids, cora_m, cw, w, pool)
