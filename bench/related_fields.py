@@ -38,11 +38,18 @@ import bench.ranking as rk  # noqa: E402
 import bench.related_lists as rl  # noqa: E402
 from graph.lexical import _analyzer  # noqa: E402
 
-GRID = [
-    "tf=log", "title=2",
-    "tf=sat1.2", "tf=sat1.2,on=uni", "tf=sat1.2,on=bi", "tf=sat3", "tf=sat3,on=uni", "tf=sat3,on=bi",
-    "tf=sat1.2,side=doc", "tf=sat1.2,side=query",
-    "rank=0.05", "rank=0.05,title=2",
+GRID = [  # the order of docs/benchmarks.md, round 7
+    "tf=log", "title=2", "tf=sat1.2", "tf=sat1.2,on=uni", "tf=sat1.2,on=bi", "tf=sat3", "tf=sat3,on=uni",
+    "tf=sat3,on=bi", "tf=sat1.2,side=doc", "tf=sat1.2,side=query", "rank=0.05", "rank=0.05,title=2",
+    "tf=sat0.5,side=query", "tf=sat2,side=query", "tf=sat3,side=query", "tf=sat1.2,side=query,on=uni",
+    "tf=sat0.5,side=query,on=uni", "tf=sat1.2,side=query,rank=0.05", "tf=sat1.2,side=query,title=2",
+    "title=3", "tf=sat0.01,side=query,on=uni", "tf=sat0.25,side=query,on=uni", "tf=sat0.8,side=query,on=uni",
+    "tf=sat0.5,side=query,on=bi", "tf=sat0.5,side=query,on=uni,title=2",
+    "tf=sat0.5,side=query,on=uni,rank=0.05", "tf=sat0.25,side=query,on=uni,title=2",
+    "tf=sat0.5,side=query,on=uni,rank=0.03", "tf=sat0.5,side=query,on=uni,rank=0.08",
+    "tf=sat0.5,side=query,on=uni,rank=0.1", "tf=sat0.25,side=query,on=uni,rank=0.05",
+    "tf=sat0.8,side=query,on=uni,rank=0.05", "tf=sat1.2,side=query,on=uni,rank=0.05",
+    "tf=sat0.5,side=query,on=uni,rank=0.05,title=2",
 ]
 
 
