@@ -39,7 +39,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,6 +50,7 @@ from graph.cache import BlobCache
 from graph.embed import (
     Embedder,
     EmbeddingCache,
+    EncodeProcess,
     SentenceTransformerEmbedder,
     embed_cached,
     text_key,
@@ -59,6 +60,7 @@ from graph.extract import (
     Extraction,
     Extractor,
     IncrementalResolution,
+    Resolution,
     RuleExtractor,
     extraction_from_json,
     extraction_to_json,
@@ -270,6 +272,7 @@ class Pipeline:
         make = getattr(self.extractor, "resolver", None) if incremental else None
         self._resolver: IncrementalResolution | None = make() if callable(make) else None
         self._extracted: dict[str, Extraction] = {}
+        self._ahead: _Ahead | None = None  # what one run read while its model loaded
         # title + abstract -> its word vector's (columns, weights)
         self._words: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -350,7 +353,8 @@ class Pipeline:
         if n_embedded:
             self.progress.finish()
         report.embedded += n_embedded
-        report.long_texts = int(getattr(self.embedder, "truncated", 0) or 0)
+        if n_embedded:  # else the texts were embedded before (perhaps in another process)
+            report.long_texts = int(getattr(self.embedder, "truncated", 0) or 0)
         vectors.update(reused)
         return vectors
 
@@ -378,8 +382,11 @@ class Pipeline:
                     for p in papers
                 ]
             with self._step(report, "extract.resolve"):
+                ahead = self._ahead.resolution if self._ahead is not None else None
                 if self._resolver is not None:
                     resolution = self._resolver.update(extractions)
+                elif ahead is not None and ahead[0] == _text_set(papers):
+                    resolution = ahead[1]  # resolved while the model loaded: the same texts
                 else:
                     resolution = self.extractor.resolve(extractions)
         with self._timed(report, "embed"), self._step(report, "embed.corpus"):
@@ -614,26 +621,112 @@ class Pipeline:
             report.duplicates += result.duplicates
             new_papers.extend(result.papers)
         report.papers_read = len(new_papers)
-        if new_papers:
-            # the slow part (the model) needs no write lock: done first, so a second writer
-            # waits for the graph work only; the vectors land in the cache
-            with self._timed(report, "embed"):
-                keys = [text_key(embedding_text(p)) for p in new_papers]
-                cached = self.embedding_cache.get_many(self.embedder.key, keys)
-                if len(cached) < len(set(keys)):
-                    # stored vectors of unchanged papers seed the cache (a graph moved to
-                    # a machine without the cache embeds nothing); only the papers read
-                    # are looked up, not the whole graph
-                    with self._step(report, "embed.stored"):
-                        stored = _stored_papers(store, [p.id for p in new_papers])
-                    with self._step(report, "embed.new"):
-                        self.embed_all(new_papers, stored, report)
-        with store.writer(on_wait=self.progress.message):
-            self._update(store, report, new_papers, remove, replace)
-            with self._step(report, "stats"):
-                report.stats = store.stats()
+        try:
+            if new_papers:
+                # the slow part (the model) needs no write lock: done first, so a second
+                # writer waits for the graph work only; the vectors land in the cache
+                self._embed_new(store, report, new_papers, remove, replace)
+            with store.writer(on_wait=self.progress.message):
+                self._update(store, report, new_papers, remove, replace)
+                with self._step(report, "stats"):
+                    report.stats = store.stats()
+        finally:
+            self._ahead = None
         report.stage_seconds["total"] = time.perf_counter() - t0
         return report
+
+    def _embed_new(
+        self,
+        store: GraphStore,
+        report: BuildReport,
+        new_papers: Sequence[Paper],
+        remove: Sequence[str],
+        replace: bool,
+    ) -> None:
+        """Embed what the cache and the stored vectors lack. If the model is not loaded
+        yet, in a second process, while this one reads and resolves the graph ahead."""
+        with self._timed(report, "embed"):
+            keys = [text_key(embedding_text(p)) for p in new_papers]
+            cached = self.embedding_cache.get_many(self.embedder.key, keys)
+            if len(cached) == len(set(keys)):
+                return
+            # stored vectors of unchanged papers seed the cache (a graph moved to a
+            # machine without the cache embeds nothing); only the papers read are looked
+            # up, not the whole graph
+            with self._step(report, "embed.stored"):
+                stored = _stored_papers(store, [p.id for p in new_papers])
+            todo = self._texts_to_embed(new_papers, stored, cached.keys())
+            embedder = self.embedder
+            if not (
+                self.settings.embed_in_process_ahead
+                and isinstance(embedder, SentenceTransformerEmbedder)
+                and not embedder.loaded
+                and todo
+            ):
+                with self._step(report, "embed.new"):
+                    self.embed_all(new_papers, stored, report)
+                return
+            background = EncodeProcess(embedder, list(todo.values()))
+        try:
+            with self._timed(report, "ahead"):
+                self.progress.message(
+                    f"embedding {len(todo)} texts in a second process; reading the graph "
+                    "meanwhile"
+                )
+                self._read_ahead(store, new_papers, remove, replace)
+            with self._timed(report, "embed"), self._step(report, "embed.new"):
+                self.progress.start("embed", len(todo))
+                vectors, long_texts = background.result(self.progress.advance)
+                self.progress.finish()
+        finally:
+            background.close()
+        self.embedding_cache.put_many(embedder.key, dict(zip(todo, vectors, strict=True)))
+        report.embedded += len(todo)
+        report.long_texts = long_texts
+
+    def _texts_to_embed(
+        self, papers: Sequence[Paper], stored: GraphData, cached: Collection[str]
+    ) -> dict[str, str]:
+        """{text key: text} that :meth:`embed_all` would hand the model, in its order."""
+        reusable = stored.embeddings is not None and (
+            stored.embedding_model == self.embedder.key
+        )
+        rows = set(stored.embedding_ids) if reusable else set()
+        todo: dict[str, str] = {}
+        for p in papers:
+            text = embedding_text(p)
+            prev = stored.nodes.get(p.id)
+            if p.id in rows and isinstance(prev, Paper) and embedding_text(prev) == text:
+                continue
+            key = text_key(text)
+            if key not in cached:
+                todo[key] = text
+        return dict(sorted(todo.items()))
+
+    def _read_ahead(
+        self,
+        store: GraphStore,
+        new_papers: Sequence[Paper],
+        remove: Sequence[str],
+        replace: bool,
+    ) -> None:
+        """Read the graph and resolve the corpus the write will make, without the lock.
+
+        Kept for :meth:`_update` only if the store has not changed by the time it holds
+        the lock (the snapshot) and only for the same set of texts (the resolution, a
+        function of them): otherwise it is done again there, so this changes no answer.
+        """
+        previous = store.snapshot()
+        version = store.version()
+        old = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
+        if any(r not in old for r in remove):
+            return  # _update says which
+        corpus = _next_corpus(old, new_papers, remove, replace, BuildReport())
+        papers = sorted(corpus.values(), key=lambda p: p.id)
+        resolution = None
+        if self._resolver is None:
+            resolution = (_text_set(papers), self.extractor.resolve(self.extract_all(papers)))
+        self._ahead = _Ahead(version, previous, resolution)
 
     def _update(
         self,
@@ -645,18 +738,22 @@ class Pipeline:
     ) -> None:
         """Read the graph, compute the new one and apply the difference (write lock held)."""
         with self._timed(report, "load"):
-            previous = store.snapshot()
+            ahead = self._ahead
+            if ahead is not None and ahead.version is not None and (
+                ahead.version == store.version()
+            ):
+                previous = ahead.previous
+            else:
+                if ahead is not None:
+                    log.info("the graph changed since it was read ahead: reading it again")
+                previous = store.snapshot()
+            if ahead is not None:
+                ahead.previous = GraphData()  # not held through the write
         old_papers = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
         missing = [r for r in remove if r not in old_papers]
         if missing:
             raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
-        corpus: dict[str, Paper] = {} if replace else dict(old_papers)
-        for pid in remove:
-            corpus.pop(pid, None)
-        if replace:
-            corpus.update((p.id, p) for p in new_papers)
-        else:
-            _merge_into(corpus, new_papers, report)
+        corpus = _next_corpus(old_papers, new_papers, remove, replace, report)
         graph = self.compute(list(corpus.values()), previous, report, full_links=replace)
         with self._step(report, "diff"):
             change = diff(previous, graph)
@@ -672,6 +769,40 @@ class Pipeline:
         with self._timed(report, "write"):
             if not change.empty:
                 store.apply(change)
+
+
+def _next_corpus(
+    old_papers: Mapping[str, Paper],
+    new_papers: Sequence[Paper],
+    remove: Sequence[str],
+    replace: bool,
+    report: BuildReport,
+) -> dict[str, Paper]:
+    """The papers a write leaves: ``old_papers`` with ``new_papers`` merged in (or instead,
+    ``replace``) and ``remove`` taken out."""
+    corpus: dict[str, Paper] = {} if replace else dict(old_papers)
+    for pid in remove:
+        corpus.pop(pid, None)
+    if replace:
+        corpus.update((p.id, p) for p in new_papers)
+    else:
+        _merge_into(corpus, new_papers, report)
+    return corpus
+
+
+def _text_set(papers: Sequence[Paper]) -> tuple[tuple[str, str], ...]:
+    """What a resolution is a function of: each paper's id and text."""
+    return tuple(sorted((p.id, p.text_hash) for p in papers))
+
+
+@dataclass
+class _Ahead:
+    """What :meth:`Pipeline._read_ahead` found: the graph at ``version``, and the
+    resolution of the texts it predicted the write would hold."""
+
+    version: str | None
+    previous: GraphData
+    resolution: tuple[tuple[tuple[str, str], ...], Resolution] | None
 
 
 _RECORD_FIELDS = ("text_hash", "title", "venue", "year", "authors", "keywords", "urls",

@@ -14,6 +14,7 @@ docs/embeddings.md for the measurements behind the default):
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -93,6 +94,11 @@ class SentenceTransformerEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
         self.truncated = 0  # texts longer than the window seen by the last encode()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory already (a first encode pays import + load)."""
+        return self._model is not None
 
     @property
     def key(self) -> str:
@@ -210,6 +216,104 @@ class SentenceTransformerEmbedder:
         for (i, weight, _), vec in zip(pieces, vectors, strict=True):
             result[i] += weight * vec
         return normalize(result)
+
+
+class EncodeProcess:
+    """``SentenceTransformerEmbedder(...).encode(texts)`` in a second process, started now.
+
+    A one-shot command (``citegraph add``) spends most of its time importing torch and
+    loading the model; the graph work it also has to do needs neither, so it runs in the
+    caller meanwhile, on the other core. Spawned, not forked: the caller may hold threads
+    and locks. The child opens the same model files with the same settings and encodes
+    the same texts in the same order and batches, so its vectors are the caller's own.
+    The child dies with the caller (Linux: ``PR_SET_PDEATHSIG``).
+    """
+
+    def __init__(self, embedder: SentenceTransformerEmbedder, texts: Sequence[str]) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        self._answers, send = ctx.Pipe(duplex=False)
+        spec = (embedder.model_name, embedder.dtype, embedder.batch_size, embedder.long_text)
+        self._process = ctx.Process(
+            target=_encode_in_child, args=(send, spec, list(texts), os.getpid()), daemon=True,
+            name="citegraph-embed",
+        )
+        self._process.start()
+        send.close()  # the child's end: EOF here once the child is gone
+        self.total = len(texts)
+
+    def result(
+        self, progress: Callable[[int], None] | None = None
+    ) -> tuple[NDArray[np.float32], int]:
+        """Wait for the vectors (and the number of texts past the model's window)."""
+        try:
+            while True:
+                try:
+                    answer = self._answers.recv()
+                except EOFError:
+                    self._process.join(5)
+                    raise ModelUnavailableError(
+                        "the embedding process ended without an answer (exit code "
+                        f"{self._process.exitcode})"
+                    ) from None
+                if answer[0] == "progress":
+                    if progress is not None:
+                        progress(answer[1])
+                    continue
+                if answer[0] == "error":
+                    raise ModelUnavailableError(answer[1])
+                vectors: NDArray[np.float32] = answer[1]
+                return vectors, int(answer[2])
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the child if it still runs. Safe to call twice."""
+        self._answers.close()
+        if self._process.is_alive():
+            self._process.join(1)  # it ends by itself once it has sent its answer
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join(5)
+
+
+def _encode_in_child(
+    send: Any, spec: tuple[str, str, int, str], texts: list[str], parent: int
+) -> None:
+    """The body of :class:`EncodeProcess`'s child (module level, so spawn can import it)."""
+    _die_with_parent(parent)
+    try:
+        model, dtype, batch_size, long_text = spec
+        embedder = SentenceTransformerEmbedder(
+            model, dtype=dtype, batch_size=batch_size, long_text=long_text
+        )
+        vectors = embedder.encode(texts, progress=lambda n: send.send(("progress", n)))
+        send.send(("vectors", np.ascontiguousarray(vectors, dtype=np.float32), embedder.truncated))
+    except (BrokenPipeError, KeyboardInterrupt):  # the caller is gone or stopping
+        pass
+    except Exception as exc:  # any failure is the caller's to report
+        message = str(exc) if isinstance(exc, ModelUnavailableError) else (
+            f"embedding failed in its process: {type(exc).__name__}: {exc}"
+        )
+        with contextlib.suppress(OSError):
+            send.send(("error", message))
+    finally:
+        send.close()
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel kills this process when its parent dies (a SIGKILL'd writer
+    must not leave a model loading for no one)."""
+    import ctypes
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:  # it died before the call above
+                os._exit(1)
 
 
 def _quiet_transformers() -> None:

@@ -56,6 +56,9 @@ class Settings(BaseSettings):
     embed_batch_size: int = 32
     # How abstracts longer than the model's window are embedded: see docs/embeddings.md.
     long_text: Literal["truncate", "chunks", "head_tail"] = "truncate"
+    # A write whose model is not loaded yet (a CLI add or build) embeds in a second
+    # process while it reads and resolves the graph (graph.embed.EncodeProcess).
+    embed_in_process_ahead: bool = True
 
     # ---- edges
     similar_k: int = 10
