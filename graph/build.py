@@ -741,8 +741,11 @@ class Pipeline:
         the lock, and only for the same texts (what it is a function of): otherwise it
         is done again there, so this changes no answer.
         """
-        previous = store.snapshot()
+        # the token first: a commit that lands between the two reads then makes the
+        # check under the lock fail (read again), where read after the snapshot it would
+        # vouch for a graph older than itself (that commit lost)
         version = store.version()
+        previous = store.snapshot()
         old = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
         if any(r not in old for r in remove):
             return  # _update says which

@@ -637,6 +637,9 @@ class EmbeddedStore(QueryLayer):
             # straight from the rows: a one-shot writer reads the graph once and needs no
             # networkx mirror of it (building one was half of the read)
             return self._read_all()[0]
+        # up to date with the database now, not within SYNC_INTERVAL_S: a writer reads
+        # the whole graph to compute its change from it, and checks version() against it
+        self.refresh()
         return self._mem().snapshot()
 
 
