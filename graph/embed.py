@@ -249,8 +249,10 @@ class EncodeProcess:
         here = str(Path(__file__).resolve().parent.parent)  # where ``graph`` imports from
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
         try:
+            # -P: no current directory on the child's path; a ``graph`` package or a
+            # ``pickle.py`` where the user stands would be imported instead of ours
             self._process = subprocess.Popen(  # noqa: S603 - this interpreter, fixed code
-                [sys.executable, "-c", self._CHILD], stdin=subprocess.PIPE,
+                [sys.executable, "-P", "-c", self._CHILD], stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=self._log, pass_fds=(write_fd,), env=env,
             )
         finally:
