@@ -742,8 +742,10 @@ class Pipeline:
         the lock, and only for the same texts (what it is a function of): otherwise it
         is done again there, so this changes no answer.
         """
-        previous = store.snapshot()
-        version = store.version()
+        # the graph and its version read together: a commit between two separate reads
+        # would pair an old graph with the new version, and it would be kept
+        read = getattr(store, "versioned_snapshot", None)
+        previous, version = read() if callable(read) else (store.snapshot(), None)
         old = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
         if any(r not in old for r in remove):
             return  # _update says which
