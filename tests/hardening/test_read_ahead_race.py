@@ -1,13 +1,15 @@
 """The read ahead's graph and its version token describe the same graph.
 
 ``Pipeline._read_ahead`` keeps a snapshot and a version token; under the write lock the
-snapshot is used when the token has not moved. Found from outside (probe 4): the token
-was read *after* the snapshot, so a commit by another process between the two reads was
-vouched for by a token newer than the graph read: the write was computed from a graph
-without that commit (the removed paper still counted in SHARES_TERM weights and
-SIMILAR_TO ranks). And a store answering from its mirror could hand a snapshot up to
-``SYNC_INTERVAL_S`` older than ``version()``. Both are forced here, with a real second
-process committing in the window.
+snapshot is used when the token has not moved. Found from outside (probe 4, and by the
+lead at the same time: ``versioned_snapshot``): the token was read *after* the snapshot,
+so a commit by another process between the two reads was vouched for by a token newer
+than the graph read: the write was computed from a graph without that commit (the
+removed paper still counted in SHARES_TERM weights and SIMILAR_TO ranks: not the graph
+the two writes make one after the other). Here a real second process commits right
+after the read ahead's read, end to end through the CLI's store. And a store answering
+from its mirror handed ``snapshot()`` up to ``SYNC_INTERVAL_S`` older than ``version()``
+(the server caches whole-graph results under ``version()``).
 """
 
 from __future__ import annotations
@@ -35,16 +37,16 @@ def _remove_elsewhere(data: Path, pid: str) -> None:
 
 
 class _CommitAfterSnapshot(EmbeddedStore):
-    """A store whose first snapshot is followed at once by another process's commit:
-    the moment between the read ahead's two reads, made certain."""
+    """A store whose first whole-graph read is followed at once by another process's
+    commit: the moment after the read ahead's read, made certain."""
 
     def __init__(self, path: Path, gone: str) -> None:
         super().__init__(path, reads="sql")  # as the CLI opens it
         self.gone = gone
         self.fired = False
 
-    def snapshot(self) -> GraphData:
-        out = super().snapshot()
+    def versioned_snapshot(self) -> tuple[GraphData, str]:
+        out = super().versioned_snapshot()
         if not self.fired:
             self.fired = True
             _remove_elsewhere(self.path.parent, self.gone)
