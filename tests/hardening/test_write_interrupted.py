@@ -137,3 +137,29 @@ def test_sigterm_while_waiting_for_the_write_lock(
     assert "Traceback" not in err
     assert child is not None and _gone(child)
     _same(_load(data), before)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_the_child_killed_from_outside_is_named_and_nothing_is_written(
+    hard_seed_dir: Path, tmp_path: Path, abstracts: list[str], sig: signal.Signals  # noqa: F811
+) -> None:
+    """An operator (or the OOM killer) ends the embedding process: the add says so,
+    in words, and writes nothing (it said ``exit code -15``)."""
+    _batch(tmp_path / "a.jsonl", "childkill-", abstracts[:3])
+    data = _cold(hard_seed_dir, tmp_path / "d")
+    before = _load(data)
+    proc = _start(data, tmp_path / "a.jsonl")
+    child = None
+    try:
+        child = _child_of(proc)
+        time.sleep(1.0)
+        assert proc.poll() is None and _alive(child)
+        os.kill(child, sig)
+        _, err_b = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        _stop(proc, child)
+    err = err_b.decode(errors="replace")
+    assert proc.returncode == 1, err[-2000:]
+    assert f"the embedding process ended without an answer (killed by {sig.name})" in err, err
+    assert "Traceback" not in err
+    _same(_load(data), before)
