@@ -294,7 +294,11 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")
 def build(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="Files or folders of abstracts (.txt, .jsonl, .csv, .tsv, .bib)."),
+        # a build replaces the graph with what it reads: a mistyped path would delete the
+        # papers it held (add only skips it), so it is a usage error before anything runs
+        typer.Argument(
+            help="Files or folders of abstracts (.txt, .jsonl, .csv, .tsv, .bib).", exists=True
+        ),
     ],
     as_json: JsonOpt = False,
 ) -> None:
