@@ -11,6 +11,7 @@ import gc
 import json
 import logging
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
@@ -181,6 +182,45 @@ def _fail_os(exc: OSError | sqlite3.Error) -> typer.Exit:
     return typer.Exit(EXIT_ERROR)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is, as Ctrl-C is: the same unwinding (the
+    embedding child stopped, the write transaction rolled back, the lock let go)."""
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    def stop(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (a caller of main()): the default stays
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(exc: KeyboardInterrupt, service: GraphService, before: str | None) -> typer.Exit:
+    """One line for a write stopped by Ctrl-C or SIGTERM: what the graph holds now."""
+    name, code = ("SIGTERM", 143) if isinstance(exc, _Terminated) else ("Ctrl-C", 130)
+    try:
+        after = service.store.version()
+    except (CitegraphError, OSError, sqlite3.Error):
+        after = None
+    if before is not None and after == before:
+        what = "nothing was written; the graph is as it was"
+    elif before is not None and after is not None:
+        what = ("the graph changed meanwhile (this write had committed whole, or another "
+                "writer's did); never a part of a write")
+    else:
+        what = "the graph holds what it held before, or this whole write, never a part"
+    err.print(f"[red]error:[/red] stopped by {name}: {what}")
+    return typer.Exit(code)
+
+
 def _run_pipeline(**kwargs: Any) -> BuildReport:
     # one write, then the process ends: the cyclic collector would only walk the loaded
     # graph's millions of objects (~1 s at 3k papers), and so would the interpreter's
@@ -188,8 +228,14 @@ def _run_pipeline(**kwargs: Any) -> BuildReport:
     gc.disable()
     state.exit_at_once = True
     try:
-        with _service() as service:
-            return service.write(progress=RichProgress(), **kwargs)
+        with _sigterm_raises(), _service() as service:
+            before = service.store.version()
+            try:
+                return service.write(progress=RichProgress(), **kwargs)
+            except KeyboardInterrupt as stopped:
+                # a second signal while this reports is the default's: the process ends
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                raise _interrupted(stopped, service, before) from None
     except CitegraphError as exc:
         raise _fail(exc) from None
     except (OSError, sqlite3.Error) as exc:  # the data dir or its caches cannot be written
@@ -248,7 +294,11 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")
 def build(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="Files or folders of abstracts (.txt, .jsonl, .csv, .tsv, .bib)."),
+        # a build replaces the graph with what it reads: a mistyped path would delete the
+        # papers it held (add only skips it), so it is a usage error before anything runs
+        typer.Argument(
+            help="Files or folders of abstracts (.txt, .jsonl, .csv, .tsv, .bib).", exists=True
+        ),
     ],
     as_json: JsonOpt = False,
 ) -> None:

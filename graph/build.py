@@ -55,7 +55,7 @@ from graph.embed import (
     embed_cached,
     text_key,
 )
-from graph.errors import NotFoundError
+from graph.errors import InputError, NotFoundError
 from graph.extract import (
     Extraction,
     Extractor,
@@ -644,6 +644,17 @@ class Pipeline:
             report.duplicates += result.duplicates
             new_papers.extend(result.papers)
         report.papers_read = len(new_papers)
+        if replace and not new_papers:
+            # a build replaces the whole graph with what it read: a mistyped path, an
+            # empty folder or a file of rejected rows would otherwise delete every paper
+            said = "; ".join(str(p) for p in report.problems[:3])
+            more = len(report.problems) - 3
+            raise InputError(
+                "no papers read, so the graph is left as it was (a build replaces the "
+                "whole graph with what it reads)"
+                + (f": {said}" if said else "")
+                + (f" (and {more} more problems)" if more > 0 else "")
+            )
         try:
             if new_papers:
                 # the slow part (the model) needs no write lock: done first, so a second

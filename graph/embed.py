@@ -249,8 +249,10 @@ class EncodeProcess:
         here = str(Path(__file__).resolve().parent.parent)  # where ``graph`` imports from
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
         try:
+            # -P: no current directory on the child's path; a ``graph`` package or a
+            # ``pickle.py`` where the user stands would be imported instead of ours
             self._process = subprocess.Popen(  # noqa: S603 - this interpreter, fixed code
-                [sys.executable, "-c", self._CHILD], stdin=subprocess.PIPE,
+                [sys.executable, "-P", "-c", self._CHILD], stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=self._log, pass_fds=(write_fd,), env=env,
             )
         finally:
@@ -281,7 +283,7 @@ class EncodeProcess:
                     self._log.seek(0)
                     tail = self._log.read()[-1500:].decode("utf-8", "replace").strip()
                     raise ModelUnavailableError(
-                        f"the embedding process ended without an answer (exit code {code})"
+                        f"the embedding process ended without an answer ({_how_it_ended(code)})"
                         + (f": {tail}" if tail else "")
                     ) from None
                 if answer[0] == "progress":
@@ -334,6 +336,18 @@ def _encode_in_child(request: dict[str, Any]) -> None:
             )
             with contextlib.suppress(OSError):
                 send(("error", message))
+
+
+def _how_it_ended(code: int) -> str:
+    """``exit code 1``, or ``killed by SIGTERM`` (someone else stopped it: say who)."""
+    import signal
+
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
 
 
 def _die_with_parent(parent: int) -> None:

@@ -647,6 +647,10 @@ class EmbeddedStore(QueryLayer):
             # straight from the rows: a one-shot writer reads the graph once and needs no
             # networkx mirror of it (building one was half of the read)
             return self._read_all()[0]
+        # up to date with the database now, not within SYNC_INTERVAL_S: whole-graph
+        # results are cached under version() (the server's PageRank), which is the
+        # database's; a lagging mirror's graph would be kept under the newer version
+        self.refresh()
         return self._mem().snapshot()
 
 

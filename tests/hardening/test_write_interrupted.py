@@ -1,0 +1,165 @@
+"""Ctrl-C and SIGTERM stop a write with one clear line, a non-zero code, nothing half
+written and no embedding process left behind.
+
+Found from outside (probe 4): Ctrl-C during ``citegraph add`` printed a blank line and
+nothing else (exit 130), and SIGTERM ended the command with no word at all (killed by
+the signal, its ``finally`` blocks skipped). Tried here at two points, with a cold
+embedding cache so the second process is really running: while the child loads the
+model (Ctrl-C to the whole process group, as a terminal sends it), and while the
+command waits for the write lock (SIGTERM to the command alone, as a service manager
+sends it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from graph.store.embedded import EmbeddedStore
+from tests.hardening.test_embed_ahead import (
+    RUN_TIMEOUT,
+    _alive,
+    _batch,
+    _children,
+    _cold,
+    _env,
+    _load,
+    _same,
+    abstracts,  # noqa: F401 - the fixture
+)
+from tests.support.seeds import ROOT
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc"),
+]
+
+
+def _start(data: Path, batch: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "citegraph", "--data-dir", str(data), "add", str(batch)],
+        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, as a shell job has
+    )
+
+
+def _child_of(proc: subprocess.Popen[bytes]) -> int:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        kids = _children(proc.pid)
+        if kids:
+            return kids[0]
+        time.sleep(0.02)
+    raise AssertionError("no embedding process was started")
+
+
+def _stop(proc: subprocess.Popen[bytes], child: int | None) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    if child is not None and _alive(child):
+        os.kill(child, signal.SIGKILL)
+
+
+def _gone(pid: int) -> bool:
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def test_ctrl_c_while_the_child_loads_the_model(
+    hard_seed_dir: Path, tmp_path: Path, abstracts: list[str]  # noqa: F811
+) -> None:
+    _batch(tmp_path / "a.jsonl", "ctrlc-", abstracts[:3])
+    data = _cold(hard_seed_dir, tmp_path / "d")
+    before = _load(data)
+    proc = _start(data, tmp_path / "a.jsonl")
+    child = None
+    try:
+        child = _child_of(proc)
+        time.sleep(1.0)  # importing torch
+        assert proc.poll() is None and _alive(child)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err_b = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        _stop(proc, child)
+    err = err_b.decode(errors="replace")
+    assert proc.returncode == 130, err[-2000:]
+    assert "stopped by Ctrl-C: nothing was written" in err, err[-2000:]
+    assert "Traceback" not in err
+    assert _gone(child), "the embedding process outlived the interrupted write"
+    _same(_load(data), before)
+
+
+def test_sigterm_while_waiting_for_the_write_lock(
+    hard_seed_dir: Path, tmp_path: Path, abstracts: list[str]  # noqa: F811
+) -> None:
+    _batch(tmp_path / "a.jsonl", "term-", abstracts[:3])
+    data = _cold(hard_seed_dir, tmp_path / "d")
+    before = _load(data)
+    store = EmbeddedStore(data / "graph.db")
+    lines: list[bytes] = []
+    proc = None
+    child = None
+    try:
+        with store.writer():
+            proc = _start(data, tmp_path / "a.jsonl")
+            child = _child_of(proc)
+            assert proc.stderr is not None
+            stream = proc.stderr
+            reader = threading.Thread(
+                target=lambda: lines.extend(iter(stream.readline, b"")), daemon=True
+            )
+            reader.start()
+            deadline = time.monotonic() + RUN_TIMEOUT
+            while not any(b"waiting for another writer" in x for x in lines):
+                assert proc.poll() is None, b"".join(lines).decode()[-2000:]
+                assert time.monotonic() < deadline, "the add never waited for the lock"
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGTERM)  # the command alone, not its group
+            proc.wait(RUN_TIMEOUT)
+            reader.join(10)
+    finally:
+        store.close()
+        if proc is not None:
+            _stop(proc, child)
+    err = b"".join(lines).decode(errors="replace")
+    assert proc is not None and proc.returncode == 143, err[-2000:]
+    assert "stopped by SIGTERM: nothing was written" in err, err[-2000:]
+    assert "Traceback" not in err
+    assert child is not None and _gone(child)
+    _same(_load(data), before)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_the_child_killed_from_outside_is_named_and_nothing_is_written(
+    hard_seed_dir: Path, tmp_path: Path, abstracts: list[str], sig: signal.Signals  # noqa: F811
+) -> None:
+    """An operator (or the OOM killer) ends the embedding process: the add says so,
+    in words, and writes nothing (it said ``exit code -15``)."""
+    _batch(tmp_path / "a.jsonl", "childkill-", abstracts[:3])
+    data = _cold(hard_seed_dir, tmp_path / "d")
+    before = _load(data)
+    proc = _start(data, tmp_path / "a.jsonl")
+    child = None
+    try:
+        child = _child_of(proc)
+        time.sleep(1.0)
+        assert proc.poll() is None and _alive(child)
+        os.kill(child, sig)
+        _, err_b = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        _stop(proc, child)
+    err = err_b.decode(errors="replace")
+    assert proc.returncode == 1, err[-2000:]
+    assert f"the embedding process ended without an answer (killed by {sig.name})" in err, err
+    assert "Traceback" not in err
+    _same(_load(data), before)
