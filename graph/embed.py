@@ -255,6 +255,10 @@ class EncodeProcess:
                 [sys.executable, "-P", "-c", self._CHILD], stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=self._log, pass_fds=(write_fd,), env=env,
             )
+        except BaseException:
+            os.close(read_fd)
+            self._log.close()
+            raise
         finally:
             os.close(write_fd)
         self._answers = os.fdopen(read_fd, "rb")
