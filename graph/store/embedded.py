@@ -267,8 +267,8 @@ class EmbeddedStore(QueryLayer):
             what = "deleted" if now is None else "replaced by another file"
             message = (
                 f"the graph database {self.path} was {what} after this process opened it; "
-                "its changes would be lost: start the command or the server again to use the "
-                "file there now"
+                "its changes would be lost: restart the server (or run the command again) to "
+                "use the file there now"
             )
             if not self._said_replaced:  # once in the log, for the operator; every caller
                 self._said_replaced = True  # is told in its answer
