@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +55,7 @@ from graph.lexical import (
 from graph.model import Edge, GraphPath, Paper, Reason, RelatedPaper, RelType
 from graph.query import QueryLayer
 from graph.store.base import GraphStore
+from graph.store.memory import NetworkxStore
 
 MAX_REASONS = 3  # a reader reads three; more repeat what the first said
 CANDIDATE_FACTOR = 5  # vector and word-overlap candidates: first x this, each
@@ -189,16 +190,8 @@ def related(
     query_terms = set(seed_terms) if seeds else set(text_terms)
     idf = _linking_idf(store, sorted(query_terms), len(lexical), term_counts)
     seed_mass = sum(idf.values())
-    term_edges: dict[str, dict[str, Edge]] = defaultdict(dict)
-    hub_scores: dict[str, list[float]] = defaultdict(list)
-    stored_hub: dict[str, float] = {}
-    for e in _edges_from(store, candidates, [*TERM_TYPES, RelType.SIMILAR_TO]):
-        if e.type is RelType.SIMILAR_TO:
-            hub_scores[e.source].append(float(e.weight))
-            if "hub_cos" in e.attrs:  # the mean cosine of its plain top-k, as stored
-                stored_hub[e.source] = float(e.attrs["hub_cos"])
-        else:
-            term_edges[e.source][e.target] = e
+    profiles = (term_counts or TermCounts()).profiles(store, cand_ids)
+    term_edges = {cid: p.terms for cid, p in profiles.items() if p.terms}
 
     scored: list[_Candidate] = []
     for cid in cand_ids:
@@ -211,8 +204,7 @@ def related(
             c.sim = float(np.dot(query, v) / max(float(np.linalg.norm(v)), 1e-12))
         if seed_mass > 0:
             c.shared = sum(w for t, w in idf.items() if t in term_edges.get(cid, {})) / seed_mass
-        hubs = hub_scores.get(cid)
-        c.hub = stored_hub.get(cid, float(np.mean(hubs)) if hubs else 0.0)
+        c.hub = profiles[cid].hub
         c.score = (
             c.sim + weights.lexical * c.words + weights.terms * c.shared
             - weights.hub * c.hub + (weights.cite if c.cites else 0.0)
@@ -296,16 +288,49 @@ def _incident(store: GraphStore, ids: Sequence[str], types: Collection[RelType])
     return store.edges_of(ids, types)
 
 
-def _edges_from(store: GraphStore, ids: Collection[str], types: Collection[RelType]) -> list[Edge]:
-    """Edges of ``types`` leaving ``ids``, each once, by (source, target, type).
+def _edges_leaving(edges: Iterable[Edge], ids: Collection[str]) -> list[Edge]:
+    """The ``edges`` that leave ``ids``, each once, by (source, target, type).
 
     The order ``edges_of`` gives them (the last edge per (source, target) is the one a
     path shows), without sorting the edges that arrive at ``ids`` from elsewhere.
     """
-    found = {(e.source, e.target, e.type): e
-             for e in _incident(store, list(ids), types) if e.source in ids}
+    found = {(e.source, e.target, e.type): e for e in edges if e.source in ids}
     # the keys are edge_sort_key's own tuples, and unique: sorting them needs no key calls
     return [found[k] for k in sorted(found)]
+
+
+@dataclass(frozen=True, slots=True)
+class PaperProfile:
+    """What related() reads of a candidate paper's own edges (shared, never changed)."""
+
+    #: term id -> the paper's edge to it (of two to one dataset, USES over INTRODUCES)
+    terms: Mapping[str, Edge]
+    #: its hubness: the mean cosine of its plain top-k as stored on its SIMILAR_TO edges,
+    #: else the mean of their weights, else 0
+    hub: float
+
+
+def _profiles(edges: Iterable[Edge], ids: Collection[str]) -> dict[str, PaperProfile]:
+    """PaperProfile of each of ``ids`` from edges touching them (any order, repeats too)."""
+    term_edges: dict[str, dict[str, Edge]] = defaultdict(dict)
+    hub_scores: dict[str, list[float]] = defaultdict(list)
+    stored_hub: dict[str, float] = {}
+    for e in _edges_leaving(edges, set(ids)):
+        if e.type is RelType.SIMILAR_TO:
+            hub_scores[e.source].append(float(e.weight))
+            if "hub_cos" in e.attrs:  # the mean cosine of its plain top-k, as stored
+                stored_hub[e.source] = float(e.attrs["hub_cos"])
+        else:
+            term_edges[e.source][e.target] = e
+    out: dict[str, PaperProfile] = {}
+    for pid in ids:
+        hubs = hub_scores.get(pid)
+        hub = stored_hub.get(pid, float(np.mean(hubs)) if hubs else 0.0)
+        out[pid] = PaperProfile(term_edges.get(pid, {}), hub)
+    return out
+
+
+PROFILE_TYPES = frozenset([*TERM_TYPES, RelType.SIMILAR_TO])
 
 
 class TermCounts:
@@ -321,6 +346,33 @@ class TermCounts:
         self._lock = threading.Lock()
         self._version: str | None = None
         self._df: dict[str, int] = {}
+        # papers' profiles, for the in-memory backend they were read from, at its version
+        self._read_from: NetworkxStore | None = None
+        self._profiles_at: str | None = None
+        self._profiles: dict[str, PaperProfile] = {}
+
+    def profiles(self, store: GraphStore, ids: Sequence[str]) -> dict[str, PaperProfile]:
+        """The PaperProfile of each of ``ids``, kept until the graph changes.
+
+        A candidate's terms and SIMILAR_TO edges were most of related()'s edge reads, and
+        the same papers come back query after query. Kept only for an in-memory backend
+        (the server's mirror): read under its lock together with its version, so what is
+        kept is exactly the graph of that version; other stores read them every time.
+        """
+        b = store.read_backend() if isinstance(store, QueryLayer) else None
+        if not isinstance(b, NetworkxStore):
+            return _profiles(_incident(store, ids, PROFILE_TYPES), ids)
+        with b.reading():
+            version = b.version()
+            with self._lock:
+                if self._read_from is not b or self._profiles_at != version:
+                    self._read_from, self._profiles_at, self._profiles = b, version, {}
+                kept = self._profiles
+            missing = [i for i in dict.fromkeys(ids) if i not in kept]
+            if missing:
+                # a dict replaced on a change, never emptied in place: safe to fill here
+                kept.update(_profiles(b.incident_edges(missing, PROFILE_TYPES), missing))
+            return {i: kept[i] for i in ids}
 
     def of(self, store: GraphStore, terms: Sequence[str]) -> dict[str, int]:
         """df of each of ``terms`` (0 for one no paper links to)."""
@@ -366,7 +418,7 @@ def _explain(
     top: Sequence[_Candidate],
     seeds: Sequence[str],
     seed_terms: dict[str, Edge],
-    term_edges: dict[str, dict[str, Edge]],
+    term_edges: Mapping[str, Mapping[str, Edge]],
     idf: dict[str, float],
     lexical: LexicalIndex,
     lex_query: LexVector | None,
@@ -470,7 +522,7 @@ def _path(
     store: GraphStore,
     seeds: Sequence[str],
     seed_terms: dict[str, Edge],
-    cand_terms: dict[str, Edge],
+    cand_terms: Mapping[str, Edge],
     cand: Paper,
     term: str | None,
 ) -> GraphPath | None:
