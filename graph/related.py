@@ -33,6 +33,7 @@ term -> candidate.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import defaultdict
@@ -192,9 +193,11 @@ def related(
     seed_mass = sum(idf.values())
     profiles = (term_counts or TermCounts()).profiles(store, cand_ids)
     term_edges = {cid: p.terms for cid, p in profiles.items() if p.terms}
+    holders = _holders(cand_ids, term_edges)
+    shared = _shared_sums(idf, holders, len(cand_ids))
 
     scored: list[_Candidate] = []
-    for cid in cand_ids:
+    for j, cid in enumerate(cand_ids):
         node = nodes.get(cid)
         if not isinstance(node, Paper):
             continue
@@ -203,7 +206,7 @@ def related(
             v = np.asarray(vecs[cid], dtype=np.float64)
             c.sim = float(np.dot(query, v) / max(float(np.linalg.norm(v)), 1e-12))
         if seed_mass > 0:
-            c.shared = sum(w for t, w in idf.items() if t in term_edges.get(cid, {})) / seed_mass
+            c.shared = float(shared[j]) / seed_mass
         c.hub = profiles[cid].hub
         c.score = (
             c.sim + weights.lexical * c.words + weights.terms * c.shared
@@ -212,12 +215,13 @@ def related(
         scored.append(c)
     scored.sort(key=lambda c: (-round(c.score, 9), c.paper.id))
     if seeds and weights.feedback > 0 and weights.feedback_papers > 0:
-        _feedback(store, scored, vecs, term_edges, lexical, weights, term_counts)
+        _feedback(store, scored, vecs, term_edges, lexical, weights, term_counts, holders,
+                  cand_ids)
         scored.sort(key=lambda c: (-round(c.score, 9), c.paper.id))
     top = scored[:first]
     query_texts = [paper_text(p) for p in known.values() if isinstance(p, Paper) and p.id in seeds]
     return _explain(store, top, seeds, seed_terms, term_edges, idf, lexical, lex_query,
-                    [spelled(t) for t in [*query_texts, *([text] if text else [])]])
+                    [*map(_spelled_paper, query_texts), *([spelled(text)] if text else [])])
 
 
 def _feedback(
@@ -228,6 +232,8 @@ def _feedback(
     lexical: LexicalIndex,
     weights: Weights,
     counts: TermCounts | None,
+    holders: Mapping[str, Sequence[int]],
+    cand_ids: Sequence[str],
 ) -> None:
     """Pseudo-relevance feedback over the first round's best (in place, on ``scored``).
 
@@ -249,18 +255,48 @@ def _feedback(
     queries = [lexical.vector_of(c.paper.id) for c in fb]
     empty = LexVector(np.zeros(0, np.int64), np.zeros(0))
     part += weights.lexical * lexical.scores_among([q or empty for q in queries], ids)
+    # ``holders`` indexes cand_ids; ``scored`` holds the papers among them, in score order
+    col = np.asarray([at.get(cid, -1) for cid in cand_ids])
     for k, c in enumerate(fb):
         idf = _linking_idf(store, sorted(term_edges.get(c.paper.id, {})), len(lexical), counts)
         mass = sum(idf.values())
         if mass <= 0:
             continue
-        for j, cid in enumerate(ids):
-            mine = term_edges.get(cid, {})
-            part[k, j] += weights.terms * sum(w for t, w in idf.items() if t in mine) / mass
+        sums = _shared_sums(idf, holders, len(cand_ids))
+        inside = col >= 0
+        part[k, col[inside]] += weights.terms * sums[inside] / mass
     hub = np.asarray([c.hub for c in scored])
     gain = weights.feedback * (part - weights.hub * hub[None, :]).mean(axis=0)
     for c, g in zip(scored, gain.tolist(), strict=True):
         c.score += g
+
+
+def _holders(
+    ids: Sequence[str], term_edges: Mapping[str, Mapping[str, Edge]]
+) -> dict[str, list[int]]:
+    """term id -> the positions in ``ids`` of the papers linked to it."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for j, pid in enumerate(ids):
+        for t in term_edges.get(pid, ()):
+            out[t].append(j)
+    return out
+
+
+def _shared_sums(
+    idf: Mapping[str, float], holders: Mapping[str, Sequence[int]], n: int
+) -> np.ndarray:
+    """For each of n papers, the sum of the idf of the terms it shares with ``idf``.
+
+    Each paper's weights are added in ``idf``'s order, one at a time from 0, as
+    ``sum(w for t, w in idf.items() if t in its terms)`` adds them: the same float sums,
+    bit for bit, with one pass over the terms instead of one per paper.
+    """
+    out = np.zeros(n)
+    for t, w in idf.items():
+        js = holders.get(t)
+        if js:
+            out[js] += w  # each paper once per term (holders lists a paper once per term)
+    return out
 
 
 def _embeddings(store: GraphStore, ids: Sequence[str]) -> Mapping[str, Sequence[float]]:
@@ -413,6 +449,13 @@ def _linking_idf(
     return {t: math.log(n / df[t]) for t in terms if 2 <= df[t] <= most}
 
 
+@functools.lru_cache(maxsize=4096)
+def _spelled_paper(text: str) -> str:
+    """:func:`spelled` of a paper's text: the same papers are explained query after query
+    (a pure function of the text, so nothing goes stale; ~8 MB when full)."""
+    return spelled(text)
+
+
 def _explain(
     store: GraphStore,
     top: Sequence[_Candidate],
@@ -440,7 +483,7 @@ def _explain(
         if lex_query is not None and c.words > 0:
             vec = lexical.vector_of(cid)
             grams = lexical.shared_words(lex_query, vec, top=8) if vec is not None else []
-            own = spelled(paper_text(c.paper))
+            own = _spelled_paper(paper_text(c.paper))
             grams = [
                 g for g in grams if appears(g, own) and any(appears(g, t) for t in query_texts)
             ]
