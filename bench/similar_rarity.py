@@ -12,6 +12,7 @@ Each SPEC is a comma-separated list of key=value (default: the grid of docs/benc
 * ``bigram``: mean | max | sum — a bigram's weight from its two words';
 * ``fold``: 0 | 1 — plurals folded (``graph.lexical.word_grams``);
 * ``tf``: log (1 + ln count) | bin | satK (BM25's saturation, k1 = K; ``sat`` = 1.2);
+  ``on``: all | uni | bi, the grams that saturate (the others keep log);
 * ``w``: the word weight in b = cos + w x words; ``pool``; ``beta``: the CSLS weight.
 
 Lists come from the pipeline's ``graph.link.full_similar`` (k = 10, min_score 0.3) over
@@ -90,11 +91,26 @@ def variant_vectors(texts: list[str], cfg: dict[str, str]) -> Any:
         m.data = np.ones_like(m.data)
     elif tf.startswith("sat"):
         k1 = float(tf[3:] or 1.2)
-        m.data = m.data * (k1 + 1) / (m.data + k1)
+        sat = m.data * (k1 + 1) / (m.data + k1)
+        on = cfg.get("on", "all")  # which grams saturate; the others keep 1 + ln(count)
+        bigram = np.asarray([" " in gram for gram in cv.get_feature_names_out()])[m.indices]
+        which = {"all": np.ones(len(m.data), bool), "uni": ~bigram, "bi": bigram}[on]
+        m.data = np.where(which, sat, 1.0 + np.log(m.data))
     m = m @ sp.diags(g)
     norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     return (sp.diags(1.0 / norms) @ m).tocsr()
+
+
+_SHIPPED: dict[int, Any] = {}
+
+
+def shipped_vectors(texts: list[str]) -> Any:
+    """``graph.lexical.word_vectors`` of ``texts``, kept across specs (the same texts come back)."""
+    key = hash(tuple(texts))
+    if key not in _SHIPPED:
+        _SHIPPED[key] = word_vectors(texts)
+    return _SHIPPED[key]
 
 
 def lists_of(ids: list[str], matrix: np.ndarray, words: Any, w: float, pool: int) -> dict[int, list[int]]:
@@ -133,9 +149,9 @@ def main() -> None:
         cfg = dict(kv.split("=", 1) for kv in re.split(r",\s*", spec) if "=" in kv)
         link.CSLS_WEIGHT = float(cfg.get("beta", default_beta))
         w, pool = float(cfg.get("w", 2.0)), int(cfg.get("pool", 100))
-        if spec == "shipped":
-            cw, iw = word_vectors(texts), word_vectors(itexts)
-            w, pool = link.WORD_WEIGHT, link.SIMILAR_POOL
+        if spec.split(",")[0] == "shipped":  # the shipped vectors; w, pool, beta may be overridden
+            cw, iw = shipped_vectors(texts), shipped_vectors(itexts)
+            w, pool = float(cfg.get("w", link.WORD_WEIGHT)), int(cfg.get("pool", link.SIMILAR_POOL))
         else:
             cw, iw = variant_vectors(texts, cfg), variant_vectors(itexts, cfg)
         cl = lists_of(cora_ids, cora_m, cw, w, pool)

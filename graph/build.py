@@ -39,7 +39,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,6 +50,7 @@ from graph.cache import BlobCache
 from graph.embed import (
     Embedder,
     EmbeddingCache,
+    EncodeProcess,
     SentenceTransformerEmbedder,
     embed_cached,
     text_key,
@@ -59,6 +60,7 @@ from graph.extract import (
     Extraction,
     Extractor,
     IncrementalResolution,
+    Resolution,
     RuleExtractor,
     extraction_from_json,
     extraction_to_json,
@@ -86,6 +88,7 @@ from graph.model import (
     Edge,
     GraphChange,
     GraphData,
+    GraphNode,
     GraphStats,
     NodeKind,
     Paper,
@@ -270,6 +273,7 @@ class Pipeline:
         make = getattr(self.extractor, "resolver", None) if incremental else None
         self._resolver: IncrementalResolution | None = make() if callable(make) else None
         self._extracted: dict[str, Extraction] = {}
+        self._ahead: _Ahead | None = None  # what one run read while its model loaded
         # title + abstract -> its word vector's (columns, weights)
         self._words: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -350,7 +354,8 @@ class Pipeline:
         if n_embedded:
             self.progress.finish()
         report.embedded += n_embedded
-        report.long_texts = int(getattr(self.embedder, "truncated", 0) or 0)
+        if n_embedded:  # else the texts were embedded before (perhaps in another process)
+            report.long_texts = int(getattr(self.embedder, "truncated", 0) or 0)
         vectors.update(reused)
         return vectors
 
@@ -370,34 +375,20 @@ class Pipeline:
         """
         report = report if report is not None else BuildReport()
         papers = sorted(papers, key=lambda p: p.id)
-        with self._timed(report, "extract"):
-            with self._step(report, "extract.cache"):
-                extractions = self.extract_all(papers)
-                papers = [
-                    p if p.title else dataclasses.replace(p, label=extractions[p.id].label)
-                    for p in papers
-                ]
-            with self._step(report, "extract.resolve"):
-                if self._resolver is not None:
-                    resolution = self._resolver.update(extractions)
-                else:
-                    resolution = self.extractor.resolve(extractions)
+        ahead = self._ahead.lexical if self._ahead is not None else None
+        if ahead is not None and ahead.key == (_text_set(papers), full_links):
+            lexical = ahead  # computed while the model loaded, from this same graph
+        else:
+            lexical = self._lexical(papers, previous, report, full_links)
+        papers = lexical.papers
         with self._timed(report, "embed"), self._step(report, "embed.corpus"):
             vectors = self.embed_all(papers, previous, report)
         with self._step(report, "assemble"):
             data = GraphData(embedding_model=self.embedder.key)
             for p in papers:
                 data.nodes[p.id] = p
-            # a term no paper kept (dropped by a paper's cap or a filter after grouping) is
-            # no node: it would be found by search with no paper behind it (probe3 F6)
-            held = {t.term for t in resolution.terms}
-            for c in resolution.concepts.values():
-                if c.id in held:
-                    data.nodes[c.id] = c
-            for d in resolution.datasets.values():
-                if d.id in held:
-                    data.nodes[d.id] = d
-            for e in mention_edges(resolution.terms):
+            data.nodes.update(lexical.terms)
+            for e in mention_edges(lexical.resolution.terms):
                 data.add_edge(e)
             ids = [p.id for p in papers]
             data.embedding_ids = ids
@@ -411,7 +402,7 @@ class Pipeline:
                 ids, matrix = data.embedding_ids, data.embeddings
                 self.progress.start("link", 2 * len(ids))
                 neighbours, hubs, vec, kept = self._similar(
-                    ids, matrix, papers, previous, data.embedding_model
+                    ids, matrix, papers, lexical.words, previous, data.embedding_model
                 )
                 self.progress.finish()
                 k, floor = self.settings.similar_k, self.settings.similar_min_score
@@ -421,23 +412,61 @@ class Pipeline:
                 fresh = {p: lst for p, lst in neighbours.items() if p not in kept}
                 for e in similar_edges(fresh, hubs, k, floor, vec):
                     data.add_edge(e)
-            names = {n.id: n.label for n in data.nodes.values()}
-            with self._step(report, "link.shares_term"):
-                for e in self._shared_terms(resolution.paper_terms, names, previous, full_links):
-                    data.add_edge(e)
-            with self._step(report, "link.related_to"):
-                for e in cooccurrence_edges(resolution.paper_terms, resolution.concepts):
-                    data.add_edge(e)
+            for e in lexical.edges:
+                data.add_edge(e)
             with self._step(report, "link.cites"):
                 for e in citation_edges(papers, data.nodes):
                     data.add_edge(e)
         return data
+
+    def _lexical(
+        self,
+        papers: Sequence[Paper],
+        previous: GraphData | None,
+        report: BuildReport,
+        full_links: bool,
+    ) -> _Lexical:
+        """The part of :meth:`compute` that needs no embedding: extraction, resolution,
+        the term nodes, SHARES_TERM and RELATED_TO, and the papers' word vectors."""
+        with self._timed(report, "extract"):
+            with self._step(report, "extract.cache"):
+                extractions = self.extract_all(papers)
+                papers = [
+                    p if p.title else dataclasses.replace(p, label=extractions[p.id].label)
+                    for p in papers
+                ]
+            with self._step(report, "extract.resolve"):
+                if self._resolver is not None:
+                    resolution = self._resolver.update(extractions)
+                else:
+                    resolution = self.extractor.resolve(extractions)
+        # a term no paper kept (dropped by a paper's cap or a filter after grouping) is no
+        # node: it would be found by search with no paper behind it (probe3 F6)
+        held = {t.term for t in resolution.terms}
+        terms: dict[str, GraphNode] = {
+            c.id: c for c in resolution.concepts.values() if c.id in held
+        }
+        terms.update((d.id, d) for d in resolution.datasets.values() if d.id in held)
+        names = {p.id: p.label for p in papers}
+        names.update((n.id, n.label) for n in terms.values())
+        edges: list[Edge] = []
+        with self._timed(report, "link"):
+            with self._step(report, "link.words"):
+                words = self._word_vectors(papers)
+            with self._step(report, "link.shares_term"):
+                edges.extend(
+                    self._shared_terms(resolution.paper_terms, names, previous, full_links)
+                )
+            with self._step(report, "link.related_to"):
+                edges.extend(cooccurrence_edges(resolution.paper_terms, resolution.concepts))
+        return _Lexical((_text_set(papers), full_links), papers, resolution, terms, words, edges)
 
     def _similar(
         self,
         ids: Sequence[str],
         matrix: np.ndarray,
         papers: Sequence[Paper],
+        words: Any,
         previous: GraphData | None,
         model: str | None,
     ) -> tuple[Neighbours, Hubs, PaperVectors, dict[str, list[Edge]]]:
@@ -446,7 +475,7 @@ class Pipeline:
         row (two passes). Also the stored edges of each row whose list and hub did not
         change (its edges would be written the same)."""
         k, floor = self.settings.similar_k, self.settings.similar_min_score
-        vec = PaperVectors(ids, matrix, self._word_vectors(papers))
+        vec = PaperVectors(ids, matrix, words)
         hubs_prev = None
         stored = []
         if previous is not None and previous.embedding_model == model:
@@ -614,26 +643,114 @@ class Pipeline:
             report.duplicates += result.duplicates
             new_papers.extend(result.papers)
         report.papers_read = len(new_papers)
-        if new_papers:
-            # the slow part (the model) needs no write lock: done first, so a second writer
-            # waits for the graph work only; the vectors land in the cache
-            with self._timed(report, "embed"):
-                keys = [text_key(embedding_text(p)) for p in new_papers]
-                cached = self.embedding_cache.get_many(self.embedder.key, keys)
-                if len(cached) < len(set(keys)):
-                    # stored vectors of unchanged papers seed the cache (a graph moved to
-                    # a machine without the cache embeds nothing); only the papers read
-                    # are looked up, not the whole graph
-                    with self._step(report, "embed.stored"):
-                        stored = _stored_papers(store, [p.id for p in new_papers])
-                    with self._step(report, "embed.new"):
-                        self.embed_all(new_papers, stored, report)
-        with store.writer(on_wait=self.progress.message):
-            self._update(store, report, new_papers, remove, replace)
-            with self._step(report, "stats"):
-                report.stats = store.stats()
+        try:
+            if new_papers:
+                # the slow part (the model) needs no write lock: done first, so a second
+                # writer waits for the graph work only; the vectors land in the cache
+                self._embed_new(store, report, new_papers, remove, replace)
+            with store.writer(on_wait=self.progress.message):
+                self._update(store, report, new_papers, remove, replace)
+                with self._step(report, "stats"):
+                    report.stats = store.stats()
+        finally:
+            self._ahead = None
         report.stage_seconds["total"] = time.perf_counter() - t0
         return report
+
+    def _embed_new(
+        self,
+        store: GraphStore,
+        report: BuildReport,
+        new_papers: Sequence[Paper],
+        remove: Sequence[str],
+        replace: bool,
+    ) -> None:
+        """Embed what the cache and the stored vectors lack. If the model is not loaded
+        yet, in a second process, while this one reads and resolves the graph ahead."""
+        with self._timed(report, "embed"):
+            keys = [text_key(embedding_text(p)) for p in new_papers]
+            cached = self.embedding_cache.get_many(self.embedder.key, keys)
+            if len(cached) == len(set(keys)):
+                return
+            # stored vectors of unchanged papers seed the cache (a graph moved to a
+            # machine without the cache embeds nothing); only the papers read are looked
+            # up, not the whole graph
+            with self._step(report, "embed.stored"):
+                stored = _stored_papers(store, [p.id for p in new_papers])
+            todo = self._texts_to_embed(new_papers, stored, cached.keys())
+            embedder = self.embedder
+            if not (
+                self.settings.embed_in_process_ahead
+                and self._resolver is None  # one-shot: a long-lived pipeline keeps its model
+                and isinstance(embedder, SentenceTransformerEmbedder)
+                and not embedder.loaded
+                and todo
+            ):
+                with self._step(report, "embed.new"):
+                    self.embed_all(new_papers, stored, report)
+                return
+            background = EncodeProcess(embedder, list(todo.values()))
+        try:
+            with self._timed(report, "ahead"):
+                self.progress.message(
+                    f"embedding {len(todo)} texts in a second process; reading the graph "
+                    "meanwhile"
+                )
+                self._read_ahead(store, new_papers, remove, replace)
+            with self._timed(report, "embed"), self._step(report, "embed.new"):
+                self.progress.start("embed", len(todo))
+                vectors, long_texts = background.result(self.progress.advance)
+                self.progress.finish()
+        finally:
+            background.close()
+        self.embedding_cache.put_many(embedder.key, dict(zip(todo, vectors, strict=True)))
+        report.embedded += len(todo)
+        report.long_texts = long_texts
+
+    def _texts_to_embed(
+        self, papers: Sequence[Paper], stored: GraphData, cached: Collection[str]
+    ) -> dict[str, str]:
+        """{text key: text} that :meth:`embed_all` would hand the model, in its order."""
+        reusable = stored.embeddings is not None and (
+            stored.embedding_model == self.embedder.key
+        )
+        rows = set(stored.embedding_ids) if reusable else set()
+        todo: dict[str, str] = {}
+        for p in papers:
+            text = embedding_text(p)
+            prev = stored.nodes.get(p.id)
+            if p.id in rows and isinstance(prev, Paper) and embedding_text(prev) == text:
+                continue
+            key = text_key(text)
+            if key not in cached:
+                todo[key] = text
+        return dict(sorted(todo.items()))
+
+    def _read_ahead(
+        self,
+        store: GraphStore,
+        new_papers: Sequence[Paper],
+        remove: Sequence[str],
+        replace: bool,
+    ) -> None:
+        """Read the graph and compute the model-free part of the write (:meth:`_lexical`:
+        extraction, resolution, SHARES_TERM, RELATED_TO) for the corpus it will make,
+        without the lock.
+
+        Kept for :meth:`_update` only if the store has not changed by the time it holds
+        the lock, and only for the same texts (what it is a function of): otherwise it
+        is done again there, so this changes no answer.
+        """
+        previous = store.snapshot()
+        version = store.version()
+        old = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
+        if any(r not in old for r in remove):
+            return  # _update says which
+        corpus = _next_corpus(old, new_papers, remove, replace, BuildReport())
+        papers = sorted(corpus.values(), key=lambda p: p.id)
+        # timed into a report of its own: the run's stages count only what it waited for
+        lexical = self._lexical(papers, previous, BuildReport(), replace)
+        self._ahead = _Ahead(version, previous, lexical)
 
     def _update(
         self,
@@ -645,18 +762,22 @@ class Pipeline:
     ) -> None:
         """Read the graph, compute the new one and apply the difference (write lock held)."""
         with self._timed(report, "load"):
-            previous = store.snapshot()
+            ahead = self._ahead
+            if ahead is not None and ahead.version is not None and (
+                ahead.version == store.version()
+            ):
+                previous = ahead.previous
+                ahead.previous = GraphData()  # not held through the write
+            else:
+                if ahead is not None:
+                    log.info("the graph changed since it was read ahead: reading it again")
+                    self._ahead = None  # what was computed from it is stale too
+                previous = store.snapshot()
         old_papers = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
         missing = [r for r in remove if r not in old_papers]
         if missing:
             raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
-        corpus: dict[str, Paper] = {} if replace else dict(old_papers)
-        for pid in remove:
-            corpus.pop(pid, None)
-        if replace:
-            corpus.update((p.id, p) for p in new_papers)
-        else:
-            _merge_into(corpus, new_papers, report)
+        corpus = _next_corpus(old_papers, new_papers, remove, replace, report)
         graph = self.compute(list(corpus.values()), previous, report, full_links=replace)
         with self._step(report, "diff"):
             change = diff(previous, graph)
@@ -672,6 +793,53 @@ class Pipeline:
         with self._timed(report, "write"):
             if not change.empty:
                 store.apply(change)
+
+
+def _next_corpus(
+    old_papers: Mapping[str, Paper],
+    new_papers: Sequence[Paper],
+    remove: Sequence[str],
+    replace: bool,
+    report: BuildReport,
+) -> dict[str, Paper]:
+    """The papers a write leaves: ``old_papers`` with ``new_papers`` merged in (or instead,
+    ``replace``) and ``remove`` taken out."""
+    corpus: dict[str, Paper] = {} if replace else dict(old_papers)
+    for pid in remove:
+        corpus.pop(pid, None)
+    if replace:
+        corpus.update((p.id, p) for p in new_papers)
+    else:
+        _merge_into(corpus, new_papers, report)
+    return corpus
+
+
+def _text_set(papers: Sequence[Paper]) -> tuple[tuple[str, str], ...]:
+    """What a resolution is a function of: each paper's id and text."""
+    return tuple(sorted((p.id, p.text_hash) for p in papers))
+
+
+@dataclass
+class _Lexical:
+    """What :meth:`Pipeline._lexical` computes: a function of ``key`` (the texts, and
+    ``full_links``) and of the previous graph it was given."""
+
+    key: tuple[tuple[tuple[str, str], ...], bool]
+    papers: list[Paper]  # with their labels
+    resolution: Resolution
+    terms: dict[str, GraphNode]  # the concept and dataset nodes some paper holds
+    words: Any  # the papers' word vectors (CSR)
+    edges: list[Edge]  # SHARES_TERM, then RELATED_TO
+
+
+@dataclass
+class _Ahead:
+    """What :meth:`Pipeline._read_ahead` found: the graph at ``version``, and what the
+    model-free part of the write it predicted computes from it."""
+
+    version: str | None
+    previous: GraphData
+    lexical: _Lexical | None
 
 
 _RECORD_FIELDS = ("text_hash", "title", "venue", "year", "authors", "keywords", "urls",

@@ -14,6 +14,7 @@ docs/embeddings.md for the measurements behind the default):
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import logging
@@ -115,6 +116,11 @@ class SentenceTransformerEmbedder:
         self._queries: OnnxQueryModel | None = None
         self.query_difference: float | None = None  # the fast path's, on PROBE_TEXTS
         self.truncated = 0  # texts longer than the window seen by the last encode()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory already (a first encode pays import + load)."""
+        return self._model is not None
 
     @property
     def key(self) -> str:
@@ -389,6 +395,138 @@ def _features(model: Any, texts: Sequence[str]) -> dict[str, NDArray[np.int64]]:
         for k, v in feats.items()
         if k in ("input_ids", "attention_mask", "token_type_ids")
     }
+
+
+class EncodeProcess:
+    """``SentenceTransformerEmbedder(...).encode(texts)`` in a second process, started now.
+
+    A one-shot command (``citegraph add``) spends most of its time importing torch and
+    loading the model; the graph work it also has to do needs neither, so it runs in the
+    caller meanwhile, on the other core. The child is a fresh interpreter that imports
+    this module only (not the caller's main module, as multiprocessing's spawn would: a
+    script without a ``__main__`` guard would run again in it). It opens the same model
+    files with the same settings and encodes the same texts in the same order and
+    batches, so its vectors are the caller's own. It dies with the caller (Linux:
+    ``PR_SET_PDEATHSIG``).
+    """
+
+    _CHILD = (
+        "import pickle, sys; request = pickle.load(sys.stdin.buffer); "
+        "from graph.embed import _encode_in_child; _encode_in_child(request)"
+    )
+
+    def __init__(self, embedder: SentenceTransformerEmbedder, texts: Sequence[str]) -> None:
+        import pickle
+        import subprocess
+        import sys
+        import tempfile
+
+        read_fd, write_fd = os.pipe()
+        # the child's stderr, quoted if it fails; open as long as the child (close())
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115
+        env = dict(os.environ)
+        here = str(Path(__file__).resolve().parent.parent)  # where ``graph`` imports from
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+        try:
+            self._process = subprocess.Popen(  # noqa: S603 - this interpreter, fixed code
+                [sys.executable, "-c", self._CHILD], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=self._log, pass_fds=(write_fd,), env=env,
+            )
+        finally:
+            os.close(write_fd)
+        self._answers = os.fdopen(read_fd, "rb")
+        spec = (embedder.model_name, embedder.dtype, embedder.batch_size, embedder.long_text)
+        request = {"spec": spec, "texts": list(texts), "out": write_fd, "parent": os.getpid()}
+        assert self._process.stdin is not None
+        try:
+            with self._process.stdin as stdin:
+                pickle.dump(request, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        except BrokenPipeError:
+            pass  # the child is gone already: result() says how
+        self.total = len(texts)
+
+    def result(
+        self, progress: Callable[[int], None] | None = None
+    ) -> tuple[NDArray[np.float32], int]:
+        """Wait for the vectors (and the number of texts past the model's window)."""
+        import pickle
+
+        try:
+            while True:
+                try:
+                    answer = pickle.load(self._answers)  # noqa: S301 - our own child
+                except (EOFError, pickle.UnpicklingError):
+                    code = self._process.wait(10)
+                    self._log.seek(0)
+                    tail = self._log.read()[-1500:].decode("utf-8", "replace").strip()
+                    raise ModelUnavailableError(
+                        f"the embedding process ended without an answer (exit code {code})"
+                        + (f": {tail}" if tail else "")
+                    ) from None
+                if answer[0] == "progress":
+                    if progress is not None:
+                        progress(answer[1])
+                    continue
+                if answer[0] == "error":
+                    raise ModelUnavailableError(answer[1])
+                vectors: NDArray[np.float32] = answer[1]
+                return vectors, int(answer[2])
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the child if it still runs. Safe to call twice."""
+        import subprocess
+
+        self._answers.close()
+        try:
+            self._process.wait(1)  # it ends by itself once it has sent its answer
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait(5)
+        self._log.close()
+
+
+def _encode_in_child(request: dict[str, Any]) -> None:
+    """The body of :class:`EncodeProcess`'s child."""
+    import pickle
+
+    _die_with_parent(request["parent"])
+    with os.fdopen(request["out"], "wb") as out:
+
+        def send(message: tuple[Any, ...]) -> None:
+            pickle.dump(message, out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.flush()
+
+        try:
+            model, dtype, batch_size, long_text = request["spec"]
+            embedder = SentenceTransformerEmbedder(
+                model, dtype=dtype, batch_size=batch_size, long_text=long_text
+            )
+            vectors = embedder.encode(request["texts"], progress=lambda n: send(("progress", n)))
+            send(("vectors", np.ascontiguousarray(vectors, dtype=np.float32), embedder.truncated))
+        except (BrokenPipeError, KeyboardInterrupt):  # the caller is gone or stopping
+            pass
+        except Exception as exc:  # any failure is the caller's to report
+            message = str(exc) if isinstance(exc, ModelUnavailableError) else (
+                f"embedding failed in its process: {type(exc).__name__}: {exc}"
+            )
+            with contextlib.suppress(OSError):
+                send(("error", message))
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel kills this process when its parent dies (a SIGKILL'd writer
+    must not leave a model loading for no one)."""
+    import ctypes
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+            if os.getppid() != parent:  # it died before the call above
+                os._exit(1)
 
 
 def _quiet_transformers() -> None:

@@ -7,8 +7,10 @@ never rewrites what was stored for the others (the weights follow the corpus as 
 Weights are scikit-learn's ``TfidfVectorizer(sublinear_tf=True, stop_words="english",
 ngram_range=(1, 2), min_df=2)``: tf = 1 + ln(count), idf = ln((1 + N) / (1 + df)) + 1,
 grams in fewer than two papers left out, each vector L2-normalised; the analyzer
-(tokens, stop words, bigrams) is scikit-learn's own. bench/ranking.py measured this
-channel (see docs/benchmarks.md, "Ranking research").
+(tokens, stop words, bigrams) is scikit-learn's own. Two departures: a title's grams
+count :data:`TITLE_WEIGHT` times, and a seed's vector (``query=True``) saturates its
+unigrams' tf (:data:`QUERY_TF_K1`). bench/ranking.py measured this channel (see
+docs/benchmarks.md, "Ranking research"), bench/related_fields.py the departures.
 
 The index is store-agnostic: ``sync`` compares the store's papers (id + text hash +
 title) with what it holds and tokenises only the new or changed ones.
@@ -39,7 +41,18 @@ from graph.store.base import GraphStore
 log = logging.getLogger(__name__)
 
 MIN_DF = 2
-SAVE_FORMAT = "citegraph-lexical-1"
+#: 2: title grams count TITLE_WEIGHT times (a version-1 file counted them once)
+SAVE_FORMAT = "citegraph-lexical-2"
+#: a title gram counts this many times an abstract gram, as KEYWORD search weighs a title
+#: word (graph.query.text.COLUMN_WEIGHTS): a title says what a paper is about in a few
+#: words. Cora has no titles, so only ICLR 2021 moves: keyword sharing 0.332 -> 0.335 in
+#: bench/related_fields.py (docs/benchmarks.md, "Issue 13, round 7"); this one value was
+#: measured, not tuned
+TITLE_WEIGHT = 2
+#: a seed's unigram tf saturates, count x (k1 + 1) / (count + k1) with this k1 (BM25's),
+#: where a candidate's stays 1 + ln(count): chosen on the Cora tune half, and ICLR 2021
+#: must not drop (docs/benchmarks.md, "Issue 13, round 7")
+QUERY_TF_K1 = 0.5
 #: a gram's count in one paper's text: more than this is no count a save wrote
 MAX_GRAM_COUNT = 1_000_000
 #: a saved index takes about 4.5 KB a paper (ICLR 2021); a restore accepts up to this
@@ -236,7 +249,7 @@ class LexicalIndex:
                     key = (node.text_hash, node.title)
                     if self._key.get(node.id) != key:
                         self._drop(node.id)
-                        self._add(node.id, paper_text(node))
+                        self._add(node.id, paper_text(node), node.title)
                         self._key[node.id] = key
                 offset += len(page)
                 if not page or offset >= total:
@@ -340,9 +353,11 @@ class LexicalIndex:
             self._analyzer = _analyzer()
         return self._analyzer(text)
 
-    def _add(self, pid: str, text: str) -> None:
+    def _add(self, pid: str, text: str, title: str | None = None) -> None:
         grams: dict[int, int] = {}
-        for g in self._analyze(text):
+        # the title's grams count TITLE_WEIGHT times: read once in ``text``, then again
+        extra = self._analyze(title) * (TITLE_WEIGHT - 1) if title else []
+        for g in itertools.chain(self._analyze(text), extra):
             gid = self._vocab.get(g)
             if gid is None:
                 gid = self._vocab[g] = len(self._words)
@@ -375,8 +390,16 @@ class LexicalIndex:
         idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
         return np.where(df >= MIN_DF, idf, 0.0)
 
-    def _weigh(self, ids: np.ndarray, counts: np.ndarray) -> LexVector:
-        w = (1.0 + np.log(counts)) * self._idf(ids)
+    def _weigh(self, ids: np.ndarray, counts: np.ndarray, query: bool = False) -> LexVector:
+        tf = 1.0 + np.log(counts)
+        if query:
+            # a word the seed repeats says what it is about once, not ln(count) times more;
+            # its bigrams (how it phrases things) keep their repeats
+            unigram = np.fromiter((" " not in self._words[i] for i in ids.tolist()),
+                                  dtype=bool, count=len(ids))
+            k1 = QUERY_TF_K1
+            tf = np.where(unigram, counts * (k1 + 1.0) / (counts + k1), tf)
+        w = tf * self._idf(ids)
         keep = w > 0
         ids, w = ids[keep], w[keep]
         norm = float(np.linalg.norm(w))
@@ -399,14 +422,16 @@ class LexicalIndex:
         return self._matrix
 
     # ------------------------------------------------------------------ reads
-    def vector_of(self, pid: str) -> LexVector | None:
-        """A paper's TF-IDF vector under the current corpus (None if it is not indexed)."""
+    def vector_of(self, pid: str, query: bool = False) -> LexVector | None:
+        """A paper's TF-IDF vector under the current corpus (None if it is not indexed);
+        ``query``: weighed as a seed (:data:`QUERY_TF_K1`), not as a candidate."""
         with self._lock:
             counts = self._counts.get(pid)
-            return self._weigh(*counts) if counts is not None else None
+            return self._weigh(*counts, query=query) if counts is not None else None
 
-    def vector_for_text(self, text: str) -> LexVector:
-        """A free text's TF-IDF vector against the corpus (grams unknown to it are dropped)."""
+    def vector_for_text(self, text: str, query: bool = False) -> LexVector:
+        """A free text's TF-IDF vector against the corpus (grams unknown to it are dropped);
+        ``query`` as for :meth:`vector_of`."""
         grams: dict[int, int] = {}
         with self._lock:
             for g in self._analyze(text):
@@ -415,7 +440,7 @@ class LexicalIndex:
                     grams[gid] = grams.get(gid, 0) + 1
             ids = np.fromiter(sorted(grams), dtype=np.int64, count=len(grams))
             counts = np.asarray([grams[i] for i in ids.tolist()], dtype=np.float64)
-            return self._weigh(ids, counts)
+            return self._weigh(ids, counts, query=query)
 
     def scores(self, query: LexVector) -> WordScores:
         """Cosine of ``query`` with every indexed paper that shares a gram with it."""

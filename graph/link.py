@@ -476,7 +476,12 @@ def _ranked_by(vec: PaperVectors) -> dict[str, float]:
     values (or by older word vectors) is recomputed, never updated."""
     words = vec.words is not None
     return {"pool": vec.pool, "word_weight": vec.word_weight if words else 0.0,
-            "words_version": WORD_VECTOR_VERSION if words else 0}
+            "words_version": WORD_VECTOR_VERSION if words else 0, "csls": CSLS_WEIGHT}
+
+
+# what a stored list was ranked by when an edge does not say: the edges written before
+# the CSLS weight was recorded were all ranked with 0.5 (it has not changed since be1f238)
+_UNRECORDED = {"csls": 0.5}
 
 
 def hubs_from_edges(
@@ -513,7 +518,7 @@ def hubs_from_edges(
         if hub is None or floor is None or cos is None:
             return None
         for name, value in want.items():
-            if attrs.get(name) != value:
+            if attrs.get(name, _UNRECORDED.get(name)) != value:
                 return None
         kth = attrs.get("hub_kth")
         out[e.source] = Hub(float(hub), float(floor), float(cos),

@@ -13,7 +13,8 @@ Each candidate c scores
                   - hub * hubness(c) + cite * [a citation joins them]
 
 * words: TF-IDF cosine over word 1-2-grams (graph/lexical.py), computed from the
-  current document frequencies;
+  current document frequencies; title words count twice, and the seed's unigrams have a
+  saturated tf (a word it repeats counts once, not ln(count) times more);
 * shared: the IDF mass of the concepts/datasets shared with the seeds, as a share of
   the seeds' own (the terms SHARES_TERM links by: 2 <= df <= min(max_df x N, 1000));
 * hubness: the mean cosine of c's plain top-k (stored on its SIMILAR_TO edges as
@@ -24,8 +25,11 @@ Then pseudo-relevance feedback: the three best candidates of that first round st
 for the seed too, and every candidate gains 0.25 x its mean score against them (the same
 score, with each of them as the seed). A real citation shares the seed's nearest papers'
 neighbours: this lifts Cora recall@10 and ICLR keyword sharing (docs/benchmarks.md).
+Last, a candidate in a seed's stored SIMILAR_TO list gains 0.05 / its rank there (mean
+over the seeds): those lists rank by the N-free word overlap and CSLS, which lifts MRR.
 
-All of it is computed when read, so nothing stored depends on N. The reasons (at most
+All of it is computed when read (the SIMILAR_TO lists were stored by the build, and
+depend on no N), so nothing stored depends on N. The reasons (at most
 three: the similarity, the shared wording, citations, then the strongest shared
 concepts/datasets, none inside another) say why; ``path`` walks seed -> rarest shared
 term -> candidate.
@@ -78,6 +82,10 @@ class Weights:
     #: against the ``feedback_papers`` best of the first round (paper seeds only)
     feedback: float = 0.25
     feedback_papers: int = 3
+    #: after the feedback, each candidate gains ``listed`` / its rank in a seed's stored
+    #: SIMILAR_TO list (mean over the seeds; 0 where absent): the lists rank the pair by
+    #: the N-free word overlap and CSLS, which the score above does not see
+    listed: float = 0.05
 
 
 WEIGHTS = Weights()
@@ -156,8 +164,8 @@ def related(
         lexical = LexicalIndex()
     lexical.sync(store)
     lex_query = mean_vector(
-        [v for v in (lexical.vector_of(s) for s in seeds) if v is not None]
-        + ([lexical.vector_for_text(text)] if text else [])
+        [v for v in (lexical.vector_of(s, query=True) for s in seeds) if v is not None]
+        + ([lexical.vector_for_text(text, query=True)] if text else [])
     )
     words = lexical.scores(lex_query) if lex_query is not None else WordScores.none()
 
@@ -170,7 +178,14 @@ def related(
     candidates.update(words.best(pool, skip))
     seed_terms: dict[str, Edge] = {}
     cites: dict[str, list[Edge]] = defaultdict(list)
-    for e in store.edges_of(seeds, [RelType.SHARES_TERM, RelType.CITES, *TERM_TYPES]):
+    listed: dict[str, float] = defaultdict(float)  # sum over seeds of 1 / rank in its list
+    types = [RelType.SHARES_TERM, RelType.CITES, RelType.SIMILAR_TO, *TERM_TYPES]
+    for e in store.edges_of(seeds, types):
+        if e.type is RelType.SIMILAR_TO:
+            rank = e.attrs.get("rank")
+            if e.source in seeds and isinstance(rank, int | float) and rank >= 1:
+                listed[e.target] += 1.0 / float(rank)
+            continue
         if e.type in TERM_TYPES:
             if e.source in seeds:
                 seed_terms.setdefault(e.target, e)
@@ -217,7 +232,10 @@ def related(
     if seeds and weights.feedback > 0 and weights.feedback_papers > 0:
         _feedback(store, scored, vecs, term_edges, lexical, weights, term_counts, holders,
                   cand_ids)
-        scored.sort(key=lambda c: (-round(c.score, 9), c.paper.id))
+    if listed and weights.listed > 0:
+        for c in scored:
+            c.score += weights.listed * listed.get(c.paper.id, 0.0) / len(seeds)
+    scored.sort(key=lambda c: (-round(c.score, 9), c.paper.id))
     top = scored[:first]
     query_texts = [paper_text(p) for p in known.values() if isinstance(p, Paper) and p.id in seeds]
     return _explain(store, top, seeds, seed_terms, term_edges, idf, lexical, lex_query,
@@ -252,7 +270,7 @@ def _feedback(
     mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
     at = {pid: j for j, pid in enumerate(ids)}
     part = mat[[at[c.paper.id] for c in fb]] @ mat.T
-    queries = [lexical.vector_of(c.paper.id) for c in fb]
+    queries = [lexical.vector_of(c.paper.id, query=True) for c in fb]
     empty = LexVector(np.zeros(0, np.int64), np.zeros(0))
     part += weights.lexical * lexical.scores_among([q or empty for q in queries], ids)
     # ``holders`` indexes cand_ids; ``scored`` holds the papers among them, in score order

@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     # stock model's within graph.embed.QUERY_TOLERANCE), or the stock model. Stored
     # embeddings always come from the stock model; one-shot CLI commands use it for all.
     query_encoder: Literal["onnxruntime", "stock"] = "onnxruntime"
+    # A write whose model is not loaded yet (a CLI add or build) embeds in a second
+    # process while it reads and resolves the graph (graph.embed.EncodeProcess).
+    embed_in_process_ahead: bool = True
 
     # ---- edges
     similar_k: int = 10

@@ -7,7 +7,7 @@ copy of the listening socket open until every worker had exited, so the kernel a
 them for no one and reset them at the end. A client cannot tell such a reset from a
 request dropped mid-way (was the write done?); a refused connection is plainly unsent.
 
-Deterministic: a request is held in flight by sending its body in two halves, so the
+A request is held in flight by sending its body in two halves, so the
 workers are still draining while new connections are tried.
 """
 
@@ -79,7 +79,13 @@ def test_a_stopping_two_worker_server_refuses_new_connections_and_answers_in_fli
                     seen.append(type(exc).__name__)
                 time.sleep(0.1)
         assert refused_after is not None, f"new connections were not refused: {seen}"
-        assert all(s == "answered" for s in seen), seen
+        # One reset is allowed, only as the last try before refusals begin: a connection
+        # the kernel completed, or a worker accepted, in the instant its worker closes
+        # the listener is reset (TCP has no way to refuse what is already queued; one
+        # worker has the same window, docs/reliability.md). Before the fix every try
+        # after the stop was reset until the held request ended, never refused.
+        assert all(s == "answered" for s in seen[:-1]), seen
+        assert seen[-1:] in ([], ["answered"], ["ReadError"], ["RemoteProtocolError"]), seen
         assert server.process.poll() is None, "the server must still be draining"
         held.sendall(QUERY[10:])
         answer = _read_response(held, 30)

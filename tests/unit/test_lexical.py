@@ -9,12 +9,22 @@ from __future__ import annotations
 import itertools
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
-from graph.lexical import LexicalIndex, WordScores, appears, overlaps, paper_text, spelled
+from graph.lexical import (
+    QUERY_TF_K1,
+    TITLE_WEIGHT,
+    LexicalIndex,
+    WordScores,
+    appears,
+    overlaps,
+    paper_text,
+    spelled,
+)
 from graph.model import GraphChange, NodeKind, Paper
 from graph.store.memory import NetworkxStore
 
@@ -43,9 +53,19 @@ def _store(papers: list[Paper]) -> NetworkxStore:
     return store
 
 
+def _sklearn_counts(papers: list[Paper]) -> tuple[Any, np.ndarray]:
+    """scikit-learn's 1-2-gram counts of each paper's text, its title counted TITLE_WEIGHT
+    times, and which columns are bigrams."""
+    ps = sorted(papers, key=lambda p: p.id)
+    vec = CountVectorizer(stop_words="english", ngram_range=(1, 2), min_df=2)
+    counts = vec.fit_transform([paper_text(p) for p in ps]).astype(np.float64)
+    counts = counts + (TITLE_WEIGHT - 1) * vec.transform([p.title or "" for p in ps])
+    return counts, np.asarray([" " in g for g in vec.get_feature_names_out()])
+
+
 def _sklearn_cosines(papers: list[Paper]) -> np.ndarray:
-    vec = TfidfVectorizer(sublinear_tf=True, stop_words="english", ngram_range=(1, 2), min_df=2)
-    m = vec.fit_transform([paper_text(p) for p in sorted(papers, key=lambda p: p.id)])
+    counts, _ = _sklearn_counts(papers)
+    m = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
     return np.asarray((m @ m.T).todense())
 
 
@@ -69,6 +89,46 @@ def test_weights_are_scikit_learns_tfidf() -> None:
     index.sync(store)
     assert len(index) == 40
     np.testing.assert_allclose(_index_cosines(index, papers), _sklearn_cosines(papers), atol=1e-9)
+
+
+def test_a_title_word_weighs_more_than_the_same_word_in_an_abstract() -> None:
+    words = ["kernel", "attention", "sparse", "token", "graph", "policy", "reward", "video"]
+    filler = [Paper(f"f{i}", f"F{i}", f"{words[i]} {words[i + 1]} model", f"hf{i}")
+                for i in range(len(words) - 1)]
+    in_title = Paper("a", "A", "sparse video model", "ha", title="kernel attention")
+    in_text = Paper("b", "B", "kernel attention sparse video model", "hb")
+    index = LexicalIndex()
+    index.sync(_store([*filler, in_title, in_text]))
+    got = index.scores(index.vector_for_text("kernel attention"))
+    assert got["a"] > got["b"] > 0
+
+
+def test_a_seed_saturates_its_words_tf_not_its_bigrams() -> None:
+    """vector_of(query=True) against scikit-learn's counts and IDF, its unigrams' tf as
+    BM25's count x (k1 + 1) / (count + k1), its bigrams' 1 + ln(count)."""
+    rng = random.Random(11)
+    papers = [_paper(i, rng, title=i % 2 == 0) for i in range(40)]
+    index = LexicalIndex()
+    index.sync(_store(papers))
+    counts, bigram = _sklearn_counts(papers)
+    idf = TfidfTransformer().fit(counts).idf_
+    dense = counts.toarray()
+    log = np.where(dense > 0, 1.0 + np.log(np.maximum(dense, 1.0)), 0.0)
+    sat = dense * (QUERY_TF_K1 + 1.0) / (dense + QUERY_TF_K1)
+    q, d = np.where(bigram, log, sat) * idf, log * idf
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    want = q @ d.T
+    ids = sorted(p.id for p in papers)
+    got = np.zeros_like(want)
+    for i, pid in enumerate(ids):
+        vec = index.vector_of(pid, query=True)
+        assert vec is not None
+        row = index.scores(vec)
+        got[i] = [row.get(other, 0.0) for other in ids]
+    np.testing.assert_allclose(got, want, atol=1e-9)
+    # the random texts repeat words: the seed's weighting really differs from a candidate's
+    assert np.abs(want - _sklearn_cosines(papers)).max() > 1e-3
 
 
 def test_kept_current_through_adds_edits_and_removals_equals_a_fresh_index() -> None:
@@ -124,9 +184,12 @@ def test_a_free_text_is_weighed_against_the_corpus() -> None:
     index = LexicalIndex()
     index.sync(store)
     text = "Message passing graph neural network for preference optimization, unheardofword."
-    vec = TfidfVectorizer(sublinear_tf=True, stop_words="english", ngram_range=(1, 2), min_df=2)
-    m = vec.fit_transform([paper_text(p) for p in papers])
-    want = np.asarray((m @ vec.transform([text]).T).todense()).ravel()
+    vec = CountVectorizer(stop_words="english", ngram_range=(1, 2), min_df=2)
+    counts = vec.fit_transform([paper_text(p) for p in papers]).astype(np.float64)
+    counts = counts + (TITLE_WEIGHT - 1) * vec.transform([p.title or "" for p in papers])
+    tfidf = TfidfTransformer(sublinear_tf=True).fit(counts)
+    m = tfidf.transform(counts)
+    want = np.asarray((m @ tfidf.transform(vec.transform([text])).T).todense()).ravel()
     got = index.scores(index.vector_for_text(text))
     np.testing.assert_allclose([got.get(p.id, 0.0) for p in papers], want, atol=1e-9)
     assert len(index.vector_for_text("").ids) == 0

@@ -14,6 +14,7 @@ import pytest
 from graph.embed import normalize
 from graph.lexical import word_vectors
 from graph.link import (
+    CSLS_WEIGHT,
     MAX_TERM_PAPERS,
     TERM_WEIGHT_REFERENCE,
     Near,
@@ -501,6 +502,15 @@ def test_hubs_survive_the_edges_they_are_stored_on() -> None:
     assert hubs_from_edges(edges, ids, 0.2, 3, vec) is None
     assert hubs_from_edges(edges, ids, 0.0, 3, dataclasses.replace(vec, pool=50)) is None
     assert hubs_from_edges(edges, ids, 0.0, 3, dataclasses.replace(vec, word_weight=1.0)) is None
+    # ranked under another CSLS weight: recompute all; edges from before the weight was
+    # recorded were ranked with 0.5
+    assert {e.attrs["csls"] for e in edges if e.attrs["rank"] == 1} == {CSLS_WEIGHT}
+    other = [dataclasses.replace(e, attrs=e.attrs | {"csls": CSLS_WEIGHT + 0.1})
+             if e.attrs["rank"] == 1 else e for e in edges]
+    assert hubs_from_edges(other, ids, 0.0, 3, vec) is None
+    unrecorded = [dataclasses.replace(e, attrs={k: v for k, v in e.attrs.items() if k != "csls"})
+                  for e in edges]
+    assert hubs_from_edges(unrecorded, ids, 0.0, 3, vec) == (hubs if CSLS_WEIGHT == 0.5 else None)
     # edges of the cosine-only ranking (before word overlap): recompute all
     old = [Edge(e.source, e.target, e.type, e.weight,
                 {k: v for k, v in e.attrs.items() if k not in ("words", "floor", "hub_cos")}
