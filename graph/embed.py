@@ -15,7 +15,6 @@ docs/embeddings.md for the measurements behind the default):
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import logging
 import os
@@ -341,8 +340,10 @@ class OnnxQueryModel:
         )()
         if mode != "mean":
             raise ValueError(f"pooling {mode!r}, only mean pooling is exported")
-        # a copy: tracing runs the module, and the live one serves stock encodes meanwhile
-        transformer = copy.deepcopy(model[0].auto_model).eval()
+        # the live module, not a copy (a copy held 250 MiB more per worker): the tracer's
+        # state is the exporting thread's own, and the export only reads the weights and
+        # leaves the module in the eval mode it found, so stock encodes may run meanwhile
+        transformer = model[0].auto_model
         feats = _features(model, [PROBE_TEXTS[2], PROBE_TEXTS[0]])
         names: list[str] = [
             n for n in ("input_ids", "attention_mask", "token_type_ids") if n in feats
@@ -357,7 +358,7 @@ class OnnxQueryModel:
                 return self.inner(**dict(zip(names, args, strict=True))).last_hidden_state
 
         axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "hidden"]}
-        # a private directory that goes with the export: the file is read back at once
+        # a private directory that goes with the export: the session reads it at once
         with tempfile.TemporaryDirectory(prefix="citegraph-onnx-") as tmp:
             path = Path(tmp) / "model.onnx"
             with warnings.catch_warnings(), torch.inference_mode():
@@ -368,13 +369,14 @@ class OnnxQueryModel:
                     str(path), input_names=names, output_names=["hidden"],
                     dynamic_axes=axes, opset_version=17, dynamo=False,
                 )
-            serialized = path.read_bytes()
-        del transformer
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        session = ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            # read from the file: no second copy of the weights as Python bytes
+            session = ort.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
         return cls(model, session, names)
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
