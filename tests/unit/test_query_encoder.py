@@ -107,3 +107,23 @@ def test_bfloat16_weights_keep_the_stock_path() -> None:
     emb = SentenceTransformerEmbedder(dtype="bfloat16")
     assert emb.enable_fast_queries() is None
     assert emb.query_path == "stock"
+
+
+def test_a_server_warm_up_turns_the_fast_path_on_and_the_setting_keeps_it_off(
+    tmp_path: Path,
+) -> None:
+    from api.services import Services
+    from graph.settings import Settings
+
+    paths = {}
+    for choice in ("onnxruntime", "stock"):
+        settings = Settings(data_dir=tmp_path / choice, query_encoder=choice)  # type: ignore[call-arg]
+        services = Services(settings)
+        try:
+            services.warm_up()  # an empty data dir: the model step runs, the store's fails
+            paths[choice] = services.embedder().query_path
+            vec = services.embed("graph neural networks")
+        finally:
+            services.close()
+        assert abs(float(np.linalg.norm(vec)) - 1.0) < 1e-6
+    assert paths == {"onnxruntime": "onnxruntime", "stock": "stock"}
