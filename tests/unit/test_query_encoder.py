@@ -127,3 +127,21 @@ def test_a_server_warm_up_turns_the_fast_path_on_and_the_setting_keeps_it_off(
             services.close()
         assert abs(float(np.linalg.norm(vec)) - 1.0) < 1e-6
     assert paths == {"onnxruntime": "onnxruntime", "stock": "stock"}
+
+
+def test_fast_encodes_from_many_threads_at_once_equal_the_serial_ones(
+    pair: tuple[SentenceTransformerEmbedder, SentenceTransformerEmbedder],
+) -> None:
+    """A server encodes queries from its worker threads at once: one session, one tokenizer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _, fast = pair
+    texts = _real_texts()[:120]  # titles and abstracts: different lengths, truncation
+    serial = [fast.encode_queries([t]) for t in texts]
+    batches = [texts[i : i + 5] for i in range(0, len(texts), 5)]
+    serial_batches = [fast.encode_queries(b) for b in batches]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        one = list(pool.map(lambda t: fast.encode_queries([t]), texts))
+        many = list(pool.map(fast.encode_queries, batches))
+    assert all(np.array_equal(a, b) for a, b in zip(one, serial, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(many, serial_batches, strict=True))
