@@ -388,7 +388,7 @@ class Pipeline:
             for p in papers:
                 data.nodes[p.id] = p
             data.nodes.update(lexical.terms)
-            for e in mention_edges(lexical.resolution.terms):
+            for e in lexical.mentions:
                 data.add_edge(e)
             ids = [p.id for p in papers]
             data.embedding_ids = ids
@@ -459,7 +459,8 @@ class Pipeline:
                 )
             with self._step(report, "link.related_to"):
                 edges.extend(cooccurrence_edges(resolution.paper_terms, resolution.concepts))
-        return _Lexical((_text_set(papers), full_links), papers, resolution, terms, words, edges)
+        return _Lexical((_text_set(papers), full_links), papers, resolution, terms,
+                        mention_edges(resolution.terms), words, edges)
 
     def _similar(
         self,
@@ -741,8 +742,10 @@ class Pipeline:
         the lock, and only for the same texts (what it is a function of): otherwise it
         is done again there, so this changes no answer.
         """
-        previous = store.snapshot()
-        version = store.version()
+        # the graph and its version read together: a commit between two separate reads
+        # would pair an old graph with the new version, and it would be kept
+        read = getattr(store, "versioned_snapshot", None)
+        previous, version = read() if callable(read) else (store.snapshot(), None)
         old = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
         if any(r not in old for r in remove):
             return  # _update says which
@@ -750,6 +753,7 @@ class Pipeline:
         papers = sorted(corpus.values(), key=lambda p: p.id)
         # timed into a report of its own: the run's stages count only what it waited for
         lexical = self._lexical(papers, previous, BuildReport(), replace)
+        _reuse_stored(lexical, previous)
         self._ahead = _Ahead(version, previous, lexical)
 
     def _update(
@@ -814,6 +818,23 @@ def _next_corpus(
     return corpus
 
 
+def _reuse_stored(lexical: _Lexical, previous: GraphData) -> None:
+    """Put the stored objects in place of the computed nodes and edges equal to them (in
+    place): :func:`diff` then passes them by identity, and the comparing is done here, while
+    the model loads, instead of after it."""
+    for nid, n in lexical.terms.items():
+        o = previous.nodes.get(nid)
+        if o is not None and o is not n and o.kind is n.kind and (
+            o == n or node_to_props(o) == node_to_props(n)
+        ):
+            lexical.terms[nid] = o
+    for edges in (lexical.mentions, lexical.edges):
+        for i, e in enumerate(edges):
+            oe = previous.edges.get(e.key)
+            if oe is not None and oe is not e and _same_edge(oe, e):
+                edges[i] = oe
+
+
 def _text_set(papers: Sequence[Paper]) -> tuple[tuple[str, str], ...]:
     """What a resolution is a function of: each paper's id and text."""
     return tuple(sorted((p.id, p.text_hash) for p in papers))
@@ -828,6 +849,7 @@ class _Lexical:
     papers: list[Paper]  # with their labels
     resolution: Resolution
     terms: dict[str, GraphNode]  # the concept and dataset nodes some paper holds
+    mentions: list[Edge]  # MENTIONS, USES, INTRODUCES
     words: Any  # the papers' word vectors (CSR)
     edges: list[Edge]  # SHARES_TERM, then RELATED_TO
 

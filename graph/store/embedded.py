@@ -632,6 +632,16 @@ class EmbeddedStore(QueryLayer):
         """All embeddings at once (ids, float32 matrix) - the fast path for the pipeline."""
         return self._mem().embedding_matrix()
 
+    def versioned_snapshot(self) -> tuple[GraphData, str]:
+        """The whole graph and the :meth:`version` it is at, read together (a writer that
+        reads ahead of its lock keeps what it read only if the version is the same then)."""
+        if self._sql_only:
+            data, seq = self._read_all()
+            return data, f"{self.path}:{seq}"
+        with self._db_lock:
+            mirror = self._mem()
+            return mirror.snapshot(), f"{self.path}:{self._seq}"
+
     def snapshot(self) -> GraphData:
         if self._sql_only:
             # straight from the rows: a one-shot writer reads the graph once and needs no

@@ -565,6 +565,11 @@ class NetworkxStore(QueryLayer):
             self._stats = (self._changes, result)
             return result
 
+    def versioned_snapshot(self) -> tuple[GraphData, str]:
+        """The whole graph and the :meth:`version` it is at, read together."""
+        with self._lock:
+            return self.snapshot(), self.version()
+
     def snapshot(self) -> GraphData:
         with self._lock:
             data = GraphData(embedding_model=self._model)

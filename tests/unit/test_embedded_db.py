@@ -252,3 +252,30 @@ def test_a_writer_without_a_mirror_commits_what_a_mirrored_one_does(tmp_path: Pa
         h["summary"] for h in mirrored.history()
     ]
     assert [h["seq"] for h in sql_only.history()] == list(range(len(_changes()), 0, -1))
+
+
+@pytest.mark.parametrize("reads", ["memory", "sql"])
+def test_a_versioned_snapshot_pairs_the_graph_with_its_own_version(
+    tmp_path: Path, reads: Literal["memory", "sql"]
+) -> None:
+    """A writer that reads ahead of its lock keeps what it read only if the version is
+    the same then: the pair must never be an old graph with a newer version. A reader's
+    mirror catches up with other processes' commits only every so often, so ``snapshot()``
+    then ``version()`` can give just that pair."""
+    path = tmp_path / "graph.db"
+    _loaded(path).close()
+    reader = EmbeddedStore(path, reads=reads)
+    first, v1 = reader.versioned_snapshot()
+    assert v1 == reader.version() and "p8" in first.nodes
+    writer = EmbeddedStore(path)
+    writer.apply(GraphChange(delete_nodes=("p8",)))  # another process, as far as reader knows
+    data, version = reader.versioned_snapshot()
+    if version == v1:
+        assert graphs_equal(data, first) == []  # the mirror has not caught up: the old pair
+    else:
+        assert "p8" not in data.nodes and version == reader.version()
+    reader.refresh()
+    data, version = reader.versioned_snapshot()
+    assert "p8" not in data.nodes and version == writer.version() != v1
+    writer.close()
+    reader.close()
