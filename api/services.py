@@ -195,6 +195,8 @@ class Services:
             torch.set_num_threads(self.settings.compute_threads)
         try:
             self.embedder().encode(["warm up"])
+            if self.settings.query_encoder == "onnxruntime" and not self._exiting():
+                self.embedder().enable_fast_queries(self.settings.compute_threads)
         except CitegraphError as exc:
             self._failed("embedding model not loaded", exc)
         if self._exiting():

@@ -19,7 +19,9 @@ import hashlib
 import logging
 import os
 import re
+import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -35,6 +37,23 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+#: How far a query vector of the fast path may be from the stock model's, any component.
+#: Scores are shown to 6 decimals; onnxruntime agrees to ~2e-7 (docs/benchmarks.md,
+#: "Issue 11, round 6"), which a 6-decimal score does not see.
+QUERY_TOLERANCE = 1e-6
+#: Texts the fast path is checked on before it serves a query: short and long, cased,
+#: accented, over the window, with the punctuation queries have.
+PROBE_TEXTS = (
+    "graph neural networks",
+    "a",
+    "Contrastive learning of visual representations without labels.",
+    "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+    "Réseaux de neurones très profonds, et l'apprentissage (auto-supervisé) ?",
+    "GAN vs. VAE -- 3D point clouds @ 1024 pts; FID=12.5%",
+    "We study " + "the sample complexity of offline reinforcement learning " * 40,
+)
+#: torch.onnx keeps its exporter's state in process globals: one export at a time
+_EXPORT_LOCK = threading.Lock()
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 
 
@@ -93,6 +112,8 @@ class SentenceTransformerEmbedder:
         self.long_text = long_text
         self._model: Any = None
         self._lock = threading.Lock()
+        self._queries: OnnxQueryModel | None = None
+        self.query_difference: float | None = None  # the fast path's, on PROBE_TEXTS
         self.truncated = 0  # texts longer than the window seen by the last encode()
 
     @property
@@ -216,6 +237,166 @@ class SentenceTransformerEmbedder:
         for (i, weight, _), vec in zip(pieces, vectors, strict=True):
             result[i] += weight * vec
         return normalize(result)
+
+    @property
+    def query_path(self) -> str:
+        """Which model answers :meth:`encode_queries`: ``onnxruntime`` or ``stock``."""
+        return "onnxruntime" if self._queries is not None else "stock"
+
+    def encode_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed query texts: the fast path once :meth:`enable_fast_queries` accepted it.
+
+        Only what is compared with stored vectors at query time comes here; the stored
+        vectors themselves always come from :meth:`encode` (the stock model).
+        """
+        fast = self._queries
+        if fast is None or not texts:
+            return self.encode(texts)
+        if self.long_text == "truncate":
+            return fast.encode(texts)
+        # chunked modes split what is over the window: the stock path does that
+        too_long = {i for i, n in enumerate(self._n_tokens(texts)) if n > self.max_tokens}
+        if not too_long:
+            return fast.encode(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        short = [i for i in range(len(texts)) if i not in too_long]
+        longs = sorted(too_long)
+        if short:
+            out[short] = fast.encode([texts[i] for i in short])
+        out[longs] = self.encode([texts[i] for i in longs])
+        return out
+
+    def enable_fast_queries(
+        self, threads: int = 1, tolerance: float = QUERY_TOLERANCE
+    ) -> float | None:
+        """Serve :meth:`encode_queries` from onnxruntime if it agrees with the stock model.
+
+        The model's own transformer is exported to ONNX in memory (nothing is downloaded
+        or written) and checked on :data:`PROBE_TEXTS`, one at a time and as one padded
+        batch. Returns the largest difference seen, or None when the fast path is not
+        used: onnxruntime or onnx not installed, a bfloat16 model, an export that
+        fails, or a difference over ``tolerance`` (each logged).
+        """
+        if self.dtype != "float32":
+            log.info("fast query encodes: off for %s weights", self.dtype)
+            return None
+        if self._queries is not None:
+            return self.query_difference
+        model = self._load()
+        try:
+            with _EXPORT_LOCK:
+                fast = OnnxQueryModel.export(model, threads)
+        except ImportError as exc:
+            log.info("fast query encodes: off (%s)", exc)
+            return None
+        except Exception as exc:  # an exporter or runtime that cannot take this model
+            log.warning("fast query encodes: off, the export failed: %s", exc)
+            return None
+        texts = list(PROBE_TEXTS)
+        stock = self.encode(texts)
+        one_by_one = np.vstack([fast.encode([t]) for t in texts])
+        diff = max(
+            float(np.abs(stock - one_by_one).max()),
+            float(np.abs(stock - fast.encode(texts)).max()),
+        )
+        if diff > tolerance:
+            log.warning(
+                "fast query encodes: off, onnxruntime differs from the model by %.3g (> %.3g)",
+                diff, tolerance,
+            )
+            return None
+        self.query_difference = diff
+        self._queries = fast
+        log.info("fast query encodes: onnxruntime (max difference %.3g)", diff)
+        return diff
+
+
+class OnnxQueryModel:
+    """A SentenceTransformer's transformer run by onnxruntime, then mean-pooled.
+
+    Built from the loaded model itself (:meth:`export`), so its weights are exactly the
+    stock model's; what differs is the kernels (~2e-7 on unit vectors). Tokenizing stays
+    the model's own ``preprocess``: the same word pieces, truncation and padding.
+    """
+
+    def __init__(self, model: Any, session: Any, inputs: list[str]) -> None:
+        self._model = model
+        self._session = session
+        self._inputs = inputs
+
+    @classmethod
+    def export(cls, model: Any, threads: int = 1) -> OnnxQueryModel:
+        """Export ``model``'s mean-pooling BERT-style transformer; ImportError without
+        onnxruntime/onnx, ValueError for a model of another shape."""
+        import onnx  # noqa: F401  (the exporter writes through it: fail early and clearly)
+        import onnxruntime as ort
+        import torch
+
+        if len(model) < 2 or type(model[1]).__name__ != "Pooling":
+            raise ValueError("not a transformer followed by pooling")
+        pooling = model[1]
+        mode = getattr(pooling, "pooling_mode", None) or getattr(
+            pooling, "get_pooling_mode_str", lambda: None
+        )()
+        if mode != "mean":
+            raise ValueError(f"pooling {mode!r}, only mean pooling is exported")
+        # the live module, not a copy (a copy held 250 MiB more per worker): the tracer's
+        # state is the exporting thread's own, and the export only reads the weights and
+        # leaves the module in the eval mode it found, so stock encodes may run meanwhile
+        transformer = model[0].auto_model
+        feats = _features(model, [PROBE_TEXTS[2], PROBE_TEXTS[0]])
+        names: list[str] = [
+            n for n in ("input_ids", "attention_mask", "token_type_ids") if n in feats
+        ]
+
+        class _Hidden(torch.nn.Module):
+            def __init__(self, inner: Any) -> None:
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, *args: Any) -> Any:
+                return self.inner(**dict(zip(names, args, strict=True))).last_hidden_state
+
+        axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "hidden"]}
+        # a private directory that goes with the export: the session reads it at once
+        with tempfile.TemporaryDirectory(prefix="citegraph-onnx-") as tmp:
+            path = Path(tmp) / "model.onnx"
+            with warnings.catch_warnings(), torch.inference_mode():
+                warnings.simplefilter("ignore")  # the tracer's notes on Python shape checks
+                torch.onnx.export(
+                    _Hidden(transformer),
+                    tuple(torch.from_numpy(feats[n]) for n in names),
+                    str(path), input_names=names, output_names=["hidden"],
+                    dynamic_axes=axes, opset_version=17, dynamo=False,
+                )
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            # read from the file: no second copy of the weights as Python bytes
+            session = ort.InferenceSession(
+                str(path), options, providers=["CPUExecutionProvider"]
+            )
+        return cls(model, session, names)
+
+    def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Unit vectors of ``texts`` (each truncated to the model's window, as stock)."""
+        feats = _features(self._model, texts)
+        (hidden,) = self._session.run(["hidden"], {n: feats[n] for n in self._inputs})
+        mask = feats["attention_mask"].astype(np.float32)[:, :, None]
+        pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        return normalize(pooled)
+
+
+def _features(model: Any, texts: Sequence[str]) -> dict[str, NDArray[np.int64]]:
+    """The model's own tokenization of ``texts`` (padded to the longest), as int64 arrays."""
+    preprocess = getattr(model, "preprocess", None) or model.tokenize
+    feats = preprocess(list(texts))
+    return {
+        k: v.numpy().astype(np.int64, copy=False)
+        for k, v in feats.items()
+        if k in ("input_ids", "attention_mask", "token_type_ids")
+    }
 
 
 class EncodeProcess:

@@ -37,10 +37,11 @@ term -> candidate.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,7 @@ from graph.lexical import (
 from graph.model import Edge, GraphPath, Paper, Reason, RelatedPaper, RelType
 from graph.query import QueryLayer
 from graph.store.base import GraphStore
+from graph.store.memory import NetworkxStore
 
 MAX_REASONS = 3  # a reader reads three; more repeat what the first said
 CANDIDATE_FACTOR = 5  # vector and word-overlap candidates: first x this, each
@@ -204,19 +206,13 @@ def related(
     query_terms = set(seed_terms) if seeds else set(text_terms)
     idf = _linking_idf(store, sorted(query_terms), len(lexical), term_counts)
     seed_mass = sum(idf.values())
-    term_edges: dict[str, dict[str, Edge]] = defaultdict(dict)
-    hub_scores: dict[str, list[float]] = defaultdict(list)
-    stored_hub: dict[str, float] = {}
-    for e in _edges_from(store, candidates, [*TERM_TYPES, RelType.SIMILAR_TO]):
-        if e.type is RelType.SIMILAR_TO:
-            hub_scores[e.source].append(float(e.weight))
-            if "hub_cos" in e.attrs:  # the mean cosine of its plain top-k, as stored
-                stored_hub[e.source] = float(e.attrs["hub_cos"])
-        else:
-            term_edges[e.source][e.target] = e
+    profiles = (term_counts or TermCounts()).profiles(store, cand_ids)
+    term_edges = {cid: p.terms for cid, p in profiles.items() if p.terms}
+    holders = _holders(cand_ids, term_edges)
+    shared = _shared_sums(idf, holders, len(cand_ids))
 
     scored: list[_Candidate] = []
-    for cid in cand_ids:
+    for j, cid in enumerate(cand_ids):
         node = nodes.get(cid)
         if not isinstance(node, Paper):
             continue
@@ -225,9 +221,8 @@ def related(
             v = np.asarray(vecs[cid], dtype=np.float64)
             c.sim = float(np.dot(query, v) / max(float(np.linalg.norm(v)), 1e-12))
         if seed_mass > 0:
-            c.shared = sum(w for t, w in idf.items() if t in term_edges.get(cid, {})) / seed_mass
-        hubs = hub_scores.get(cid)
-        c.hub = stored_hub.get(cid, float(np.mean(hubs)) if hubs else 0.0)
+            c.shared = float(shared[j]) / seed_mass
+        c.hub = profiles[cid].hub
         c.score = (
             c.sim + weights.lexical * c.words + weights.terms * c.shared
             - weights.hub * c.hub + (weights.cite if c.cites else 0.0)
@@ -235,7 +230,8 @@ def related(
         scored.append(c)
     scored.sort(key=lambda c: (-round(c.score, 9), c.paper.id))
     if seeds and weights.feedback > 0 and weights.feedback_papers > 0:
-        _feedback(store, scored, vecs, term_edges, lexical, weights, term_counts)
+        _feedback(store, scored, vecs, term_edges, lexical, weights, term_counts, holders,
+                  cand_ids)
     if listed and weights.listed > 0:
         for c in scored:
             c.score += weights.listed * listed.get(c.paper.id, 0.0) / len(seeds)
@@ -243,7 +239,7 @@ def related(
     top = scored[:first]
     query_texts = [paper_text(p) for p in known.values() if isinstance(p, Paper) and p.id in seeds]
     return _explain(store, top, seeds, seed_terms, term_edges, idf, lexical, lex_query,
-                    [spelled(t) for t in [*query_texts, *([text] if text else [])]])
+                    [*map(_spelled_paper, query_texts), *([spelled(text)] if text else [])])
 
 
 def _feedback(
@@ -254,6 +250,8 @@ def _feedback(
     lexical: LexicalIndex,
     weights: Weights,
     counts: TermCounts | None,
+    holders: Mapping[str, Sequence[int]],
+    cand_ids: Sequence[str],
 ) -> None:
     """Pseudo-relevance feedback over the first round's best (in place, on ``scored``).
 
@@ -275,18 +273,48 @@ def _feedback(
     queries = [lexical.vector_of(c.paper.id, query=True) for c in fb]
     empty = LexVector(np.zeros(0, np.int64), np.zeros(0))
     part += weights.lexical * lexical.scores_among([q or empty for q in queries], ids)
+    # ``holders`` indexes cand_ids; ``scored`` holds the papers among them, in score order
+    col = np.asarray([at.get(cid, -1) for cid in cand_ids])
     for k, c in enumerate(fb):
         idf = _linking_idf(store, sorted(term_edges.get(c.paper.id, {})), len(lexical), counts)
         mass = sum(idf.values())
         if mass <= 0:
             continue
-        for j, cid in enumerate(ids):
-            mine = term_edges.get(cid, {})
-            part[k, j] += weights.terms * sum(w for t, w in idf.items() if t in mine) / mass
+        sums = _shared_sums(idf, holders, len(cand_ids))
+        inside = col >= 0
+        part[k, col[inside]] += weights.terms * sums[inside] / mass
     hub = np.asarray([c.hub for c in scored])
     gain = weights.feedback * (part - weights.hub * hub[None, :]).mean(axis=0)
     for c, g in zip(scored, gain.tolist(), strict=True):
         c.score += g
+
+
+def _holders(
+    ids: Sequence[str], term_edges: Mapping[str, Mapping[str, Edge]]
+) -> dict[str, list[int]]:
+    """term id -> the positions in ``ids`` of the papers linked to it."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for j, pid in enumerate(ids):
+        for t in term_edges.get(pid, ()):
+            out[t].append(j)
+    return out
+
+
+def _shared_sums(
+    idf: Mapping[str, float], holders: Mapping[str, Sequence[int]], n: int
+) -> np.ndarray:
+    """For each of n papers, the sum of the idf of the terms it shares with ``idf``.
+
+    Each paper's weights are added in ``idf``'s order, one at a time from 0, as
+    ``sum(w for t, w in idf.items() if t in its terms)`` adds them: the same float sums,
+    bit for bit, with one pass over the terms instead of one per paper.
+    """
+    out = np.zeros(n)
+    for t, w in idf.items():
+        js = holders.get(t)
+        if js:
+            out[js] += w  # each paper once per term (holders lists a paper once per term)
+    return out
 
 
 def _embeddings(store: GraphStore, ids: Sequence[str]) -> Mapping[str, Sequence[float]]:
@@ -314,16 +342,49 @@ def _incident(store: GraphStore, ids: Sequence[str], types: Collection[RelType])
     return store.edges_of(ids, types)
 
 
-def _edges_from(store: GraphStore, ids: Collection[str], types: Collection[RelType]) -> list[Edge]:
-    """Edges of ``types`` leaving ``ids``, each once, by (source, target, type).
+def _edges_leaving(edges: Iterable[Edge], ids: Collection[str]) -> list[Edge]:
+    """The ``edges`` that leave ``ids``, each once, by (source, target, type).
 
     The order ``edges_of`` gives them (the last edge per (source, target) is the one a
     path shows), without sorting the edges that arrive at ``ids`` from elsewhere.
     """
-    found = {(e.source, e.target, e.type): e
-             for e in _incident(store, list(ids), types) if e.source in ids}
+    found = {(e.source, e.target, e.type): e for e in edges if e.source in ids}
     # the keys are edge_sort_key's own tuples, and unique: sorting them needs no key calls
     return [found[k] for k in sorted(found)]
+
+
+@dataclass(frozen=True, slots=True)
+class PaperProfile:
+    """What related() reads of a candidate paper's own edges (shared, never changed)."""
+
+    #: term id -> the paper's edge to it (of two to one dataset, USES over INTRODUCES)
+    terms: Mapping[str, Edge]
+    #: its hubness: the mean cosine of its plain top-k as stored on its SIMILAR_TO edges,
+    #: else the mean of their weights, else 0
+    hub: float
+
+
+def _profiles(edges: Iterable[Edge], ids: Collection[str]) -> dict[str, PaperProfile]:
+    """PaperProfile of each of ``ids`` from edges touching them (any order, repeats too)."""
+    term_edges: dict[str, dict[str, Edge]] = defaultdict(dict)
+    hub_scores: dict[str, list[float]] = defaultdict(list)
+    stored_hub: dict[str, float] = {}
+    for e in _edges_leaving(edges, set(ids)):
+        if e.type is RelType.SIMILAR_TO:
+            hub_scores[e.source].append(float(e.weight))
+            if "hub_cos" in e.attrs:  # the mean cosine of its plain top-k, as stored
+                stored_hub[e.source] = float(e.attrs["hub_cos"])
+        else:
+            term_edges[e.source][e.target] = e
+    out: dict[str, PaperProfile] = {}
+    for pid in ids:
+        hubs = hub_scores.get(pid)
+        hub = stored_hub.get(pid, float(np.mean(hubs)) if hubs else 0.0)
+        out[pid] = PaperProfile(term_edges.get(pid, {}), hub)
+    return out
+
+
+PROFILE_TYPES = frozenset([*TERM_TYPES, RelType.SIMILAR_TO])
 
 
 class TermCounts:
@@ -339,6 +400,33 @@ class TermCounts:
         self._lock = threading.Lock()
         self._version: str | None = None
         self._df: dict[str, int] = {}
+        # papers' profiles, for the in-memory backend they were read from, at its version
+        self._read_from: NetworkxStore | None = None
+        self._profiles_at: str | None = None
+        self._profiles: dict[str, PaperProfile] = {}
+
+    def profiles(self, store: GraphStore, ids: Sequence[str]) -> dict[str, PaperProfile]:
+        """The PaperProfile of each of ``ids``, kept until the graph changes.
+
+        A candidate's terms and SIMILAR_TO edges were most of related()'s edge reads, and
+        the same papers come back query after query. Kept only for an in-memory backend
+        (the server's mirror): read under its lock together with its version, so what is
+        kept is exactly the graph of that version; other stores read them every time.
+        """
+        b = store.read_backend() if isinstance(store, QueryLayer) else None
+        if not isinstance(b, NetworkxStore):
+            return _profiles(_incident(store, ids, PROFILE_TYPES), ids)
+        with b.reading():
+            version = b.version()
+            with self._lock:
+                if self._read_from is not b or self._profiles_at != version:
+                    self._read_from, self._profiles_at, self._profiles = b, version, {}
+                kept = self._profiles
+            missing = [i for i in dict.fromkeys(ids) if i not in kept]
+            if missing:
+                # a dict replaced on a change, never emptied in place: safe to fill here
+                kept.update(_profiles(b.incident_edges(missing, PROFILE_TYPES), missing))
+            return {i: kept[i] for i in ids}
 
     def of(self, store: GraphStore, terms: Sequence[str]) -> dict[str, int]:
         """df of each of ``terms`` (0 for one no paper links to)."""
@@ -379,12 +467,19 @@ def _linking_idf(
     return {t: math.log(n / df[t]) for t in terms if 2 <= df[t] <= most}
 
 
+@functools.lru_cache(maxsize=4096)
+def _spelled_paper(text: str) -> str:
+    """:func:`spelled` of a paper's text: the same papers are explained query after query
+    (a pure function of the text, so nothing goes stale; ~8 MB when full)."""
+    return spelled(text)
+
+
 def _explain(
     store: GraphStore,
     top: Sequence[_Candidate],
     seeds: Sequence[str],
     seed_terms: dict[str, Edge],
-    term_edges: dict[str, dict[str, Edge]],
+    term_edges: Mapping[str, Mapping[str, Edge]],
     idf: dict[str, float],
     lexical: LexicalIndex,
     lex_query: LexVector | None,
@@ -406,7 +501,7 @@ def _explain(
         if lex_query is not None and c.words > 0:
             vec = lexical.vector_of(cid)
             grams = lexical.shared_words(lex_query, vec, top=8) if vec is not None else []
-            own = spelled(paper_text(c.paper))
+            own = _spelled_paper(paper_text(c.paper))
             grams = [
                 g for g in grams if appears(g, own) and any(appears(g, t) for t in query_texts)
             ]
@@ -488,7 +583,7 @@ def _path(
     store: GraphStore,
     seeds: Sequence[str],
     seed_terms: dict[str, Edge],
-    cand_terms: dict[str, Edge],
+    cand_terms: Mapping[str, Edge],
     cand: Paper,
     term: str | None,
 ) -> GraphPath | None:

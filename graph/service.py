@@ -37,6 +37,9 @@ from graph.settings import Settings
 from graph.store.base import GraphStore
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from graph.build import BuildReport, Pipeline, Progress
     from graph.embed import SentenceTransformerEmbedder
     from graph.related import TermCounts
@@ -100,8 +103,12 @@ class Embedding:
             return self._embedder
 
     def vector(self, text: str) -> list[float]:
-        """One text as a unit vector."""
-        return [float(x) for x in self.embedder().encode([text])[0]]
+        """One query text as a unit vector."""
+        return [float(x) for x in self.embedder().encode_queries([text])[0]]
+
+    def encode_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Query texts as unit vectors (the fast path once a server enabled it)."""
+        return self.embedder().encode_queries(texts)
 
 
 class GraphService:
@@ -272,7 +279,7 @@ class GraphService:
             :TITLE_HITS]
         texts = [n.label for n in named] + [n.title or "" for n in titled]
         if texts:
-            vecs = self.embedding.embedder().encode(texts)
+            vecs = self.embedding.encode_queries(texts)
             for node, vec in zip([*named, *titled], vecs, strict=True):
                 c = _cosine(vector, [float(x) for x in vec])
                 cos[node.id] = max(c, cos.get(node.id, c))

@@ -56,6 +56,11 @@ class Settings(BaseSettings):
     embed_batch_size: int = 32
     # How abstracts longer than the model's window are embedded: see docs/embeddings.md.
     long_text: Literal["truncate", "chunks", "head_tail"] = "truncate"
+    # What encodes a query's text in a server: the stock model's transformer exported to
+    # onnxruntime at warm-up (a third of the CPU; used only if its vectors agree with the
+    # stock model's within graph.embed.QUERY_TOLERANCE), or the stock model. Stored
+    # embeddings always come from the stock model; one-shot CLI commands use it for all.
+    query_encoder: Literal["onnxruntime", "stock"] = "onnxruntime"
     # A write whose model is not loaded yet (a CLI add or build) embeds in a second
     # process while it reads and resolves the graph (graph.embed.EncodeProcess).
     embed_in_process_ahead: bool = True

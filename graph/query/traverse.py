@@ -331,6 +331,12 @@ def k_paths(
         # asks about nodes within length - 1 of it, so the BFS goes no deeper than that
         to_target = _Layers(target, ring)
         from_source = _Layers(source, ring) if b.batch_reads else None
+        # the last hop only asks whether a node touches the target, and the target's own
+        # (neighbour, best edge) list answers that for all of them: the nodes next to the
+        # target (hub concepts among them) need no list of their own. Unfiltered, so the
+        # source is in it for a one-hop path; the best edge of a pair is the same from
+        # either end.
+        into_target = dict(_Adjacency(b, allowed)(target))
         found: list[tuple[tuple[float, tuple[str, ...], tuple[str, ...]], list[Edge]]] = []
         # Every path of h hops ranks before any of h+1, so lengths go in order and
         # the search stops once k are in hand (or at the candidate cap).
@@ -346,29 +352,34 @@ def k_paths(
                 # a server store: load every node the search below may visit, at once
                 from_source.extend(length - 1)
                 ds = from_source.dist
+                # (only nodes a path leaves with a hop to spare: the last hop is into_target's)
                 adjacent.load(
                     u
                     for u, d in ds.items()
-                    if u == source or (u != target and u in dt and d + dt[u] <= length)
+                    if u == source
+                    or (u != target and u in dt and d + dt[u] <= length and d <= length - 2)
                 )
             stack: list[tuple[str, list[str], list[Edge]]] = [(source, [source], [])]
             while stack and len(found) < MAX_PATH_CANDIDATES:
                 u, seq, edges = stack.pop()
                 left = length - len(edges) - 1
+                if left == 0:
+                    # one hop left: only the target will do (it is never on seq)
+                    last = into_target.get(u)
+                    if last is not None:
+                        path = [*edges, last]
+                        key = (
+                            -round(sum(x.weight for x in path), 9),
+                            (*seq, target),
+                            tuple(x.type.value for x in path),
+                        )
+                        found.append((key, path))
+                    continue
                 for v, e in reversed(adjacent(u)):
-                    if v in seq or dt.get(v, max_hops + 1) > left:
+                    # the target with hops to spare makes no path of this length
+                    if v == target or v in seq or dt.get(v, max_hops + 1) > left:
                         continue
-                    if v == target:
-                        if left == 0:
-                            path = [*edges, e]
-                            key = (
-                                -round(sum(x.weight for x in path), 9),
-                                (*seq, v),
-                                tuple(x.type.value for x in path),
-                            )
-                            found.append((key, path))
-                    elif left > 0:
-                        stack.append((v, [*seq, v], [*edges, e]))
+                    stack.append((v, [*seq, v], [*edges, e]))
             if len(found) >= k or len(found) >= MAX_PATH_CANDIDATES:
                 break
         if len(found) >= MAX_PATH_CANDIDATES:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 from graph.lexical import LexicalIndex
 from graph.model import Concept, Dataset, Edge, GraphChange, Paper, RelType
-from graph.related import TermCounts, related
+from graph.related import TERM_TYPES, PaperProfile, TermCounts, related
 from graph.store.memory import NetworkxStore
 
 
@@ -74,3 +76,71 @@ def test_related_same_with_and_without_the_cache() -> None:
         assert plain, pid
         kinds |= {r.kind for rp in plain for r in rp.reasons}
     assert "concept" in kinds  # shared terms (and so their counts) took part
+
+
+def _fresh_profiles(store: NetworkxStore, ids: list[str]) -> dict[str, PaperProfile]:
+    """Profiles read from the edges now, by walking edges_of (no cache, no typed index)."""
+    out = {}
+    for pid in ids:
+        mine = sorted((e for e in store.edges_of([pid], None) if e.source == pid),
+                      key=lambda e: (e.source, e.target, e.type.value))
+        terms = {e.target: e for e in mine if e.type in TERM_TYPES}
+        sims = [e for e in mine if e.type is RelType.SIMILAR_TO]
+        stored = [e.attrs["hub_cos"] for e in sims if "hub_cos" in e.attrs]
+        hub = float(stored[-1]) if stored else (
+            float(np.mean([e.weight for e in sims])) if sims else 0.0)
+        out[pid] = PaperProfile(terms, hub)
+    return out
+
+
+def test_profiles_follow_every_change_and_related_equals_a_fresh_computation() -> None:
+    store = _store(5)
+    counts, lexical = TermCounts(), LexicalIndex()
+    rng = random.Random(8)
+    ids = [f"p{i:02d}" for i in range(20)]
+    concepts = [f"c{i}" for i in range(16)]
+    for step in range(30):
+        live = [p for p in ids if store.get_nodes([p])]
+        assert counts.profiles(store, live) == _fresh_profiles(store, live), step
+        for pid in rng.sample(live, 4):
+            fresh = related(store, paper=pid, first=6, lexical=LexicalIndex())
+            kept = related(store, paper=pid, first=6, lexical=lexical, term_counts=counts)
+            assert kept == fresh, (step, pid)
+        # one change of what a profile holds: terms, SIMILAR_TO weights and hub_cos,
+        # papers (and their edges) going and coming back
+        a, b = rng.sample(live, 2)
+        what = step % 6
+        if what == 0:
+            change = GraphChange(upsert_edges=(
+                Edge(a, rng.choice(concepts), RelType.MENTIONS, rng.random()),))
+        elif what == 1:
+            change = GraphChange(upsert_edges=(
+                Edge(a, b, RelType.SIMILAR_TO, rng.random(), {"hub_cos": rng.random()}),))
+        elif what == 2:
+            change = GraphChange(upsert_edges=(Edge(a, b, RelType.SIMILAR_TO, rng.random()),))
+        elif what == 3:
+            gone = [e for e in store.edges_of([a], None) if e.source == a]
+            change = GraphChange(delete_edges=tuple(
+                (e.source, e.target, e.type) for e in gone[:2]))
+        elif what == 4:
+            change = GraphChange(delete_nodes=(a,))
+        else:
+            back = [p for p in ids if p not in live] or [a]
+            change = GraphChange(
+                upsert_nodes=(Paper(back[0], "Back", "graph token policy", f"h{step}"),),
+                upsert_edges=(Edge(back[0], rng.choice(concepts), RelType.MENTIONS, 1.0),
+                              Edge(back[0], b, RelType.SIMILAR_TO, 0.5)),
+                embedding_ids=(back[0],), embeddings=[[rng.random() for _ in range(8)]],
+            )
+        store.apply(change)
+
+
+def test_profiles_of_a_replaced_mirror_are_not_reused() -> None:
+    """A mirror loaded again (another object, maybe the same change count) starts over."""
+    first, second = _store(5), _store(6)
+    counts = TermCounts()
+    ids = [f"p{i:02d}" for i in range(20)]
+    assert first.version().rsplit(":", 1)[1] == second.version().rsplit(":", 1)[1]
+    assert counts.profiles(first, ids) == _fresh_profiles(first, ids)
+    assert counts.profiles(second, ids) == _fresh_profiles(second, ids)
+    assert _fresh_profiles(first, ids) != _fresh_profiles(second, ids)
