@@ -108,7 +108,10 @@ _NOT_A_WORD_END = frozenset({
     "under",
 })
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st"})
-_INVISIBLE_RE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
+# Invisible characters, and the bidirectional embeddings, overrides and isolates: a title
+# holding U+202E is shown reversed from there on in every listing and export ("Trojan
+# source" spoofing; probe4 N3). Marks that only hint a direction (U+200E, U+200F) stay.
+_INVISIBLE_RE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
 
 
 # Characters XML 1.0 cannot hold (the GraphML/GEXF exports would not parse) and no paper

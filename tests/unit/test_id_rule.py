@@ -81,3 +81,19 @@ def test_spellings_try_the_text_as_given_first() -> None:
 def test_a_record_id_is_never_silently_replaced() -> None:
     with pytest.raises(InputError, match="no visible character"):
         paper_from_record({"id": "\u200b", "abstract": TEXT_A}, source="t")
+
+
+def test_bidi_overrides_leave_titles_and_abstracts_but_ids_stay_exact(tmp_path: Path) -> None:
+    """probe4 N3: a title holding U+202E displays reversed from there on in every listing
+    and export ("Trojan source" spoofing). Titles and abstracts lose the embeddings,
+    overrides and isolates; an id is matched exactly, never cleaned."""
+    f = _jsonl(tmp_path / "in.jsonl", [{
+        "id": "bidi-1", "title": "Safe \u202etxet desrever\u202c title \u2066x\u2069",
+        "abstract": TEXT_A.replace("molecular", "mol\u202eecular"),
+    }])
+    result = read_corpus([f])
+    (paper,) = result.papers
+    assert paper.title == "Safe txet desrever title x"
+    assert paper.abstract == TEXT_A
+    assert not any("\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"
+                   for c in paper.title + paper.abstract + paper.label)
