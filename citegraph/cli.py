@@ -133,6 +133,8 @@ class RichProgress:
 
     def start(self, stage: str, total: int | None) -> None:
         self.finish()
+        if not err.is_terminal:
+            return  # bars are for a person at a terminal; in a log each left an empty line
         self._bar = Progress(
             TextColumn("[bold]{task.description:<8}"),
             BarColumn(),
