@@ -40,6 +40,17 @@ _SET_NOUNS = frozenset(
      "conversations", "documents", "annotations", "scenes", "environments"}
 ) | _DATASET_CUES
 _DASHES = frozenset({"—", "–", "-", "--"})
+# "MedCaption, a curated set of radiology captions": a named set of data items, no cue word
+_SET_HEADS = frozenset({"set", "collection", "compilation", "suite", "pool"})
+_DATA_ITEMS = _SET_NOUNS - {"set", "sets", "collection", "suite"} | frozenset(
+    {"captions", "sentences", "passages", "texts", "articles", "recordings", "trajectories",
+     "demonstrations", "programs", "proofs", "puzzles", "games", "graphs", "molecules",
+     "reviews", "posts", "utterances", "photos", "clips", "tables", "records", "papers",
+     "abstracts", "transcripts", "episodes", "benchmarks", "datasets", "tasks", "challenges"}
+)
+# "the NetHack Challenge", "the KDD Cup": a capitalised event word is part of the name
+_EVENT_WORDS = frozenset({"Challenge", "Challenges", "Cup"})
+_PLURAL_CUES = frozenset({"datasets", "benchmarks", "corpora", "suites", "competitions"})
 # A name followed by one of these is software, not data ("the Brax simulator", "JAX library")
 _NOT_DATA_HEADS = frozenset(
     {"simulator", "simulators", "simulation", "engine", "engines", "library", "libraries",
@@ -141,6 +152,33 @@ def _dataset_spans(
             end += 1
         return end
 
+    def items_follow(k: int) -> bool:
+        """``tokens[k:]`` reads "of [up to 4 modifiers] <data items>" ("of 5,000 prompts")."""
+        if k >= n or tokens[k].lower() != "of":
+            return False
+        for j in range(k + 1, min(n, k + 6)):
+            w = tokens[j].lower()
+            if w in _DATA_ITEMS:
+                return True
+            if not (_is_word(tokens[j]) or tokens[j] in {"-", ","}) or w in lex.stop:
+                return False
+        return False
+
+    def coordinated(start: int) -> list[tuple[int, int]]:
+        """The names joined to the one at ``start`` before a plural cue ("the Amazon and
+        Yelp datasets", "Gibson, Replica and Matterport3D datasets")."""
+        out: list[tuple[int, int]] = []
+        while start > 0 and tokens[start - 1] in {",", "and", "or"}:
+            end = start - 1
+            while end > 0 and tokens[end - 1] in {",", "and", "or"}:
+                end -= 1
+            begin = name_back(end)
+            if begin == end or not ok(begin, end):
+                break
+            out.append((begin, end))
+            start = begin
+        return out
+
     def ok(start: int, end: int) -> bool:
         if end <= start or end - start > 6:
             return False
@@ -170,6 +208,8 @@ def _dataset_spans(
                 pass  # "CEB, a Compositional Evaluation Benchmark": the name is before the comma
             elif ok(start, i):
                 spans.append((start, i))
+                if low in _PLURAL_CUES:
+                    spans.extend(coordinated(start))
             # "datasets such as X, Y and Z", "benchmark, FashionMT", "dataset called X"
             j = i + 1
             if j < n and tokens[j] in {",", "called", "named", "dubbed", "termed"}:
@@ -195,9 +235,13 @@ def _dataset_spans(
             # "MMAU, a novel benchmark ...": appositive naming a dataset
             for k in range(i + 2, min(n, i + 10)):
                 w = tokens[k].lower()
-                if _is_cue(w):
+                of_what = w in _SET_HEADS and k + 1 < n and tokens[k + 1].lower() == "of"
+                if of_what and not items_follow(k + 1):
+                    break  # "Adam, a collection of rules": a set of something that is not data
+                if _is_cue(w) or of_what:
                     start = name_back(i)
-                    if ok(start, i):
+                    if ok(start, i) and (i - start > 1 or _strong_name(tokens[start])
+                                         or _is_cue(w)):
                         spans.append((start, i))
                     break
                 if not _is_word(tokens[k]) and tokens[k] not in {"-", ","}:
@@ -214,6 +258,16 @@ def _dataset_spans(
                 end - i - 1 > 1 or _strong_name(tokens[i + 1]) or tokens[i + 1][1:].islower()
             ):
                 spans.append((i + 1, end))
+        elif tok in _EVENT_WORDS and i > 1:
+            # "ranks first in the NetHack Challenge": the event names the benchmark
+            start = name_back(i)
+            known = any(tuple(tokens[start : start + len(c)]) == c
+                        for c, _ in lex.gazetteer_first.get(tokens[start], ()))
+            if start < i and ok(start, i + 1) and not known:  # "ImageNet Challenge": ImageNet
+                end = i + 1
+                while end < n and tokens[end].isdigit():
+                    end += 1
+                spans.append((start, end))
         elif _BENCH_NAME_RE.match(tok) and ok(i, i + 1):
             spans.append((i, name_fwd(i + 1) if i + 1 < n and tokens[i + 1].isdigit() else i + 1))
     # keep the longest of overlapping spans ("AIR-BENCH 2024" over "AIR-BENCH")

@@ -25,6 +25,8 @@ from graph.extract.lexicon import (
 _TEX_CMD_RE = re.compile(r"\\[A-Za-z]+\{([^{}]*)\}")
 _URL_RE = re.compile(r"(?:https?://|www\.)\S+|\S+\.(?:github\.io|com|org|net)\S*|\bgithub\S*")
 _MARKUP_RE = re.compile(r"[*$\\{}]+")
+# _Name_ (Markdown emphasis): the underscores go; snake_case and x_i keep theirs
+_UNDERSCORE_EMPH_RE = re.compile(r"(?<!\w)_+(?=[^\W_])|(?<=[^\W_])_+(?!\w)")
 _SPACE_RE = re.compile(r"\s+")
 _ABBREV_RE = re.compile(r"\b(e\.g|i\.e|et al|etc|vs|cf|approx|resp|Fig|Eq|Sec|No)\.", re.IGNORECASE)
 _SENT_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -62,6 +64,7 @@ def _prepare(text: str) -> str:
     text = _URL_RE.sub(" ", text)
     text = _TEX_CMD_RE.sub(r"\1", text)
     text = _MARKUP_RE.sub(" ", text)
+    text = _UNDERSCORE_EMPH_RE.sub("", text)
     return _SPACE_RE.sub(" ", text).strip()
 
 

@@ -272,3 +272,62 @@ def test_particles_and_vague_words_are_not_concepts(text: str, good: str, bad: s
 def test_dataset_after_a_comma_and_the_is_still_found() -> None:
     got = _datasets("We test on MNIST with scale, the iLab dataset with vehicles, and CIFAR-10.")
     assert {"MNIST", "iLab", "CIFAR-10"} <= set(got), got
+
+
+# --------------------------------------------------------------------------- datasets, round 8
+# held-out phrasings of the dataset goals, written after reading the rules
+@pytest.mark.parametrize(("text", "name"), [
+    ("We assemble TaxoQuest, a collection of 4,000 taxonomy questions with answers.",
+     "TaxoQuest"),
+    ("We present *ChartMind*, a curated set of annotated chart images.", "ChartMind"),
+    ("We release SciProof-5K, a set of machine-checked proofs from textbooks.", "SciProof-5K"),
+])
+def test_a_named_set_of_data_items_is_introduced(text: str, name: str) -> None:
+    assert _datasets(text) == {name: True}
+
+
+@pytest.mark.parametrize("text", [
+    "We propose SmoothGrad, a set of techniques for saliency maps.",
+    "We describe Adam, a collection of rules for step sizes.",
+    "We present a set of prompts that probe bias.",
+])
+def test_a_set_of_methods_or_an_unnamed_set_is_no_dataset(text: str) -> None:
+    assert _datasets(text) == {}
+
+
+def test_underscore_emphasis_is_read_like_asterisks() -> None:
+    assert _datasets("We release _ChartMind_, a benchmark of chart questions.") == {
+        "ChartMind": True}
+    # an identifier keeps its underscores: no name is cut out of it
+    assert _datasets("Our loss_fn and x_i terms train on CIFAR-10.") == {"CIFAR-10": False}
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Our planner won the Lux AI Challenge against 1,000 teams.", "Lux AI Challenge"),
+    ("We placed third in the Amazon KDD Cup 2023 on session recommendation.",
+     "Amazon KDD Cup 2023"),
+])
+def test_a_named_challenge_is_a_benchmark(text: str, name: str) -> None:
+    assert _datasets(text) == {name: False}
+
+
+@pytest.mark.parametrize("text", [
+    "A main Challenge of robotics is contact.",
+    "Scaling remains an open challenge for Transformers.",
+])
+def test_the_word_challenge_alone_names_nothing(text: str) -> None:
+    assert _datasets(text) == {}
+
+
+def test_names_joined_before_a_plural_cue_are_each_a_dataset() -> None:
+    got = _datasets("We introduce TaxoQuest, a collection of taxonomy questions, and also "
+                    "report results on the Amazon, Goodreads and Yelp datasets.")
+    assert got == {"TaxoQuest": True, "Amazon": False, "Goodreads": False, "Yelp": False}
+
+
+@pytest.mark.parametrize("text", [
+    "We evaluate on English and German datasets.",
+    "We build a Swahili corpus of news articles.",
+])
+def test_a_language_alone_is_no_dataset(text: str) -> None:
+    assert _datasets(text) == {}
