@@ -225,11 +225,15 @@ class GraphService:
             semantic = self.store.vector_search(self.embedding.vector(query), pool)
         if mode is SearchMode.SEMANTIC:
             return [ScoredNode(h.node, h.score, None, h.score) for h in semantic[:first]]
-        found = (
-            [ScoredNode(h.node, h.score, h.score, None) for h in keyword]
-            if mode is SearchMode.KEYWORD
-            else self._hybrid(query, keyword, semantic, first)
-        )
+        if mode is SearchMode.KEYWORD:
+            found = [ScoredNode(h.node, h.score, h.score, None) for h in keyword]
+        else:
+            found = self._hybrid(query, keyword, semantic, first)
+            if keyword and semantic and keyword[0].node.id == semantic[0].node.id:
+                # both halves put this node first: a fusion that does not would be worse
+                # than either ("a concept named like the shortened title", issue 13)
+                found = _named_first(found, keyword[0].node, first,
+                                     {h.node.id: h.score for h in keyword})
         named = self._named(query, wanted, [*(f.node for f in found), *(h.node for h in keyword)])
         return _named_first(found, named, first, {h.node.id: h.score for h in keyword})
 
