@@ -28,7 +28,9 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-DATA = (ROOT / ".." / "shared" / "data").resolve()
+# the shared data beside the checkout (/work/main -> /work/shared); a worktree deeper down
+# (/work/wt/<branch>) names it with CITEGRAPH_BENCH_DATA
+DATA = Path(os.environ.get("CITEGRAPH_BENCH_DATA") or (ROOT / ".." / "shared" / "data")).resolve()
 ICLR_TSV = DATA / "iclr2021" / "paperlist.tsv"
 CORA_DIR = DATA / "cora"
 SEEDS_DIR = ROOT / "seeds"
