@@ -51,6 +51,13 @@ _DATA_ITEMS = _SET_NOUNS - {"set", "sets", "collection", "suite"} | frozenset(
 # "the NetHack Challenge", "the KDD Cup": a capitalised event word is part of the name
 _EVENT_WORDS = frozenset({"Challenge", "Challenges", "Cup"})
 _PLURAL_CUES = frozenset({"datasets", "benchmarks", "corpora", "suites", "competitions"})
+# a language alone names no dataset ("English and German datasets"); inside a name it may
+# ("English Penn Treebank")
+_LANGUAGES = frozenset(
+    {"English", "German", "French", "Spanish", "Chinese", "Japanese", "Korean", "Arabic",
+     "Russian", "Hindi", "Portuguese", "Italian", "Dutch", "Turkish", "Vietnamese",
+     "Indonesian", "Polish", "Swahili", "Hebrew", "Greek"}
+)
 # A name followed by one of these is software, not data ("the Brax simulator", "JAX library")
 _NOT_DATA_HEADS = frozenset(
     {"simulator", "simulators", "simulation", "engine", "engines", "library", "libraries",
@@ -183,6 +190,8 @@ def _dataset_spans(
         if end <= start or end - start > 6:
             return False
         words = tokens[start:end]
+        if len(words) == 1 and words[0] in _LANGUAGES:
+            return False
         if _looks_like_model(words[0]) or _looks_like_model(words[-1]):
             return False
         if _DIM_RE.match(words[0]):

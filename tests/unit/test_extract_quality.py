@@ -331,3 +331,9 @@ def test_names_joined_before_a_plural_cue_are_each_a_dataset() -> None:
 ])
 def test_a_language_alone_is_no_dataset(text: str) -> None:
     assert _datasets(text) == {}
+
+
+def test_a_language_inside_a_name_stays() -> None:
+    # ICLR 2021: "... on both Chinese lyrics corpus and English Penn Treebank dataset."
+    got = _datasets("We test on a Chinese poetry corpus and the English Penn Treebank dataset.")
+    assert got.get("English Penn Treebank") is False and "English" not in got, got
