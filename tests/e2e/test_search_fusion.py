@@ -115,19 +115,16 @@ NEAR_TITLES: dict[str, Callable[[str], str]] = {
 }
 
 
-_SHORT_TITLE_GAP = pytest.mark.xfail(
-    reason="known gap: a concept named like the shortened title ('knowledge erasure "
-    "algorithm' for 'Knowledge erasure algorithm for') outranks the paper in HYBRID among "
-    "all kinds: 2 of 77 here, 1 of 120 on ICLR 2021 (docs/benchmarks.md)", strict=False)
-
-
 @pytest.mark.parametrize(
     ("name", "kinds"),
     [
         *((n, [NodeKind.PAPER]) for n in NEAR_TITLES),
         ("title", None),
         ("title with a trailing period", None),
-        pytest.param("title without its last word", None, marks=_SHORT_TITLE_GAP),
+        # a concept named like the shortened title ("knowledge erasure algorithm" for
+        # "Knowledge erasure algorithm for") outranked the paper that KEYWORD and SEMANTIC
+        # both put first (2 of 77 here); the node both halves rank first now comes first
+        ("title without its last word", None),
     ],
 )
 def test_hybrid_finds_a_paper_by_its_near_exact_title(
