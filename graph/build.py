@@ -95,6 +95,7 @@ from graph.model import (
     RelType,
     node_to_props,
 )
+from graph.region import CorpusState, region_change, state_from_graph
 from graph.settings import Settings
 from graph.store.base import GraphStore
 
@@ -274,6 +275,9 @@ class Pipeline:
         self._resolver: IncrementalResolution | None = make() if callable(make) else None
         self._extracted: dict[str, Extraction] = {}
         self._ahead: _Ahead | None = None  # what one run read while its model loaded
+        # the stored graph as an add needs it (graph.region), at one store version: kept
+        # between writes by a long-lived pipeline, read ahead of the lock by a one-shot one
+        self._state: _State | None = None
         # title + abstract -> its word vector's (columns, weights)
         self._words: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -290,11 +294,14 @@ class Pipeline:
         return _Timer(report.step_seconds, step)
 
     def extract_all(
-        self, papers: Sequence[Paper], *, stop: threading.Event | None = None
+        self, papers: Sequence[Paper], *, stop: threading.Event | None = None,
+        keep: bool = False,
     ) -> dict[str, Extraction]:
         """Extraction per paper id, computing only texts not in the cache.
 
         ``stop`` set: :class:`Stopped` before the next text (what was done is cached).
+        ``keep``: add to the texts kept from the last call rather than replace them (an
+        add's own papers, beside the corpus they join).
         """
         known = self._extracted
         hashes = sorted({p.text_hash for p in papers if p.text_hash not in known})
@@ -314,10 +321,12 @@ class Pipeline:
             self.extraction_cache.put_many(fresh)
             cached.update(fresh)
         # the same objects next time: the resolver tells unchanged papers by identity
-        self._extracted = {
-            p.text_hash: known.get(p.text_hash) or cached[p.text_hash] for p in papers
-        }
-        return {p.id: self._extracted[p.text_hash] for p in papers}
+        mine = {p.text_hash: known.get(p.text_hash) or cached[p.text_hash] for p in papers}
+        if keep:
+            self._extracted.update(mine)
+        else:
+            self._extracted = mine
+        return {p.id: mine[p.text_hash] for p in papers}
 
     def embed_all(
         self, papers: Sequence[Paper], previous: GraphData | None, report: BuildReport
@@ -600,13 +609,106 @@ class Pipeline:
         if self._resolver is None:
             return
         with _gc_paused():
-            papers = [n for n in store.snapshot().nodes.values() if isinstance(n, Paper)]
+            read = getattr(store, "versioned_snapshot", None)
+            data, version = read() if callable(read) else (store.snapshot(), None)
             try:
-                extracted = self.extract_all(sorted(papers, key=lambda p: p.id), stop=stop)
+                self._state = self._state_of(data, version, self._resolver, stop=stop)
             except Stopped:
                 return
-            if stop is None or not stop.is_set():
-                self._resolver.update(extracted)
+
+    def _state_of(
+        self,
+        data: GraphData,
+        version: str | None,
+        resolver: IncrementalResolution,
+        *,
+        stop: threading.Event | None = None,
+    ) -> _State | None:
+        """The region state of a stored graph (None: the next write goes the whole way)."""
+        papers = sorted((n for n in data.nodes.values() if isinstance(n, Paper)),
+                        key=lambda p: p.id)
+        extracted = self.extract_all(papers, stop=stop)
+        if stop is not None and stop.is_set():
+            return None
+        if data.embedding_model is not None and data.embedding_model != self.embedder.key:
+            resolver.advance(extracted)
+            return None
+        state = state_from_graph(data, version, resolver, extracted, self.settings)
+        return None if state is None else _State(state, resolver)
+
+    def _word_rows(self, papers: Sequence[Paper]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The word vectors (columns, weights) of some papers, by id: kept by text between
+        writes, else from the cache, else computed (and cached)."""
+        known = self._words
+        texts = {p.id: paper_text(p) for p in papers}
+        missing = sorted(set(texts.values()) - known.keys())
+        if missing:
+            by_hash = {_text_key(t): t for t in missing}
+            for h, row in self.word_cache.get_many(sorted(by_hash)).items():
+                known[by_hash[h]] = row
+            todo = [t for t in missing if t not in known]
+            if todo:
+                fresh = word_vectors(todo)
+                rows = {t: (fresh.indices[fresh.indptr[i]:fresh.indptr[i + 1]].copy(),
+                            fresh.data[fresh.indptr[i]:fresh.indptr[i + 1]].copy())
+                        for i, t in enumerate(todo)}
+                known.update(rows)
+                self.word_cache.put_many({_text_key(t): r for t, r in rows.items()})
+        return {pid: known[t] for pid, t in texts.items()}
+
+    def _region_update(
+        self,
+        store: GraphStore,
+        report: BuildReport,
+        new_papers: Sequence[Paper],
+        remove: Sequence[str],
+    ) -> None:
+        """An add or remove from the region it touches (graph.region), write lock held."""
+        held = self._state
+        assert held is not None
+        state = held.state
+        missing = [r for r in remove if r not in state.papers]
+        if missing:
+            raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
+        with self._timed(report, "extract"):
+            corpus = _next_corpus(state.papers, new_papers, remove, False, report)
+            old = state.papers
+            fresh = [p for pid, p in sorted(corpus.items())
+                     if pid not in old or (p is not old[pid] and p.text_hash != old[pid].text_hash)]
+            with self._step(report, "extract.cache"):
+                extractions = self.extract_all(fresh, keep=True)
+        to_embed = [p for pid, p in sorted(corpus.items()) if pid not in old or (
+            p is not old[pid] and embedding_text(p) != embedding_text(old[pid]))]
+        with self._timed(report, "embed"), self._step(report, "embed.corpus"):
+            vectors = self.embed_all(to_embed, None, report) if to_embed else {}
+        t0 = time.perf_counter()
+        try:
+            result = region_change(
+                state, store, corpus, held.resolver, extractions, vectors, self._word_rows,
+                self.settings, self.embedder.key, lambda step: self._step(report, step),
+            )
+        except BaseException:
+            self._state = None  # the resolver moved: the next write reads the graph again
+            raise
+        report.stage_seconds["link"] = report.stage_seconds.get("link", 0.0) + (
+            time.perf_counter() - t0
+        )
+        change = result.change
+        report.added, report.removed, report.updated = result.added, result.removed, result.updated
+        report.nodes_written = len(change.upsert_nodes)
+        report.edges_written = len(change.upsert_edges)
+        report.nodes_deleted = len(change.delete_nodes)
+        report.edges_deleted = len(change.delete_edges)
+        with self._timed(report, "write"):
+            try:
+                if not change.empty:
+                    store.apply(change)
+                result.commit(store.version())
+            except BaseException:
+                self._state = None
+                raise
+        if self._resolver is None:
+            self._state = None  # a one-shot pipeline writes once
 
     # ------------------------------------------------------------------ commands
     def run(
@@ -760,6 +862,13 @@ class Pipeline:
         old = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
         if any(r not in old for r in remove):
             return  # _update says which
+        make = getattr(self.extractor, "resolver", None)
+        if not replace and callable(make) and version is not None:
+            state = self._state_of(previous, version, make())
+            if state is not None:
+                self._state = state  # the write goes by region if the version holds
+                self._ahead = _Ahead(version, previous, None)
+                return
         corpus = _next_corpus(old, new_papers, remove, replace, BuildReport())
         papers = sorted(corpus.values(), key=lambda p: p.id)
         # timed into a report of its own: the run's stages count only what it waited for
@@ -776,6 +885,16 @@ class Pipeline:
         replace: bool,
     ) -> None:
         """Read the graph, compute the new one and apply the difference (write lock held)."""
+        held = self._state
+        if held is not None and not replace and held.state.papers and (
+            held.state.version is not None and held.state.version == store.version()
+        ) and held.state.model == self.embedder.key and (
+            len(held.state.papers) + len(new_papers) - len(remove) >= 2
+        ):
+            self._ahead = None
+            self._region_update(store, report, new_papers, remove)
+            return
+        self._state = None
         with self._timed(report, "load"):
             ahead = self._ahead
             if ahead is not None and ahead.version is not None and (
@@ -808,6 +927,18 @@ class Pipeline:
         with self._timed(report, "write"):
             if not change.empty:
                 store.apply(change)
+        if self._resolver is not None:
+            # a long-lived pipeline keeps the state of what it just wrote (graph.region)
+            with self._step(report, "state"):
+                self._state = self._state_of(graph, store.version(), self._resolver)
+
+
+@dataclass
+class _State:
+    """A :class:`graph.region.CorpusState` and the resolver it goes with."""
+
+    state: CorpusState
+    resolver: IncrementalResolution
 
 
 def _next_corpus(
