@@ -1,12 +1,22 @@
-"""The build pipeline: papers -> extraction -> embeddings -> edges -> a diff for the store.
+"""The build pipeline: papers -> extraction -> embeddings -> edges -> a change for the store.
 
-Full and incremental builds share one path: :meth:`Pipeline.compute` turns the
-corpus (the set of papers) into a :class:`GraphData`, reusing what it can from the
-previous graph and the caches, and :func:`diff` turns old + new into the
-:class:`GraphChange` a store applies. Because every step is a deterministic
-function of the set of papers, an incremental build equals a full rebuild.
+Two paths give the same :class:`GraphChange` (``tests/e2e/test_region_random.py``):
 
-What is recomputed when papers are added or removed:
+* **by region** (an add or remove, once the pipeline holds a
+  :class:`graph.region.CorpusState` of the stored graph at the store's current version:
+  a long-lived pipeline from :meth:`Pipeline.prime` and after each of its writes, a
+  one-shot one read ahead of its lock while the model loads):
+  :func:`graph.region.region_change` reads only the stored rows the change reaches and
+  returns the change; no snapshot, no whole graph, no diff;
+* **whole** (``citegraph build``, a first write, a graph another writer changed since
+  the state was taken, or one written by other code or settings): :meth:`Pipeline.compute`
+  turns the corpus into a :class:`GraphData`, reusing what it can from the previous graph
+  and the caches, and :func:`diff` turns old + new into the change. Because every step
+  is a deterministic function of the set of papers, an incremental build equals a full
+  rebuild.
+
+What the whole path recomputes when papers are added or removed (the region path
+computes the same rows from what they depend on):
 
 * extraction: only new texts (cached by text hash);
 * embeddings: only new texts (cached by (model, text hash));
