@@ -643,7 +643,9 @@ class Pipeline:
         if data.embedding_model is not None and data.embedding_model != self.embedder.key:
             resolver.advance(extracted)
             return None
-        state = state_from_graph(data, version, resolver, extracted, self.settings)
+        state = state_from_graph(
+            data, version, resolver, extracted, self.settings, self._word_vectors
+        )
         return None if state is None else _State(state, resolver)
 
     def _word_rows(self, papers: Sequence[Paper]) -> dict[str, tuple[np.ndarray, np.ndarray]]:

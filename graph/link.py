@@ -108,15 +108,18 @@ class PaperVectors:
 
 class _WordDots:
     """Dot products of one word vector with many, exactly the same whichever others are
-    asked for at once (each sum runs over one pair's own entries, in column order)."""
+    asked for at once (each sum runs over one pair's own entries, in column order).
+
+    Row i's columns are matched by a binary search in its own sorted columns, not through
+    a buffer over the corpus's compacted columns: building that compaction cost O(nnz log
+    nnz) per write, and a region update (graph.region) asks for a few hundred rows."""
 
     def __init__(self, words: Any) -> None:
         w = words.tocsr()
         w.sort_indices()
         self.indptr = w.indptr.astype(np.int64)
         self.data = w.data.astype(np.float64)
-        _, self.cols = np.unique(w.indices, return_inverse=True)  # compact columns
-        self.buf = np.zeros(int(self.cols.max()) + 1 if len(self.cols) else 1)
+        self.cols = w.indices.astype(np.int64)
 
     def row_against(self, i: int, others: NDArray[np.intp]) -> NDArray[np.float64]:
         """words(i, j) for j in ``others``, rounded to SCORE_DECIMALS."""
@@ -126,60 +129,13 @@ class _WordDots:
         total = int(lens.sum())
         if a == b or total == 0:
             return np.zeros(len(others))
-        self.buf[self.cols[a:b]] = self.data[a:b]
         shift = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
         at = shift + np.arange(total)
-        prod = self.data[at] * self.buf[self.cols[at]]
-        sums = np.bincount(np.repeat(np.arange(len(others)), lens), weights=prod,
-                           minlength=len(others))
-        self.buf[self.cols[a:b]] = 0.0
-        return np.round(sums, SCORE_DECIMALS)
-
-
-class WordRows:
-    """Word vectors fetched by row when first asked for (``fetch``: paper ids -> their
-    (sorted columns, weights)), for an update that ranks a few hundred rows of a large
-    corpus: it never assembles the whole corpus's matrix. Dot products are the same as
-    :class:`_WordDots`'s to the bit: the same products, summed in the same order."""
-
-    def __init__(
-        self,
-        ids: Sequence[str],
-        fetch: Callable[[Sequence[str]], Mapping[str, tuple[NDArray[Any], NDArray[Any]]]],
-    ) -> None:
-        self.ids = ids
-        self._fetch = fetch
-        self._rows: dict[int, tuple[NDArray[np.int64], NDArray[np.float64]]] = {}
-
-    def need(self, rows: Iterable[int]) -> None:
-        """Fetch the rows not fetched yet, in one call."""
-        missing = sorted({int(r) for r in rows} - self._rows.keys())
-        if not missing:
-            return
-        got = self._fetch([self.ids[r] for r in missing])
-        for r in missing:
-            cols, data = got[self.ids[r]]
-            cols = np.asarray(cols, dtype=np.int64)
-            data = np.asarray(data, dtype=np.float64)
-            if len(cols) > 1 and bool((np.diff(cols) < 0).any()):
-                order = np.argsort(cols, kind="stable")
-                cols, data = cols[order], data[order]
-            self._rows[r] = (cols, data)
-
-    def row_against(self, i: int, others: NDArray[np.intp]) -> NDArray[np.float64]:
-        """words(i, j) for j in ``others``, rounded to SCORE_DECIMALS."""
-        self.need([i, *others.tolist()])
-        ci, di = self._rows[i]
-        parts = [self._rows[int(j)] for j in others]
-        lens = np.fromiter((len(c) for c, _ in parts), dtype=np.int64, count=len(parts))
-        total = int(lens.sum())
-        if len(ci) == 0 or total == 0:
-            return np.zeros(len(others))
-        cols = np.concatenate([c for c, _ in parts])
-        data = np.concatenate([d for _, d in parts])
-        at = np.minimum(np.searchsorted(ci, cols), len(ci) - 1)
-        mine = np.where(ci[at] == cols, di[at], 0.0)
-        prod = data * mine
+        mine_cols = self.cols[a:b]
+        cols = self.cols[at]
+        pos = np.minimum(np.searchsorted(mine_cols, cols), b - a - 1)
+        mine = np.where(mine_cols[pos] == cols, self.data[a:b][pos], 0.0)
+        prod = self.data[at] * mine
         sums = np.bincount(np.repeat(np.arange(len(others)), lens), weights=prod,
                            minlength=len(others))
         return np.round(sums, SCORE_DECIMALS)
@@ -193,11 +149,7 @@ class _Scorer:
         self.vec = vec
         self.full = np.asarray(vec.matrix, dtype=np.float64)
         self.w = vec.word_weight if vec.words is not None else 0.0
-        self._dots: _WordDots | WordRows | None = None
-        if isinstance(vec.words, WordRows):
-            self._dots = vec.words  # fetched row by row: a region update reads few
-        elif vec.words is not None:
-            self._dots = _WordDots(vec.words)
+        self._dots = _WordDots(vec.words) if vec.words is not None else None
         # a row's pool is the same in the plain and the CSLS pass: its overlaps once
         self._seen: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = {}
 

@@ -44,7 +44,6 @@ from graph.link import (
     ListSource,
     Near,
     PaperVectors,
-    WordRows,
     hubs_from_edges,
     mention_edges,
     related_region,
@@ -82,6 +81,7 @@ class CorpusState:
     related: Kept  # concept -> (count, partner) its RELATED_TO list keeps
     ids: list[str]
     matrix: np.ndarray[Any, Any]
+    words: Any  # the papers' word vectors, a CSR matrix with rows aligned with ``ids``
     cites: dict[str, set[str]] = field(default_factory=dict)  # reference key -> citing papers
     titles: dict[str, set[str]] = field(default_factory=dict)  # title key -> papers
 
@@ -114,6 +114,7 @@ def state_from_graph(
     resolver: IncrementalResolution,
     extractions: Mapping[str, Extraction],
     settings: Settings,
+    words: Callable[[Sequence[Paper]], Any],
 ) -> CorpusState | None:
     """The state of ``data`` (a snapshot, or the graph a whole-path write just stored),
     with ``resolver`` brought to ``extractions`` (every paper's); None when the stored
@@ -194,7 +195,8 @@ def state_from_graph(
         return None
     return CorpusState(
         version, data.embedding_model, papers, dict(extractions), pterms, postings,
-        dict(similar), holders, hubs, dict(shared), related, ids, matrix, cites, titles,
+        dict(similar), holders, hubs, dict(shared), related, ids, matrix,
+        words([papers[pid] for pid in ids]), cites, titles,
     )
 
 
@@ -377,10 +379,20 @@ def region_change(
             if gone_ids and state.matrix.size else np.zeros((0, dim), np.float32)
         )
 
-        def fetch(pids: Sequence[str]) -> Mapping[str, tuple[Any, Any]]:
-            return words([papers.get(p) or corpus[p] for p in pids])
+        import scipy.sparse as sp
 
-        vec = PaperVectors(ids, matrix, WordRows(ids, fetch))
+        word_parts = [state.words[keep]] if keep else []
+        if fresh_ids:
+            got = words([papers[p] for p in fresh_ids])
+            cols = [np.asarray(got[p][0], dtype=np.int32) for p in fresh_ids]
+            vals = [np.asarray(got[p][1], dtype=np.float64) for p in fresh_ids]
+            indptr = np.concatenate(([0], np.cumsum([len(c) for c in cols])))
+            word_parts.append(sp.csr_matrix(
+                (np.concatenate(vals), np.concatenate(cols), indptr),
+                shape=(len(fresh_ids), state.words.shape[1]),
+            ))
+        word_matrix = sp.vstack(word_parts, format="csr") if word_parts else state.words[:0]
+        vec = PaperVectors(ids, matrix, word_matrix)
         k, floor = s.similar_k, s.similar_min_score
         fresh, hubs = update_csls_rows(
             _StateLists(state), state.hubs, gone, vec, fresh_ids, gone_ids, k, floor
@@ -482,7 +494,7 @@ def region_change(
         for c in [t for t in state.related if not postings.get(t)]:
             del state.related[c]
         state.related.update(related.lists)
-        state.ids, state.matrix = ids, matrix
+        state.ids, state.matrix, state.words = ids, matrix, word_matrix
         for pid, was in before.items():
             for key in _cite_keys(was):
                 state.cites.get(key, set()).discard(pid)
