@@ -2,14 +2,14 @@
 
 Two paths give the same :class:`GraphChange` (``tests/e2e/test_region_random.py``):
 
-* **by region** (an add or remove, once the pipeline holds a
+* **by region** (an add or remove by a long-lived pipeline, the API's, once it holds a
   :class:`graph.region.CorpusState` of the stored graph at the store's current version:
-  a long-lived pipeline from :meth:`Pipeline.prime` and after each of its writes, a
-  one-shot one read ahead of its lock while the model loads):
+  from :meth:`Pipeline.prime` and after each of its writes):
   :func:`graph.region.region_change` reads only the stored rows the change reaches and
   returns the change; no snapshot, no whole graph, no diff;
-* **whole** (``citegraph build``, a first write, a graph another writer changed since
-  the state was taken, or one written by other code or settings): :meth:`Pipeline.compute`
+* **whole** (``citegraph build``, a one-shot ``citegraph add``/``remove``, a first
+  write, a graph another writer changed since the state was taken, or one written by
+  other code or settings): :meth:`Pipeline.compute`
   turns the corpus into a :class:`GraphData`, reusing what it can from the previous graph
   and the caches, and :func:`diff` turns old + new into the change. Because every step
   is a deterministic function of the set of papers, an incremental build equals a full
@@ -286,7 +286,7 @@ class Pipeline:
         self._extracted: dict[str, Extraction] = {}
         self._ahead: _Ahead | None = None  # what one run read while its model loaded
         # the stored graph as an add needs it (graph.region), at one store version: kept
-        # between writes by a long-lived pipeline, read ahead of the lock by a one-shot one
+        # between writes by a long-lived pipeline
         self._state: _State | None = None
         # title + abstract -> its word vector's (columns, weights)
         self._words: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -874,13 +874,10 @@ class Pipeline:
         old = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
         if any(r not in old for r in remove):
             return  # _update says which
-        make = getattr(self.extractor, "resolver", None)
-        if not replace and callable(make) and version is not None:
-            state = self._state_of(previous, version, make())
-            if state is not None:
-                self._state = state  # the write goes by region if the version holds
-                self._ahead = _Ahead(version, previous, None)
-                return
+        # A one-shot write keeps the whole-graph path: the region state (a resolver filled
+        # from every paper, the lists, the verification) costs more ahead of the lock than
+        # the lexical part it replaces, and the region work under the lock more than the
+        # diff it saves (docs/benchmarks.md, "Issue 12, round 5")
         corpus = _next_corpus(old, new_papers, remove, replace, BuildReport())
         papers = sorted(corpus.values(), key=lambda p: p.id)
         # timed into a report of its own: the run's stages count only what it waited for

@@ -1,7 +1,7 @@
 """An add or remove computed from the region it touches, not from the whole graph (issue 12).
 
-:class:`CorpusState` is what the build pipeline keeps of the stored graph between writes
-(or reads once, ahead of its lock, in a one-shot command): every paper, every paper's
+:class:`CorpusState` is what a long-lived build pipeline (the API's) keeps of the stored
+graph between writes: every paper, every paper's
 terms and each term's papers (through an incremental resolver), the SIMILAR_TO lists with
 their per-source state, the partner lists each paper keeps for SHARES_TERM and each
 concept for RELATED_TO, the embedding matrix, and who cites what. It is valid for one
