@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 import re
 import unicodedata
@@ -153,18 +154,24 @@ def reserved_paper_id(value: str) -> str | None:
     return None
 
 
+def _fields_of(cls: type[Any]) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "kind")
+
+
+#: the fields storage keeps of each node class (all but ``kind``), in order
+_STORED_FIELDS: dict[type[Any], tuple[str, ...]] = {
+    cls: _fields_of(cls) for cls in (Paper, Concept, Dataset)
+}
+
+
 def node_to_props(node: GraphNode) -> dict[str, Any]:
     """Flat property dict for storage (tuples become lists; None values dropped)."""
-    from dataclasses import fields
-
     props: dict[str, Any] = {}
-    for f in fields(node):
-        if f.name == "kind":
-            continue
-        value = getattr(node, f.name)
+    for name in _STORED_FIELDS[type(node)]:
+        value = getattr(node, name)
         if value is None:
             continue
-        props[f.name] = list(value) if isinstance(value, tuple) else value
+        props[name] = list(value) if isinstance(value, tuple) else value
     return props
 
 

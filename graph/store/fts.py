@@ -32,6 +32,7 @@ from graph.query.text import COLUMN_WEIGHTS, search_fields
 INDEX_VERSION = "2"
 #: the meta key holding the INDEX_VERSION the table was filled with
 META_KEY = "search_index"
+_CHUNK = 500  # host parameters per IN (...) list
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS search_ids (docid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE)",
@@ -66,9 +67,11 @@ def write(db: sqlite3.Connection, upserts: Iterable[GraphNode], deletes: Iterabl
     """Index ``upserts`` (replacing what they had) and drop ``deletes``, in the caller's
     transaction: a rollback takes these rows back with the rest."""
     nodes = {_storable(n.id): n for n in upserts}
-    gone = [(i,) for i in dict.fromkeys(map(_storable, deletes)) if i not in nodes]
+    # only ids the index holds have rows to delete: none, in a first build's 100,000s
+    held = _held(db, [*dict.fromkeys(map(_storable, deletes)), *nodes])
+    gone = [(i,) for i in dict.fromkeys(map(_storable, deletes)) if i not in nodes and i in held]
     for stmt in _DELETE:
-        db.executemany(stmt, [*gone, *((i,) for i in nodes)])
+        db.executemany(stmt, [*gone, *((i,) for i in nodes if i in held)])
     db.executemany("DELETE FROM search_ids WHERE id = ?", gone)
     db.executemany("INSERT OR IGNORE INTO search_ids (id) VALUES (?)", [(i,) for i in nodes])
     names, bodies = [], []
@@ -79,6 +82,21 @@ def write(db: sqlite3.Connection, upserts: Iterable[GraphNode], deletes: Iterabl
             bodies.append((i, i, n.kind.value, abstract))
     db.executemany(_INSERT_NAMES, names)
     db.executemany(_INSERT_BODY, bodies)
+
+
+def _held(db: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
+    """Those of ``ids`` that the index holds."""
+    if not ids:
+        return set()
+    if db.execute("SELECT 1 FROM search_ids LIMIT 1").fetchone() is None:
+        return set()  # an empty index (a first build) holds none of them
+    held: set[str] = set()
+    for i in range(0, len(ids), _CHUNK):
+        part = ids[i : i + _CHUNK]
+        marks = ",".join("?" * len(part))
+        sql = f"SELECT id FROM search_ids WHERE id IN ({marks})"  # noqa: S608 - placeholders only
+        held.update(r[0] for r in db.execute(sql, part))
+    return held
 
 
 def _storable(text: str) -> str:
