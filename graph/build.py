@@ -1,12 +1,22 @@
-"""The build pipeline: papers -> extraction -> embeddings -> edges -> a diff for the store.
+"""The build pipeline: papers -> extraction -> embeddings -> edges -> a change for the store.
 
-Full and incremental builds share one path: :meth:`Pipeline.compute` turns the
-corpus (the set of papers) into a :class:`GraphData`, reusing what it can from the
-previous graph and the caches, and :func:`diff` turns old + new into the
-:class:`GraphChange` a store applies. Because every step is a deterministic
-function of the set of papers, an incremental build equals a full rebuild.
+Two paths give the same :class:`GraphChange` (``tests/e2e/test_region_random.py``):
 
-What is recomputed when papers are added or removed:
+* **by region** (an add or remove by a long-lived pipeline, the API's, once it holds a
+  :class:`graph.region.CorpusState` of the stored graph at the store's current version:
+  from :meth:`Pipeline.prime` and after each of its writes):
+  :func:`graph.region.region_change` reads only the stored rows the change reaches and
+  returns the change; no snapshot, no whole graph, no diff;
+* **whole** (``citegraph build``, a one-shot ``citegraph add``/``remove``, a first
+  write, a graph another writer changed since the state was taken, or one written by
+  other code or settings): :meth:`Pipeline.compute`
+  turns the corpus into a :class:`GraphData`, reusing what it can from the previous graph
+  and the caches, and :func:`diff` turns old + new into the change. Because every step
+  is a deterministic function of the set of papers, an incremental build equals a full
+  rebuild.
+
+What the whole path recomputes when papers are added or removed (the region path
+computes the same rows from what they depend on):
 
 * extraction: only new texts (cached by text hash);
 * embeddings: only new texts (cached by (model, text hash));
@@ -95,6 +105,7 @@ from graph.model import (
     RelType,
     node_to_props,
 )
+from graph.region import CorpusState, region_change, state_from_graph
 from graph.settings import Settings
 from graph.store.base import GraphStore
 
@@ -274,6 +285,9 @@ class Pipeline:
         self._resolver: IncrementalResolution | None = make() if callable(make) else None
         self._extracted: dict[str, Extraction] = {}
         self._ahead: _Ahead | None = None  # what one run read while its model loaded
+        # the stored graph as an add needs it (graph.region), at one store version: kept
+        # between writes by a long-lived pipeline
+        self._state: _State | None = None
         # title + abstract -> its word vector's (columns, weights)
         self._words: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -290,11 +304,14 @@ class Pipeline:
         return _Timer(report.step_seconds, step)
 
     def extract_all(
-        self, papers: Sequence[Paper], *, stop: threading.Event | None = None
+        self, papers: Sequence[Paper], *, stop: threading.Event | None = None,
+        keep: bool = False,
     ) -> dict[str, Extraction]:
         """Extraction per paper id, computing only texts not in the cache.
 
         ``stop`` set: :class:`Stopped` before the next text (what was done is cached).
+        ``keep``: add to the texts kept from the last call rather than replace them (an
+        add's own papers, beside the corpus they join).
         """
         known = self._extracted
         hashes = sorted({p.text_hash for p in papers if p.text_hash not in known})
@@ -314,10 +331,12 @@ class Pipeline:
             self.extraction_cache.put_many(fresh)
             cached.update(fresh)
         # the same objects next time: the resolver tells unchanged papers by identity
-        self._extracted = {
-            p.text_hash: known.get(p.text_hash) or cached[p.text_hash] for p in papers
-        }
-        return {p.id: self._extracted[p.text_hash] for p in papers}
+        mine = {p.text_hash: known.get(p.text_hash) or cached[p.text_hash] for p in papers}
+        if keep:
+            self._extracted.update(mine)
+        else:
+            self._extracted = mine
+        return {p.id: mine[p.text_hash] for p in papers}
 
     def embed_all(
         self, papers: Sequence[Paper], previous: GraphData | None, report: BuildReport
@@ -600,13 +619,108 @@ class Pipeline:
         if self._resolver is None:
             return
         with _gc_paused():
-            papers = [n for n in store.snapshot().nodes.values() if isinstance(n, Paper)]
+            read = getattr(store, "versioned_snapshot", None)
+            data, version = read() if callable(read) else (store.snapshot(), None)
             try:
-                extracted = self.extract_all(sorted(papers, key=lambda p: p.id), stop=stop)
+                self._state = self._state_of(data, version, self._resolver, stop=stop)
             except Stopped:
                 return
-            if stop is None or not stop.is_set():
-                self._resolver.update(extracted)
+
+    def _state_of(
+        self,
+        data: GraphData,
+        version: str | None,
+        resolver: IncrementalResolution,
+        *,
+        stop: threading.Event | None = None,
+    ) -> _State | None:
+        """The region state of a stored graph (None: the next write goes the whole way)."""
+        papers = sorted((n for n in data.nodes.values() if isinstance(n, Paper)),
+                        key=lambda p: p.id)
+        extracted = self.extract_all(papers, stop=stop)
+        if stop is not None and stop.is_set():
+            return None
+        if data.embedding_model is not None and data.embedding_model != self.embedder.key:
+            resolver.advance(extracted)
+            return None
+        state = state_from_graph(
+            data, version, resolver, extracted, self.settings, self._word_vectors
+        )
+        return None if state is None else _State(state, resolver)
+
+    def _word_rows(self, papers: Sequence[Paper]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """The word vectors (columns, weights) of some papers, by id: kept by text between
+        writes, else from the cache, else computed (and cached)."""
+        known = self._words
+        texts = {p.id: paper_text(p) for p in papers}
+        missing = sorted(set(texts.values()) - known.keys())
+        if missing:
+            by_hash = {_text_key(t): t for t in missing}
+            for h, row in self.word_cache.get_many(sorted(by_hash)).items():
+                known[by_hash[h]] = row
+            todo = [t for t in missing if t not in known]
+            if todo:
+                fresh = word_vectors(todo)
+                rows = {t: (fresh.indices[fresh.indptr[i]:fresh.indptr[i + 1]].copy(),
+                            fresh.data[fresh.indptr[i]:fresh.indptr[i + 1]].copy())
+                        for i, t in enumerate(todo)}
+                known.update(rows)
+                self.word_cache.put_many({_text_key(t): r for t, r in rows.items()})
+        return {pid: known[t] for pid, t in texts.items()}
+
+    def _region_update(
+        self,
+        store: GraphStore,
+        report: BuildReport,
+        new_papers: Sequence[Paper],
+        remove: Sequence[str],
+    ) -> None:
+        """An add or remove from the region it touches (graph.region), write lock held."""
+        held = self._state
+        assert held is not None
+        state = held.state
+        missing = [r for r in remove if r not in state.papers]
+        if missing:
+            raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
+        with self._timed(report, "extract"):
+            corpus = _next_corpus(state.papers, new_papers, remove, False, report)
+            old = state.papers
+            fresh = [p for pid, p in sorted(corpus.items())
+                     if pid not in old or (p is not old[pid] and p.text_hash != old[pid].text_hash)]
+            with self._step(report, "extract.cache"):
+                extractions = self.extract_all(fresh, keep=True)
+        to_embed = [p for pid, p in sorted(corpus.items()) if pid not in old or (
+            p is not old[pid] and embedding_text(p) != embedding_text(old[pid]))]
+        with self._timed(report, "embed"), self._step(report, "embed.corpus"):
+            vectors = self.embed_all(to_embed, None, report) if to_embed else {}
+        t0 = time.perf_counter()
+        try:
+            result = region_change(
+                state, store, corpus, held.resolver, extractions, vectors, self._word_rows,
+                self.settings, self.embedder.key, lambda step: self._step(report, step),
+            )
+        except BaseException:
+            self._state = None  # the resolver moved: the next write reads the graph again
+            raise
+        report.stage_seconds["link"] = report.stage_seconds.get("link", 0.0) + (
+            time.perf_counter() - t0
+        )
+        change = result.change
+        report.added, report.removed, report.updated = result.added, result.removed, result.updated
+        report.nodes_written = len(change.upsert_nodes)
+        report.edges_written = len(change.upsert_edges)
+        report.nodes_deleted = len(change.delete_nodes)
+        report.edges_deleted = len(change.delete_edges)
+        with self._timed(report, "write"):
+            try:
+                if not change.empty:
+                    store.apply(change)
+                result.commit(store.version())
+            except BaseException:
+                self._state = None
+                raise
+        if self._resolver is None:
+            self._state = None  # a one-shot pipeline writes once
 
     # ------------------------------------------------------------------ commands
     def run(
@@ -760,6 +874,10 @@ class Pipeline:
         old = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
         if any(r not in old for r in remove):
             return  # _update says which
+        # A one-shot write keeps the whole-graph path: the region state (a resolver filled
+        # from every paper, the lists, the verification) costs more ahead of the lock than
+        # the lexical part it replaces, and the region work under the lock more than the
+        # diff it saves (docs/benchmarks.md, "Issue 12, round 5")
         corpus = _next_corpus(old, new_papers, remove, replace, BuildReport())
         papers = sorted(corpus.values(), key=lambda p: p.id)
         # timed into a report of its own: the run's stages count only what it waited for
@@ -776,6 +894,16 @@ class Pipeline:
         replace: bool,
     ) -> None:
         """Read the graph, compute the new one and apply the difference (write lock held)."""
+        held = self._state
+        if held is not None and not replace and held.state.papers and (
+            held.state.version is not None and held.state.version == store.version()
+        ) and held.state.model == self.embedder.key and (
+            len(held.state.papers) + len(new_papers) - len(remove) >= 2
+        ):
+            self._ahead = None
+            self._region_update(store, report, new_papers, remove)
+            return
+        self._state = None
         with self._timed(report, "load"):
             ahead = self._ahead
             if ahead is not None and ahead.version is not None and (
@@ -808,6 +936,18 @@ class Pipeline:
         with self._timed(report, "write"):
             if not change.empty:
                 store.apply(change)
+        if self._resolver is not None:
+            # a long-lived pipeline keeps the state of what it just wrote (graph.region)
+            with self._step(report, "state"):
+                self._state = self._state_of(graph, store.version(), self._resolver)
+
+
+@dataclass
+class _State:
+    """A :class:`graph.region.CorpusState` and the resolver it goes with."""
+
+    state: CorpusState
+    resolver: IncrementalResolution
 
 
 def _next_corpus(

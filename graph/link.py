@@ -76,7 +76,8 @@ SPARSE_BLOCK_ROWS = 512
 MAX_TERM_PAPERS = 1000
 # C in a term's SHARES_TERM weight ln(C / g(df)): fixed, so no stored weight depends on N
 TERM_WEIGHT_REFERENCE = math.e * MAX_TERM_PAPERS
-_TERM_RELS = (RelType.MENTIONS, RelType.USES, RelType.INTRODUCES)
+TERM_RELS = (RelType.MENTIONS, RelType.USES, RelType.INTRODUCES)
+_TERM_RELS = TERM_RELS
 _QUARTER_OCTAVE = math.log(2) / 4
 SCORE_DECIMALS = 6
 HUB_DECIMALS = 9
@@ -107,15 +108,18 @@ class PaperVectors:
 
 class _WordDots:
     """Dot products of one word vector with many, exactly the same whichever others are
-    asked for at once (each sum runs over one pair's own entries, in column order)."""
+    asked for at once (each sum runs over one pair's own entries, in column order).
+
+    Row i's columns are matched by a binary search in its own sorted columns, not through
+    a buffer over the corpus's compacted columns: building that compaction cost O(nnz log
+    nnz) per write, and a region update (graph.region) asks for a few hundred rows."""
 
     def __init__(self, words: Any) -> None:
         w = words.tocsr()
         w.sort_indices()
         self.indptr = w.indptr.astype(np.int64)
         self.data = w.data.astype(np.float64)
-        _, self.cols = np.unique(w.indices, return_inverse=True)  # compact columns
-        self.buf = np.zeros(int(self.cols.max()) + 1 if len(self.cols) else 1)
+        self.cols = w.indices.astype(np.int64)
 
     def row_against(self, i: int, others: NDArray[np.intp]) -> NDArray[np.float64]:
         """words(i, j) for j in ``others``, rounded to SCORE_DECIMALS."""
@@ -125,13 +129,15 @@ class _WordDots:
         total = int(lens.sum())
         if a == b or total == 0:
             return np.zeros(len(others))
-        self.buf[self.cols[a:b]] = self.data[a:b]
         shift = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
         at = shift + np.arange(total)
-        prod = self.data[at] * self.buf[self.cols[at]]
+        mine_cols = self.cols[a:b]
+        cols = self.cols[at]
+        pos = np.minimum(np.searchsorted(mine_cols, cols), b - a - 1)
+        mine = np.where(mine_cols[pos] == cols, self.data[a:b][pos], 0.0)
+        prod = self.data[at] * mine
         sums = np.bincount(np.repeat(np.arange(len(others)), lens), weights=prod,
                            minlength=len(others))
-        self.buf[self.cols[a:b]] = 0.0
         return np.round(sums, SCORE_DECIMALS)
 
 
@@ -321,7 +327,8 @@ def _pool_moves(
     vec, ids = sc.vec, sc.vec.ids
     n = len(ids)
     is_new = np.zeros(n, dtype=bool)
-    is_new[[i for i, pid in enumerate(ids) if pid in set(new)]] = True
+    new_set = set(new)
+    is_new[[i for i, pid in enumerate(ids) if pid in new_set]] = True
     pushed: dict[int, set[str]] = {}
     todo = [i for i in rows if hubs[ids[i]].kth is not None]
     plain_rows.update(i for i in rows if hubs[ids[i]].kth is None)
@@ -353,6 +360,25 @@ def _pool_moves(
     return pushed
 
 
+class ListSource:
+    """The stored SIMILAR_TO lists an update reads: a row's list (:meth:`get`) and the rows
+    whose list holds some papers (:meth:`holding`). A dict of every list is one; a region
+    update reads the store instead (graph.region)."""
+
+    def __init__(self, lists: Mapping[str, Sequence[Near]]) -> None:
+        self._lists = lists
+
+    def need(self, pids: Iterable[str]) -> None:
+        """The lists of ``pids`` are about to be asked for (one read for all of them)."""
+        return None
+
+    def get(self, pid: str) -> Sequence[Near]:
+        return self._lists.get(pid, [])
+
+    def holding(self, ids: Collection[str]) -> set[str]:
+        return {p for p, lst in self._lists.items() if any(nb.id in ids for nb in lst)}
+
+
 def update_csls(
     previous: Neighbours,
     previous_hubs: Mapping[str, Hub],
@@ -364,11 +390,32 @@ def update_csls(
     min_score: float,
 ) -> tuple[Neighbours, Hubs]:
     """SIMILAR_TO lists and hubs after an add/remove, equal to :func:`full_similar` over
-    everything, recomputing only the rows that can change.
+    everything, recomputing only the rows that can change (:func:`update_csls_rows`).
 
     ``previous``/``previous_hubs``: the stored lists and (r, floor) of the papers that
     stay; ``gone``: the old embeddings of the removed papers (a changed paper is removed
-    and new). b(i, j) depends on i and j alone, so:
+    and new).
+    """
+    fresh, hubs = update_csls_rows(
+        ListSource(previous), previous_hubs, gone, vec, new_ids, removed_ids, k, min_score
+    )
+    return {p: fresh[p] if p in fresh else list(previous.get(p, [])) for p in vec.ids}, hubs
+
+
+def update_csls_rows(
+    previous: ListSource,
+    previous_hubs: Mapping[str, Hub],
+    gone: NDArray[np.float32],
+    vec: PaperVectors,
+    new_ids: Iterable[str],
+    removed_ids: Iterable[str],
+    k: int,
+    min_score: float,
+) -> tuple[Neighbours, Hubs]:
+    """The SIMILAR_TO lists an add/remove changes (every other stored list is still
+    exact) and every paper's hub, equal to :func:`full_similar` over everything.
+
+    b(i, j) depends on i and j alone, so:
 
     * A survivor's plain top-k can change only if its pool does: a new paper's cosine
       reaches its floor, or a removed one's did. Those rows are recomputed (plain and
@@ -377,6 +424,8 @@ def update_csls(
       can change only if it holds a removed paper or one of J, or one of J in its pool
       now ranks at or above its k-th: those rows are recomputed; every other list is
       still exact.
+
+    Returns (the recomputed rows' lists, which may equal their stored ones; every hub).
     """
     ids = vec.ids
     index = {pid: i for i, pid in enumerate(ids)}
@@ -384,7 +433,8 @@ def update_csls(
     removed = set(removed_ids)
     sc = _Scorer(vec)
     empty = Hub(0.0, min_score, 0.0)
-    hubs: Hubs = {p: previous_hubs.get(p, empty) for p in ids if p not in new}
+    is_new = set(new)
+    hubs: Hubs = {p: previous_hubs.get(p, empty) for p in ids if p not in is_new}
     floor = np.asarray([hubs.get(p, (0.0, np.inf))[1] for p in ids], dtype=np.float64)
     plain_rows = {index[p] for p in new}
     reached: set[int] = set()
@@ -401,17 +451,19 @@ def update_csls(
     for pid, hub in hubness(fresh_plain, fresh_floors, sc.w, k).items():
         old = hubs.get(pid)
         if old != hub:
-            if pid not in new and (old is None or old.r != hub.r):
+            if pid not in is_new and (old is None or old.r != hub.r):
                 moved.add(pid)
             hubs[pid] = hub
     redo = set(plain_rows)
-    for pid, lst in previous.items():
-        if pid in index and any(nb.id in removed or nb.id in moved for nb in lst):
+    for pid in previous.holding(removed | moved):
+        if pid in index:
             redo.add(index[pid])
-        elif pid in index and index[pid] in pushed and any(
-            nb.id in pushed[index[pid]] for nb in lst
-        ):
-            redo.add(index[pid])  # a paper pushed out of its pool was in its list
+    pushed_rows = [ids[i] for i in pushed if i not in redo]
+    previous.need(pushed_rows)
+    for pid in pushed_rows:
+        i = index[pid]
+        if any(nb.id in pushed[i] for nb in previous.get(pid)):
+            redo.add(i)  # a paper pushed out of its pool was in its list
     if moved:
         cols = np.asarray([index[p] for p in sorted(moved)], dtype=np.intp)
         r_cols = np.asarray([hubs[ids[c]][0] for c in cols])
@@ -420,10 +472,10 @@ def update_csls(
         cos[cos < min_score] = -np.inf
         cos[np.arange(len(cols)), cols] = -np.inf
         in_pool = cos >= floor_now[None, :] - TIE_SLACK
-        for i in np.flatnonzero(in_pool.any(axis=0)).tolist():
-            if i in redo:
-                continue
-            lst = previous.get(ids[i], [])
+        candidates = [i for i in np.flatnonzero(in_pool.any(axis=0)).tolist() if i not in redo]
+        previous.need(ids[i] for i in candidates)
+        for i in candidates:
+            lst = previous.get(ids[i])
             if len(lst) < k:
                 redo.add(i)
                 continue
@@ -437,7 +489,7 @@ def update_csls(
             if (key >= thr - TIE_SLACK).any():
                 redo.add(i)
     fresh = csls_similar(vec, hubs, k, min_score, rows=sorted(redo), scorer=sc)
-    return {p: fresh[p] if p in fresh else list(previous.get(p, [])) for p in ids}, hubs
+    return fresh, hubs
 
 
 def similar_edges(
@@ -985,3 +1037,284 @@ def mention_edges(terms: Iterable[PaperTerm]) -> list[Edge]:
         attrs = {"evidence": t.evidence, "count": t.count}
         edges.append(Edge(t.paper, t.term, rel, t.weight, attrs))
     return edges
+
+
+# --------------------------------------------------------------------------- region updates
+# What an add or remove changes, computed from the papers and terms it reaches: the
+# caller (graph.region) keeps every paper's terms, each term's papers and the partner
+# lists each paper or concept keeps, and reads the stored edges of the region alone.
+
+Kept = dict[str, list[tuple[float, str]]]  # paper or concept -> the partners its list keeps
+
+
+class _SubIndex(_TermIndex):
+    """:class:`_TermIndex` over the linking terms of some papers only (``rows``), with
+    every paper holding one of them as a column: the same scores to the bit (each row's
+    sum runs over its own terms in id order, as in the whole index)."""
+
+    def __init__(
+        self,
+        paper_terms: Mapping[str, Mapping[str, float]],
+        postings: Mapping[str, Collection[str]],
+        max_papers: int,
+        rows: Iterable[str],
+    ) -> None:
+        import scipy.sparse as sp
+
+        terms: set[str] = set()
+        for p in rows:
+            for t in paper_terms[p]:
+                ps = postings.get(t, ())
+                if 2 <= len(ps) <= max_papers:
+                    terms.add(t)
+        papers: set[str] = set(rows)
+        for t in terms:
+            papers.update(postings[t])
+        self.ids = sorted(papers)
+        self.row = {pid: i for i, pid in enumerate(self.ids)}
+        self.linking = sorted(terms)
+        self.tindex = {t: i for i, t in enumerate(self.linking)}
+        self.weight = {t: term_weight(len(postings[t])) for t in self.linking}
+        self.shown = {t: round(w, 4) for t, w in self.weight.items()}
+        r_idx: list[int] = []
+        c_idx: list[int] = []
+        for t in self.linking:
+            j = self.tindex[t]
+            for p in postings[t]:
+                r_idx.append(self.row[p])
+                c_idx.append(j)
+        ones = np.ones(len(r_idx), dtype=np.float64)
+        self.x = sp.csr_matrix((ones, (r_idx, c_idx)), shape=(len(self.ids), len(self.linking)))
+        w_vec = np.asarray([self.weight[t] for t in self.linking], dtype=np.float64)
+        self.weighted_t = sp.csr_matrix(self.x.multiply(w_vec[None, :])).T.tocsr()
+        self._ordered = {}
+
+
+@dataclass
+class RegionEdges:
+    """The rows of one edge type an add or remove writes and deletes, and the partner
+    lists it recomputed (their keepers' new lists)."""
+
+    upsert: list[Edge]
+    delete: list[tuple[str, str, RelType]]
+    lists: Kept
+
+
+def _changes(
+    made: Iterable[Edge], stored: Mapping[tuple[str, str], Edge], rel: RelType,
+    alive: Callable[[str], bool],
+) -> tuple[list[Edge], list[tuple[str, str, RelType]]]:
+    """(edges that differ from the stored ones, stored pairs not made any more)."""
+    upsert = []
+    made_keys = set()
+    for e in made:
+        made_keys.add((e.source, e.target))
+        old = stored.get((e.source, e.target))
+        if old is None or (old is not e and (
+            abs(old.weight - e.weight) >= 1e-9
+            or (old.attrs != e.attrs and dict(old.attrs) != dict(e.attrs))
+        )):
+            upsert.append(e)
+    delete = [(a, b, rel) for (a, b) in stored if (a, b) not in made_keys and alive(a) and alive(b)]
+    return upsert, delete
+
+
+def shared_terms_region(
+    paper_terms: Mapping[str, Mapping[str, float]],
+    postings: Mapping[str, Collection[str]],
+    old_terms: Mapping[str, Collection[str]],
+    n_old: int,
+    kept_lists: Mapping[str, Sequence[tuple[float, str]]],
+    stored_of: Callable[[Collection[str]], Iterable[Edge]],
+    term_names: Mapping[str, str],
+    renamed: Collection[str],
+    *,
+    max_df: float = 0.2,
+    min_weight: float = 1.0,
+    top_k: int = 20,
+    max_term_papers: int = MAX_TERM_PAPERS,
+) -> RegionEdges:
+    """The SHARES_TERM rows an add or remove changes: :func:`update_shared_terms` (the
+    same touched and reached papers, the same edges) without the whole graph.
+
+    ``paper_terms``/``postings``: every paper's terms and every term's papers after the
+    change; ``old_terms``: before it, for the papers whose terms changed (a new paper:
+    empty; a removed one: absent from ``paper_terms``); ``kept_lists``: the (weight,
+    partner) each paper's stored list keeps; ``stored_of``: the stored SHARES_TERM
+    edges touching some papers.
+    """
+    n = len(paper_terms)
+    gone = {p for p in old_terms if p not in paper_terms}
+    moved: set[str] = set()
+    moved_papers: set[str] = set()
+    gained: dict[str, set[str]] = defaultdict(set)  # term -> papers that gained it
+    lost: dict[str, set[str]] = defaultdict(set)
+    for p, old in old_terms.items():
+        now = set(paper_terms.get(p, ()))
+        was = set(old)
+        if now != was:
+            moved_papers.add(p)
+            moved |= now ^ was
+            for t in now - was:
+                gained[t].add(p)
+            for t in was - now:
+                lost[t].add(p)
+
+    def old_size(t: str) -> int:
+        return len(postings.get(t, ())) - len(gained.get(t, ())) + len(lost.get(t, ()))
+
+    def old_holders(t: str) -> set[str]:
+        return (set(postings.get(t, ())) - gained.get(t, set())) | lost.get(t, set())
+
+    cap_new = linking_cap(n, max_df, max_term_papers)
+    cap_old = linking_cap(n_old, max_df, max_term_papers)
+
+    def links(size: int, cap: int) -> bool:
+        return 2 <= size <= cap
+
+    if cap_new != cap_old:
+        lo, hi = min(cap_new, cap_old), max(cap_new, cap_old) + 1
+        moved.update(
+            t for t, ps in postings.items() if lo <= len(ps) <= hi
+            and links(len(ps), cap_new) != links(old_size(t), cap_old)
+        )
+    touched: set[str] = set()
+    hard: set[str] = set()
+    for t in moved:
+        size_new, size_old = len(postings.get(t, ())), old_size(t)
+        if not (links(size_new, cap_new) or links(size_old, cap_old)):
+            continue
+        holders = set(postings.get(t, ()))
+        holders.update(p for p in old_holders(t) if p in paper_terms)
+        touched |= holders
+        if not (links(size_old, cap_old) and links(size_new, cap_new)
+                and term_weight(size_old) == term_weight(size_new)):
+            hard |= holders
+    movers = moved_papers & paper_terms.keys()
+    soft = touched - hard - moved_papers
+    if soft:
+        reached: set[str] = set()
+        threshold: dict[str, float] = {}
+        for p in soft:
+            lst = kept_lists.get(p, ())
+            if len(lst) < top_k or any(q in movers or q in gone for _, q in lst):
+                reached.add(p)
+            else:
+                threshold[p] = min(w for w, _ in lst)
+        if movers:
+            sub = _SubIndex(paper_terms, postings, cap_new, movers)
+            if sub.linking:
+                thr = np.asarray([threshold.get(q, np.inf) for q in sub.ids])
+                rows = sorted(sub.row[m] for m in movers)
+                slack = 10.0 ** -SCORE_DECIMALS
+                for start in range(0, len(rows), SPARSE_BLOCK_ROWS):
+                    part = rows[start : start + SPARSE_BLOCK_ROWS]
+                    block = (sub.x[part] @ sub.weighted_t).tocsr()
+                    hit = (block.data >= thr[block.indices] - slack) & (
+                        block.data >= min_weight - slack
+                    )
+                    reached.update(sub.ids[int(c)] for c in np.unique(block.indices[hit]))
+        touched = (touched - soft) | (reached & soft)
+    renamed_holders: set[str] = set()
+    for t in renamed:
+        renamed_holders.update(postings.get(t, ()))
+    index = _SubIndex(paper_terms, postings, cap_new, touched)
+    lists = index.partners(sorted(index.row[p] for p in touched), min_weight, top_k)
+    stored: dict[tuple[str, str], Edge] = {}
+    for e in stored_of(sorted(touched | renamed_holders)):
+        if e.type is RelType.SHARES_TERM:
+            stored[(e.source, e.target)] = e
+    by: dict[tuple[str, str], str] = {}
+    kept: dict[tuple[str, str], set[str]] = {}
+    for (a, b), e in stored.items():
+        by[(a, b)] = str(e.attrs.get("kept_by"))
+        if a not in paper_terms or b not in paper_terms:
+            continue
+        if (a in touched or b in touched) or (a in renamed_holders and b in renamed_holders):
+            keep = by[(a, b)]
+            ends = {a, b} if keep == "both" else {a if keep == "source" else b}
+            ends -= touched
+            if ends:
+                kept[(a, b)] = ends
+    made = _edges_from_lists(
+        index, lists, kept, paper_terms, term_names, stored, moved_papers, hard, set(renamed),
+        by, renamed_holders,
+    )
+    upsert, delete = _changes(made, stored, RelType.SHARES_TERM, lambda p: p in paper_terms)
+    new_lists: Kept = {p: [] for p in touched}
+    for e in made:
+        end = e.attrs.get("kept_by")
+        if end != "target" and e.source in new_lists:
+            new_lists[e.source].append((e.weight, e.target))
+        if end != "source" and e.target in new_lists:
+            new_lists[e.target].append((e.weight, e.source))
+    return RegionEdges(upsert, delete, new_lists)
+
+
+def related_region(
+    paper_terms: Mapping[str, Mapping[str, float]],
+    postings: Mapping[str, Collection[str]],
+    old_terms: Mapping[str, Collection[str]],
+    is_concept: Callable[[str], bool],
+    kept_lists: Mapping[str, Sequence[tuple[float, str]]],
+    stored_of: Callable[[Collection[str]], Iterable[Edge]],
+    *,
+    min_count: int = 2,
+    top_k: int = 10,
+) -> RegionEdges:
+    """The RELATED_TO rows an add or remove changes (:func:`cooccurrence_edges`' edges).
+
+    A concept's list changes only if a paper whose terms changed holds it (a count moved)
+    or if the document frequency of a partner tied with its k-th changed (the tie-break):
+    only those concepts' co-mention counts are computed, from their papers.
+    """
+    held_by: set[str] = set()
+    df_moved: set[str] = set()
+    for p, old in old_terms.items():
+        now = set(paper_terms.get(p, ()))
+        was = set(old)
+        held_by.update(t for t in now | was if is_concept(t))
+        df_moved.update(t for t in now ^ was if is_concept(t))
+
+    def alive(c: str) -> bool:
+        return bool(postings.get(c))
+
+    def row(a: str) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for q in postings.get(a, ()):
+            for c in paper_terms[q]:
+                if c != a and is_concept(c):
+                    counts[c] += 1
+        return {c: n for c, n in counts.items() if n >= min_count}
+
+    rows = {a: row(a) for a in held_by if alive(a)}
+    for b in sorted(df_moved):
+        for a, count in rows.get(b, {}).items():
+            if a in rows:
+                continue
+            lst = kept_lists.get(a, ())
+            if len(lst) >= top_k and count == min(c for c, _ in lst):
+                rows[a] = row(a)
+    lists: Kept = {}
+    for a, counts in rows.items():
+        best = sorted(counts, key=lambda c: (-counts[c], len(postings[c]), c))[:top_k]
+        lists[a] = [(float(counts[c]), c) for c in best]
+    stored: dict[tuple[str, str], Edge] = {}
+    for e in stored_of(sorted(rows.keys() | held_by)):
+        if e.type is RelType.RELATED_TO:
+            stored[(e.source, e.target)] = e
+    pairs: dict[tuple[str, str], int] = {}
+    for a, lst in lists.items():
+        for c, b in lst:
+            pairs[(a, b) if a < b else (b, a)] = int(c)
+    for (x, y) in stored:
+        if (x, y) in pairs or not (alive(x) and alive(y)):
+            continue
+        for a, b in ((x, y), (y, x)):
+            shared = rows[a].get(b) if a in rows and b not in rows else None
+            if shared is not None and any(p == a for _, p in kept_lists.get(b, ())):
+                pairs[(x, y)] = shared
+    made = [Edge(a, b, RelType.RELATED_TO, float(c), {"count": c}) for (a, b), c in pairs.items()]
+    upsert, delete = _changes(made, stored, RelType.RELATED_TO, alive)
+    delete = [k for k in delete if k[0] in rows or k[1] in rows]
+    return RegionEdges(upsert, delete, lists)

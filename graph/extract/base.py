@@ -110,9 +110,26 @@ class IncrementalResolution(Protocol):
     """
 
     changed_papers: set[str]  # papers whose terms the last update changed (or removed)
+    changed_terms: set[str]  # concept/dataset ids whose node it may have changed
 
     def update(self, extractions: Mapping[str, Extraction]) -> Resolution:
         """The resolution of ``extractions``, reusing the previous call's work."""
+        ...
+
+    def advance(self, extractions: Mapping[str, Extraction]) -> bool:
+        """As :meth:`update`, without assembling the whole Resolution (False: no change)."""
+        ...
+
+    def paper_terms(self, pid: str) -> dict[str, float]:
+        """One paper's term ids and weights, after the last update."""
+        ...
+
+    def terms_of(self, pid: str) -> list[PaperTerm]:
+        """One paper's PaperTerms by term id, after the last update."""
+        ...
+
+    def term(self, tid: str) -> Concept | Dataset | None:
+        """The concept or dataset of that id, after the last update (None: none)."""
         ...
 
 

@@ -171,19 +171,31 @@ class Resolver:
         self._touched: set[str] = set()
         #: papers whose terms the last update changed, new and removed ones included
         self.changed_papers: set[str] = set()
+        #: concept and dataset ids whose node the last update may have changed (name,
+        #: aliases, category, existence): a superset
+        self.changed_terms: set[str] = set()
 
     # ------------------------------------------------------------------ public
     def update(self, extractions: Mapping[str, Extraction]) -> Resolution:
         """The resolution of ``extractions``, reusing what the previous call computed."""
+        if self.advance(extractions) or self._result is None:
+            self._result = self._resolution()
+        return self._result
+
+    def advance(self, extractions: Mapping[str, Extraction]) -> bool:
+        """Bring the state to ``extractions`` without assembling the whole resolution
+        (O(N)): read the result through :meth:`paper_terms`, :meth:`terms_of` and
+        :meth:`term`. False when nothing changed."""
         gone = sorted(
             p for p, e in self.ex.items()
             if p not in extractions or (extractions[p] is not e and extractions[p] != e)
         )
         gone_set = set(gone)
         new = sorted(p for p in extractions if p not in self.ex or p in gone_set)
-        if not gone and not new and self._result is not None:
+        if not gone and not new and (self.ex or self._result is not None):
             self.changed_papers = set()
-            return self._result
+            self.changed_terms = set()
+            return False
         self._df_w, self._sa_w, self._dof_w = _Watch(), _Watch(), _Watch()
         self._defined_w, self._dfold_w = _Watch(), _Watch()
         old_common = self._common()
@@ -241,6 +253,7 @@ class Resolver:
             self._retract(p, _C)
             self._step_c(p, common)
         # groups -> concepts
+        self.changed_terms = set()
         id_moved, cids_moved = self._regroup(self._touched | sform_folds, defined_moved)
         for g in id_moved:
             dirty |= self.by_final.get(g, set())
@@ -267,8 +280,20 @@ class Resolver:
             if self.terms[p] != before:
                 changed.add(p)
         self.changed_papers = changed
-        self._result = self._resolution()
-        return self._result
+        self._result = None
+        return True
+
+    def paper_terms(self, pid: str) -> dict[str, float]:
+        """One paper's term ids and weights (as Resolution.paper_terms)."""
+        return self.pterms[pid]
+
+    def terms_of(self, pid: str) -> list[PaperTerm]:
+        """One paper's PaperTerms, by term id (as in Resolution.terms)."""
+        return self.terms[pid]
+
+    def term(self, tid: str) -> Concept | Dataset | None:
+        """The concept or dataset of that id in the current resolution, if any."""
+        return self.concepts.get(tid) or self.datasets.get(tid)
 
     # ------------------------------------------------------------------ corpus inputs
     def _common(self) -> int:
@@ -549,6 +574,7 @@ class Resolver:
         for f in defined_moved:
             if f in self.group_id:
                 cids.add(self.group_id[f])
+        self.changed_terms |= cids
         changed: set[str] = set()
         for cid in cids:
             old = self.concepts.get(cid)
@@ -601,6 +627,7 @@ class Resolver:
                 self.dataset_group.pop(g, None)
             if did != old:
                 moved.add(g)
+        self.changed_terms |= dids
         for did in dids:
             folds_of = sorted(self.did_folds.get(did, ()))
             ds: Dataset | None = None

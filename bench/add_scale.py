@@ -1,0 +1,154 @@
+# ruff: noqa: E501 - long table rows
+"""The whole pipeline's add of 10 papers at 3k / 30k / 100k synthetic papers (issue 12).
+
+    python bench/add_scale.py [--sizes 3000,30000,100000] [--adds 3] [--code TREE ...]
+
+bench/db_scale.py times the store's share of an add only; this runs ``Pipeline.run``
+end to end, the server's way (a long-lived pipeline, its state kept between writes), on
+an embedded store read by SQL (no mirror: the store's memory is not the question here).
+
+The corpus is bench/scale.py's generator (topic-mixture vectors, Zipf terms), made into
+papers the pipeline reads as it reads real ones, with **pre-made extractions and
+vectors**: each paper's text lists its terms, its ``Extraction`` (one mention per term,
+all in the lead sentence) goes into the extraction cache under the rule extractor's
+version, and its vector into the embedding cache under the model's key. So no model is
+loaded and no text is extracted; everything else (resolution, word vectors, SIMILAR_TO,
+SHARES_TERM, RELATED_TO, CITES, the diff or the region, the write) is the real code.
+
+Per size, in a subprocess of its own (peak RSS is that size's): the build (``replace``),
+then ``--adds`` adds of 10 new papers, each timed with its stages and steps. ``--code``
+(repeatable) runs the same on another checkout (PYTHONPATH), e.g. main's whole-graph path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import ROOT, Report, median, table  # noqa: E402
+
+EXTRA = 40  # papers beyond N, added 10 at a time
+
+
+def _child(n: int, adds: int, work: Path) -> dict[str, Any]:
+    # the checkout under test first: common.py put this one's root on the path
+    sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
+    from scale import generate
+
+    from graph.build import ExtractionCache, Pipeline, embedding_text
+    from graph.embed import EmbeddingCache, text_key
+    from graph.extract import Extraction, RuleExtractor, TermMention
+    from graph.ingest import paper_from_record
+    from graph.settings import Settings
+    from graph.store.embedded import EmbeddedStore
+
+    t0 = time.perf_counter()
+    vecs, terms, topics = generate(n + EXTRA, seed=0)
+    papers = []
+    extractions = {}
+    for i in range(n + EXTRA):
+        names = [f"{t.split(':', 1)[1].replace('-', 'q')}x model" for t in sorted(terms[i])]
+        title = f"Synthetic paper {i} on topic {int(topics[i])}"
+        lead = f"We study {', '.join(names)}."
+        p = paper_from_record({"id": f"s{i:06d}", "title": title, "abstract": lead},
+                              source=f"synthetic:{i}")
+        papers.append(p)
+        extractions[p.text_hash] = Extraction(
+            concepts=tuple(TermMention(nm, nm, 1, lead, "model") for nm in names),
+            datasets=(), acronyms=(), label=title,
+        )
+    settings = Settings(data_dir=work / "data")
+    cache = work / "cache"
+    pipe = Pipeline(settings, cache_dir=cache)
+    ExtractionCache(cache / "extractions.sqlite", RuleExtractor().version).put_many(extractions)
+    ec = EmbeddingCache(cache / "embeddings.sqlite")
+    ec.put_many(pipe.embedder.key, {text_key(embedding_text(p)): vecs[i] for i, p in enumerate(papers)})
+    ec.close()
+    out: dict[str, Any] = {"n": n, "generate_s": time.perf_counter() - t0}
+    store = EmbeddedStore(work / "data" / "graph.db", reads="sql")
+    t = time.perf_counter()
+    rep = pipe.run(store, add_papers=papers[:n], replace=True)
+    out["build_s"] = time.perf_counter() - t
+    out["build_stages"] = rep.stage_seconds
+    out["build_steps"] = rep.step_seconds
+    out["edges"] = sum(rep.stats.edges.values()) if rep.stats else 0
+    out["adds"] = []
+    for a in range(adds):
+        batch = papers[n + 10 * a : n + 10 * (a + 1)]
+        t = time.perf_counter()
+        rep = pipe.run(store, add_papers=batch)
+        out["adds"].append({"wall": time.perf_counter() - t, "stages": rep.stage_seconds,
+                            "steps": rep.step_seconds, "edges": rep.edges_written,
+                            "nodes": rep.nodes_written})
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    pipe.close()
+    store.close()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--sizes", default="3000,30000,100000")
+    ap.add_argument("--adds", type=int, default=3)
+    ap.add_argument("--code", type=Path, action="append", help="checkouts to run (default: this one)")
+    ap.add_argument("--no-report", action="store_true")
+    ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child is not None:
+        print(json.dumps(_child(args.child, args.adds, args.work)))
+        return 0
+    trees = [c.resolve() for c in (args.code or [ROOT])]
+    results: list[tuple[str, dict[str, Any]]] = []
+    for n in [int(s) for s in args.sizes.split(",")]:
+        for tree in trees:
+            work = Path(tempfile.mkdtemp(prefix="citegraph-add-scale-"))
+            env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(tree))
+            try:
+                proc = subprocess.run(
+                    [sys.executable, str(Path(__file__).resolve()), "--child", str(n),
+                     "--adds", str(args.adds), "--work", str(work)],
+                    cwd=tree, env=env, capture_output=True, text=True, check=False,
+                )
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            if proc.returncode != 0:
+                print(f"{tree.name} N={n}: failed\n{proc.stderr[-3000:]}", file=sys.stderr)
+                continue
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            results.append((tree.name, got))
+            print(json.dumps({"code": tree.name, **got}), flush=True)
+    rep = Report("The whole pipeline's add of 10 at scale (bench/add_scale.py)")
+    rows: list[tuple[object, ...]] = []
+    for name, r in results:
+        walls = [a["wall"] for a in r["adds"]]
+        rows.append((name, r["n"], r["edges"], round(r["build_s"], 1), median(walls),
+                     " ".join(f"{w:.2f}" for w in walls),
+                     " ".join(str(a["edges"]) for a in r["adds"]), round(r["peak_rss_mib"])))
+    rep.add(table(["code", "N", "edges", "build s", "add 10: median s", "runs", "edges written", "peak RSS MiB"], rows))
+    steps: list[tuple[object, ...]] = []
+    for name, r in results:
+        keys = sorted({k for a in r["adds"] for k in a["steps"]} | {f"stage {k}" for a in r["adds"] for k in a["stages"]})
+        for key in keys:
+            vals = [a["stages"].get(key[6:], 0.0) if key.startswith("stage ") else a["steps"].get(key, 0.0) for a in r["adds"]]
+            if max(vals) >= 0.02:
+                steps.append((name, r["n"], key, median(vals)))
+    rep.add(table(["code", "N", "stage / step", "median s"], steps))
+    if not args.no_report:
+        rep.save()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

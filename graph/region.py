@@ -1,0 +1,552 @@
+"""An add or remove computed from the region it touches, not from the whole graph (issue 12).
+
+:class:`CorpusState` is what a long-lived build pipeline (the API's) keeps of the stored
+graph between writes: every paper, every paper's
+terms and each term's papers (through an incremental resolver), the SIMILAR_TO lists with
+their per-source state, the partner lists each paper keeps for SHARES_TERM and each
+concept for RELATED_TO, the embedding matrix, and who cites what. It is valid for one
+store :meth:`~graph.store.base.GraphStore.version`; any other writer's commit makes the
+pipeline fall back to the whole-graph path (snapshot, compute, diff) once.
+
+:func:`region_change` then turns an add or remove into the :class:`GraphChange` the whole
+path would give (the same rows, to the bit: ``tests/e2e/test_region_random.py``), reading
+from the store only the stored edges and nodes of what the change reaches
+(``edges_of(ids, types)``, ``get_nodes``), which every store implements:
+
+* papers, vectors: the added, removed and changed papers;
+* concepts, datasets, MENTIONS/USES/INTRODUCES: the papers whose terms the resolver moved
+  and the terms whose node it may have changed;
+* SIMILAR_TO: :func:`graph.link.update_csls_rows` (the rows an add can change; a k x N
+  product of the new vectors against all);
+* SHARES_TERM, RELATED_TO: :func:`graph.link.shared_terms_region`,
+  :func:`graph.link.related_region`;
+* CITES: the new papers' references, and the papers whose references name an id or a
+  title that came or went.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from graph.extract import Extraction, IncrementalResolution
+from graph.ids import spellings
+from graph.link import (
+    TERM_RELS,
+    Hubs,
+    Kept,
+    ListSource,
+    Near,
+    PaperVectors,
+    hubs_from_edges,
+    mention_edges,
+    related_region,
+    shared_terms_region,
+    similar_edges,
+    update_csls_rows,
+)
+from graph.model import Edge, GraphChange, GraphData, GraphNode, Paper, RelType, node_to_props
+from graph.settings import Settings
+from graph.store.base import GraphStore
+
+log = logging.getLogger(__name__)
+
+_SIMPLE_RANK = frozenset({"score", "words", "rank"})
+
+
+def _title_key(title: str) -> str:
+    return "\x00title:" + title.casefold()
+
+
+@dataclass
+class CorpusState:
+    """The stored graph as an add needs it (module docstring); valid at ``version``."""
+
+    version: str | None
+    model: str | None
+    papers: dict[str, Paper]
+    extractions: dict[str, Extraction]
+    pterms: dict[str, Mapping[str, float]]  # paper -> its terms (the resolver's, as stored)
+    postings: dict[str, set[str]]  # term -> papers holding it
+    similar: dict[str, list[Edge]]  # source -> its stored SIMILAR_TO edges, by rank
+    holders: dict[str, set[str]]  # paper -> the sources whose list holds it
+    hubs: Hubs
+    shared: Kept  # paper -> (weight, partner) its SHARES_TERM list keeps
+    related: Kept  # concept -> (count, partner) its RELATED_TO list keeps
+    ids: list[str]
+    matrix: np.ndarray[Any, Any]
+    words: Any  # the papers' word vectors, a CSR matrix with rows aligned with ``ids``
+    cites: dict[str, set[str]] = field(default_factory=dict)  # reference key -> citing papers
+    titles: dict[str, set[str]] = field(default_factory=dict)  # title key -> papers
+
+
+def _cite_keys(p: Paper) -> set[str]:
+    keys: set[str] = set()
+    for ref in p.references:
+        keys.update(spellings(ref))
+        keys.add(_title_key(ref))
+    return keys
+
+
+def _kept_related(edges: Iterable[Edge], postings: Mapping[str, set[str]], top_k: int) -> Kept:
+    """Each concept's RELATED_TO list: the top k of its stored partners by (-count, the
+    partner's df, id) (its list holds its top k; the rest of its edges rank lower)."""
+    mine: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for e in edges:
+        c = float(e.attrs.get("count", e.weight))
+        mine[e.source].append((c, e.target))
+        mine[e.target].append((c, e.source))
+    return {
+        a: sorted(lst, key=lambda cb: (-cb[0], len(postings.get(cb[1], ())), cb[1]))[:top_k]
+        for a, lst in mine.items()
+    }
+
+
+def state_from_graph(
+    data: GraphData,
+    version: str | None,
+    resolver: IncrementalResolution,
+    extractions: Mapping[str, Extraction],
+    settings: Settings,
+    words: Callable[[Sequence[Paper]], Any],
+) -> CorpusState | None:
+    """The state of ``data`` (a snapshot, or the graph a whole-path write just stored),
+    with ``resolver`` brought to ``extractions`` (every paper's); None when the stored
+    graph is not what this code would write for it (another extractor or resolution,
+    SIMILAR_TO or SHARES_TERM rows of older code or other settings): then the next write
+    goes the whole way, and rewrites what differs."""
+    papers = {pid: n for pid, n in data.nodes.items() if isinstance(n, Paper)}
+    if set(extractions) != set(papers):
+        return None
+    resolver.advance(extractions)
+    by_type: dict[RelType, list[Edge]] = defaultdict(list)
+    for e in data.edges.values():
+        by_type[e.type].append(e)
+    # the stored terms are the resolver's (same extractor, same resolution code)
+    stored_terms: dict[str, list[Edge]] = defaultdict(list)
+    for rel in TERM_RELS:
+        for e in by_type[rel]:
+            stored_terms[e.source].append(e)
+    pterms: dict[str, Mapping[str, float]] = {}
+    postings: dict[str, set[str]] = defaultdict(set)
+    for pid in papers:
+        made = mention_edges(resolver.terms_of(pid))
+        mine = {(e.source, e.target, e.type): e for e in stored_terms.get(pid, [])}
+        if len(made) != len(mine) or any(
+            (old := mine.get(e.key)) is None or old != e for e in made
+        ):
+            log.info("stored terms of %s are not this resolution's: a whole write next", pid)
+            return None
+        pterms[pid] = resolver.paper_terms(pid)
+        for t in pterms[pid]:
+            postings[t].add(pid)
+    for nid, n in data.nodes.items():
+        if isinstance(n, Paper):
+            continue
+        want = resolver.term(nid) if postings.get(nid) else None
+        if want is None or node_to_props(want) != node_to_props(n):
+            return None
+    if any(t not in data.nodes for t in postings):
+        return None
+    k, floor = settings.similar_k, settings.similar_min_score
+    marker = PaperVectors([], np.zeros((0, 0), np.float32), words=True)
+    hubs = hubs_from_edges(by_type[RelType.SIMILAR_TO], papers, floor, k, marker)
+    if hubs is None:
+        return None
+    similar: dict[str, list[Edge]] = defaultdict(list)
+    holders: dict[str, set[str]] = defaultdict(set)
+    for e in by_type[RelType.SIMILAR_TO]:
+        if e.attrs.get("rank") != 1 and set(e.attrs) != _SIMPLE_RANK:
+            return None  # older rows carry more on every edge: recompute them whole
+        similar[e.source].append(e)
+        holders[e.target].add(e.source)
+    for lst in similar.values():
+        lst.sort(key=lambda e: int(e.attrs.get("rank", 0)))
+    shared: Kept = defaultdict(list)
+    for e in by_type[RelType.SHARES_TERM]:
+        by = e.attrs.get("kept_by")
+        if by not in ("source", "target", "both"):
+            return None
+        if by != "target":
+            shared[e.source].append((e.weight, e.target))
+        if by != "source":
+            shared[e.target].append((e.weight, e.source))
+    related = _kept_related(by_type[RelType.RELATED_TO], postings, 10)
+    cites: dict[str, set[str]] = defaultdict(set)
+    titles: dict[str, set[str]] = defaultdict(set)
+    for pid, p in papers.items():
+        for key in _cite_keys(p):
+            cites[key].add(pid)
+        if p.title:
+            titles[_title_key(p.title)].add(pid)
+    ids = list(data.embedding_ids)
+    matrix = (
+        np.asarray(data.embeddings, dtype=np.float32)
+        if data.embeddings is not None and len(ids) > 0
+        else np.zeros((0, 0), np.float32)
+    )
+    if set(ids) != set(papers):
+        return None
+    return CorpusState(
+        version, data.embedding_model, papers, dict(extractions), pterms, postings,
+        dict(similar), holders, hubs, dict(shared), related, ids, matrix,
+        words([papers[pid] for pid in ids]), cites, titles,
+    )
+
+
+class _StateLists(ListSource):
+    """The stored SIMILAR_TO lists, from the state: a row's list, and who holds a paper."""
+
+    def __init__(self, state: CorpusState) -> None:
+        self._state = state
+        self._cache: dict[str, list[Near]] = {}
+
+    def get(self, pid: str) -> list[Near]:
+        got = self._cache.get(pid)
+        if got is None:
+            got = self._cache[pid] = [
+                Near(e.target, float(e.weight), float(e.attrs.get("words", 0.0)))
+                for e in self._state.similar.get(pid, [])
+            ]
+        return got
+
+    def holding(self, ids: Collection[str]) -> set[str]:
+        out: set[str] = set()
+        for p in ids:
+            out |= self._state.holders.get(p, set())
+        return out
+
+
+@dataclass
+class RegionResult:
+    """The change, and what the state becomes once it is committed."""
+
+    change: GraphChange
+    papers: dict[str, Paper]
+    added: list[str]
+    removed: list[str]
+    updated: int
+    commit: Callable[[str | None], None]  # bring the state to the committed graph
+
+
+def region_change(
+    state: CorpusState,
+    store: GraphStore,
+    corpus: dict[str, Paper],
+    resolver: IncrementalResolution,
+    new_extractions: Mapping[str, Extraction],
+    new_vectors: Mapping[str, np.ndarray[Any, Any]],
+    words: Callable[[Sequence[Paper]], Mapping[str, tuple[Any, Any]]],
+    settings: Settings,
+    model: str,
+    timer: Callable[[str], Any],
+) -> RegionResult:
+    """The change that takes the stored graph (``state``) to ``corpus`` (module docstring).
+
+    ``new_extractions``/``new_vectors``: of the added papers and of those whose text
+    changed; ``words``: word vectors (sorted columns, weights) of some papers.
+    """
+    old = state.papers
+    added = sorted(corpus.keys() - old.keys())
+    removed = sorted(old.keys() - corpus.keys())
+    changed = sorted(p for p in corpus if p in old and corpus[p] is not old[p])
+    re_text = [p for p in changed if corpus[p].text_hash != old[p].text_hash]
+    from graph.build import embedding_text  # build imports this module
+
+    before = {pid: old[pid] for pid in [*removed, *changed]}
+    re_embed = [p for p in changed if embedding_text(corpus[p]) != embedding_text(old[p])]
+
+    # ---- resolution: the resolver moves to the new corpus's extractions
+    with timer("extract.resolve"):
+        extractions = dict(state.extractions)
+        for pid in removed:
+            del extractions[pid]
+        for pid in [*added, *re_text]:
+            extractions[pid] = new_extractions[pid]
+        resolver.advance(extractions)
+    moved_papers = set(resolver.changed_papers)
+    old_terms = {p: state.pterms.get(p, {}) for p in moved_papers}
+    pterms = dict(state.pterms)
+    for p in removed:
+        pterms.pop(p, None)
+    for p in moved_papers:
+        if p in corpus:
+            pterms[p] = resolver.paper_terms(p)
+    postings = {t: set(ps) for t, ps in state.postings.items()}  # copied: see commit
+    for p, was in old_terms.items():
+        now = pterms.get(p, {})
+        for t in set(was) - set(now):
+            ps = postings.get(t)
+            if ps is not None:
+                ps.discard(p)
+                if not ps:
+                    del postings[t]
+        for t in set(now) - set(was):
+            postings.setdefault(t, set()).add(p)
+
+    upsert_nodes: list[GraphNode] = []
+    upsert_edges: list[Edge] = []
+    delete_edges: list[tuple[str, str, RelType]] = []
+
+    # ---- papers (an untitled paper is labelled by its extraction)
+    papers: dict[str, Paper] = {}
+    updated = 0
+    for pid in [*added, *changed]:
+        paper = corpus[pid]
+        if not paper.title:
+            paper = dataclasses.replace(paper, label=extractions[pid].label)
+        papers[pid] = paper
+        prev = old.get(pid)
+        if prev is None or (prev != paper and node_to_props(prev) != node_to_props(paper)):
+            upsert_nodes.append(paper)
+            if prev is not None:
+                updated += 1
+
+    # ---- concepts and datasets, MENTIONS / USES / INTRODUCES
+    with timer("region.terms"):
+        candidates = set(resolver.changed_terms)
+        for p in moved_papers:
+            candidates.update(old_terms.get(p, {}))
+            candidates.update(pterms.get(p, {}))
+        stored_nodes = store.get_nodes(sorted(candidates))
+        dead_terms = []
+        for t in sorted(candidates):
+            want = resolver.term(t) if postings.get(t) else None
+            have = stored_nodes.get(t)
+            if want is None:
+                if have is not None:
+                    dead_terms.append(t)
+            elif have is None or node_to_props(have) != node_to_props(want):
+                upsert_nodes.append(want)
+        alive_moved = sorted(p for p in moved_papers if p in corpus)
+        stored_terms = {
+            e.key: e for e in store.edges_of(alive_moved, TERM_RELS) if e.source in moved_papers
+        }
+        made = [e for p in alive_moved for e in mention_edges(resolver.terms_of(p))]
+        for e in made:
+            have_e = stored_terms.pop(e.key, None)
+            if have_e is None or have_e != e:
+                upsert_edges.append(e)
+        delete_edges.extend(stored_terms)
+
+    # ---- SHARES_TERM and RELATED_TO
+    s = settings
+    with timer("link.shares_term"):
+        names = {t: (n.label if (n := resolver.term(t)) is not None else t) for t in candidates}
+        renamed = {
+            t for t in candidates
+            if t in stored_nodes and t in names and postings.get(t)
+            and stored_nodes[t].label != names[t]
+        }
+        term_names = _Names(resolver, names)
+        shared = shared_terms_region(
+            pterms, postings, old_terms, len(old), state.shared,
+            lambda ids: store.edges_of(list(ids), [RelType.SHARES_TERM]),
+            term_names, renamed,
+            max_df=s.shared_term_max_df, min_weight=s.shared_term_min_weight,
+            top_k=s.shared_term_top_k,
+        )
+        upsert_edges.extend(shared.upsert)
+        delete_edges.extend(shared.delete)
+    with timer("link.related_to"):
+        related = related_region(
+            pterms, postings, old_terms, lambda t: t.startswith("concept:"), state.related,
+            lambda ids: store.edges_of(list(ids), [RelType.RELATED_TO]),
+        )
+        upsert_edges.extend(related.upsert)
+        delete_edges.extend(related.delete)
+
+    # ---- vectors and SIMILAR_TO
+    with timer("link.similar"):
+        gone_ids = set(removed) | set(re_embed)
+        keep = [i for i, pid in enumerate(state.ids) if pid not in gone_ids]
+        fresh_ids = sorted([*added, *re_embed])
+        dim = state.matrix.shape[1] if state.matrix.size else len(next(iter(new_vectors.values())))
+        parts = [state.matrix[keep]] if keep else []
+        if fresh_ids:
+            parts.append(np.vstack([np.asarray(new_vectors[p], np.float32) for p in fresh_ids]))
+        ids = [state.ids[i] for i in keep] + fresh_ids
+        matrix = np.vstack(parts) if parts else np.zeros((0, dim), np.float32)
+        at = {pid: i for i, pid in enumerate(state.ids)}
+        gone = (
+            state.matrix[[at[p] for p in sorted(gone_ids) if p in at]]
+            if gone_ids and state.matrix.size else np.zeros((0, dim), np.float32)
+        )
+
+        import scipy.sparse as sp
+
+        word_parts = [state.words[keep]] if keep else []
+        if fresh_ids:
+            got = words([papers[p] for p in fresh_ids])
+            cols = [np.asarray(got[p][0], dtype=np.int32) for p in fresh_ids]
+            vals = [np.asarray(got[p][1], dtype=np.float64) for p in fresh_ids]
+            indptr = np.concatenate(([0], np.cumsum([len(c) for c in cols])))
+            word_parts.append(sp.csr_matrix(
+                (np.concatenate(vals), np.concatenate(cols), indptr),
+                shape=(len(fresh_ids), state.words.shape[1]),
+            ))
+        word_matrix = sp.vstack(word_parts, format="csr") if word_parts else state.words[:0]
+        vec = PaperVectors(ids, matrix, word_matrix)
+        k, floor = s.similar_k, s.similar_min_score
+        fresh, hubs = update_csls_rows(
+            _StateLists(state), state.hubs, gone, vec, fresh_ids, gone_ids, k, floor
+        )
+        rows = set(fresh) | {p for p, h in hubs.items() if state.hubs.get(p) != h}
+        lists = _StateLists(state)
+        new_similar: dict[str, list[Edge]] = {}
+        for pid in sorted(rows):
+            if pid not in corpus:
+                continue
+            lst = fresh[pid] if pid in fresh else lists.get(pid)
+            made_s = similar_edges({pid: lst}, hubs, k, floor, vec)
+            new_similar[pid] = made_s
+            stored_s = {e.target: e for e in state.similar.get(pid, [])}
+            for e in made_s:
+                have_s = stored_s.pop(e.target, None)
+                if have_s is None or have_s != e:
+                    upsert_edges.append(e)
+            delete_edges.extend(
+                (pid, t, RelType.SIMILAR_TO) for t in stored_s if t in corpus
+            )
+
+    # ---- CITES
+    with timer("link.cites"):
+        titles = {k2: set(v) for k2, v in state.titles.items()}
+        keys: set[str] = set()
+        for pid in removed:
+            gone_paper = old[pid]
+            keys.update(spellings(pid))
+            if gone_paper.title:
+                keys.add(_title_key(gone_paper.title))
+                titles[_title_key(gone_paper.title)].discard(pid)
+        for pid in [*changed, *added]:
+            paper = papers[pid]
+            prev = old.get(pid)
+            keys.update(spellings(pid))
+            if prev is not None and prev.title:
+                keys.add(_title_key(prev.title))
+                titles[_title_key(prev.title)].discard(pid)
+            if paper.title:
+                keys.add(_title_key(paper.title))
+                titles.setdefault(_title_key(paper.title), set()).add(pid)
+        citing = set(added) | set(changed)
+        for key in keys:
+            citing |= state.cites.get(key, set())
+        citing = {c for c in citing if c in corpus}
+        stored_c = {
+            e.key: e for e in store.edges_of(sorted(citing), [RelType.CITES]) if e.source in citing
+        }
+        for pid in sorted(citing):
+            for e in _cites_of(papers.get(pid) or corpus[pid], corpus, titles):
+                if stored_c.pop(e.key, None) is None:
+                    upsert_edges.append(e)
+        delete_edges.extend(stored_c)
+
+    change = GraphChange(
+        upsert_nodes=tuple(sorted(upsert_nodes, key=lambda n: n.id)),
+        delete_nodes=tuple(sorted([*removed, *dead_terms])),
+        upsert_edges=tuple(sorted(upsert_edges, key=lambda e: (e.source, e.target, e.type.value))),
+        delete_edges=tuple(sorted(
+            {k3 for k3 in delete_edges if k3[0] not in dead_terms and k3[1] not in dead_terms},
+            key=lambda k3: (k3[0], k3[1], k3[2].value),
+        )),
+        embedding_ids=tuple(fresh_ids),
+        embeddings=np.vstack([np.asarray(new_vectors[p], np.float32) for p in fresh_ids])
+        if fresh_ids else None,
+        embedding_model=model,
+    )
+
+    def commit(version: str | None) -> None:
+        for pid in removed:
+            del state.papers[pid]
+            state.pterms.pop(pid, None)
+            state.extractions.pop(pid, None)
+        state.papers.update(papers)
+        for pid in [*added, *re_text]:
+            state.extractions[pid] = extractions[pid]
+        for p in moved_papers:
+            if p in corpus:
+                state.pterms[p] = pterms[p]
+        state.postings = postings
+        for pid in removed:
+            for e in state.similar.pop(pid, []):
+                state.holders.get(e.target, set()).discard(pid)
+            state.holders.pop(pid, None)
+        for pid, edges in new_similar.items():
+            for e in state.similar.get(pid, []):
+                state.holders.get(e.target, set()).discard(pid)
+            state.similar[pid] = edges
+            for e in edges:
+                state.holders.setdefault(e.target, set()).add(pid)
+        state.hubs = hubs
+        for pid in removed:
+            state.shared.pop(pid, None)
+        state.shared.update(shared.lists)
+        for c in list(related.lists):
+            if not postings.get(c):
+                related.lists.pop(c)
+        for c in [t for t in state.related if not postings.get(t)]:
+            del state.related[c]
+        state.related.update(related.lists)
+        state.ids, state.matrix, state.words = ids, matrix, word_matrix
+        for pid, was in before.items():
+            for key in _cite_keys(was):
+                state.cites.get(key, set()).discard(pid)
+        for pid in [*changed, *added]:
+            for key in _cite_keys(papers[pid]):
+                state.cites.setdefault(key, set()).add(pid)
+        state.titles = titles
+        state.version = version
+
+    return RegionResult(change, papers, added, removed, updated, commit)
+
+
+class _Names(Mapping[str, str]):
+    """Term id -> its name now (what a SHARES_TERM edge shows), asked of the resolver."""
+
+    def __init__(self, resolver: IncrementalResolution, known: Mapping[str, str]) -> None:
+        self._resolver = resolver
+        self._known = dict(known)
+
+    def __getitem__(self, tid: str) -> str:
+        got = self._known.get(tid)
+        if got is None:
+            node = self._resolver.term(tid)
+            if node is None:
+                raise KeyError(tid)
+            got = self._known[tid] = node.label
+        return got
+
+    def get(self, tid: str, default: Any = None) -> Any:
+        try:
+            return self[tid]
+        except KeyError:
+            return default
+
+    def __iter__(self) -> Any:
+        return iter(self._known)
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+
+def _cites_of(
+    p: Paper, corpus: Mapping[str, Paper], titles: Mapping[str, set[str]]
+) -> list[Edge]:
+    """graph.link.citation_edges of one paper: a reference names a paper by an id
+    spelling, else by its exact title (the highest id of that title)."""
+    edges = {}
+    for ref in p.references:
+        target = next((f for f in spellings(ref) if f in corpus), None)
+        if target is None:
+            named = titles.get(_title_key(ref))
+            target = max(named) if named else None
+        if target and target != p.id:
+            edges[(p.id, target)] = Edge(p.id, target, RelType.CITES, 1.0, {})
+    return [edges[k] for k in sorted(edges)]

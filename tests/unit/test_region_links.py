@@ -1,0 +1,171 @@
+"""The region updates of graph.link equal the whole computations, on random corpora.
+
+``shared_terms_region`` and ``related_region`` see only the stored edges of the papers
+and concepts a change reaches, and the partner lists each end keeps; applied to the old
+edges, their upserts and deletes must give exactly ``shared_term_edges`` /
+``cooccurrence_edges`` of the new corpus (every edge, every attribute). ``_WordDots``
+(which matches columns by binary search, so a region update needs no corpus-wide
+column compaction) must give the dot products of the former buffer algorithm to the bit.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Collection, Iterable
+
+import numpy as np
+import pytest
+
+from graph.lexical import word_vectors
+from graph.link import (
+    Kept,
+    _WordDots,
+    cooccurrence_edges,
+    related_region,
+    shared_term_edges,
+    shared_terms_region,
+)
+from graph.model import Edge, RelType
+
+WORDS = ["graph", "neural", "network", "attention", "diffusion", "policy", "reward",
+         "language", "model", "protein", "molecule", "sparse", "robust", "vision"]
+
+
+def _corpus(rng: random.Random, n: int, vocab: int) -> dict[str, dict[str, float]]:
+    out = {}
+    for i in range(n):
+        k = rng.randint(1, 9)
+        terms = {f"concept:{min(int(rng.paretovariate(1.2)), vocab)}" for _ in range(k)}
+        if rng.random() < 0.3:
+            terms.add(f"dataset:{rng.randint(1, 6)}")
+        out[f"p{i:03d}"] = {t: 1.0 for t in sorted(terms)}
+    return out
+
+
+def _postings(terms: dict[str, dict[str, float]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = defaultdict(set)
+    for p, ts in terms.items():
+        for t in ts:
+            out[t].add(p)
+    return out
+
+
+def _stored_of(edges: Iterable[Edge]):  # type: ignore[no-untyped-def]
+    edges = list(edges)
+
+    def read(ids: Collection[str]) -> list[Edge]:
+        wanted = set(ids)
+        return [e for e in edges if e.source in wanted or e.target in wanted]
+
+    return read
+
+
+def _apply(old: list[Edge], upsert: list[Edge], delete: list, alive: set[str]) -> dict:  # type: ignore[type-arg]
+    out = {(e.source, e.target): e for e in old if e.source in alive and e.target in alive}
+    for s, t, _ in delete:
+        out.pop((s, t), None)
+    for e in upsert:
+        out[(e.source, e.target)] = e
+    return out
+
+
+def _same(got: dict, want: list[Edge]) -> None:  # type: ignore[type-arg]
+    assert sorted(got) == sorted((e.source, e.target) for e in want)
+    for e in want:
+        g = got[(e.source, e.target)]
+        assert g.weight == e.weight and dict(g.attrs) == dict(e.attrs), (e.source, e.target)
+
+
+def _change(rng: random.Random, old: dict[str, dict[str, float]], vocab: int):  # type: ignore[no-untyped-def]
+    new = {p: dict(ts) for p, ts in old.items()}
+    for p in rng.sample(sorted(new), rng.randint(0, 4)):
+        del new[p]
+    extra = _corpus(rng, rng.randint(0, 8), vocab)
+    for i, ts in enumerate(extra.values()):
+        new[f"q{rng.randint(0, 10**6)}-{i}"] = ts
+    for p in rng.sample(sorted(new), min(len(new), rng.randint(0, 3))):
+        t = f"concept:{rng.randint(1, vocab)}"
+        new[p] = dict(sorted({**new[p], t: 1.0}.items()))
+    return new
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_shared_terms_region_equals_the_whole(seed: int) -> None:
+    rng = random.Random(seed)
+    vocab = 40
+    old = _corpus(rng, 90, vocab)
+    kw = {"max_df": 0.2, "min_weight": 1.0, "top_k": rng.choice([3, 5, 20])}
+    before = shared_term_edges(old, {}, **kw)  # type: ignore[arg-type]
+    kept: Kept = defaultdict(list)
+    for e in before:
+        by = e.attrs["kept_by"]
+        if by != "target":
+            kept[e.source].append((e.weight, e.target))
+        if by != "source":
+            kept[e.target].append((e.weight, e.source))
+    new = _change(rng, old, vocab)
+    changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
+    old_terms = {p: old.get(p, {}) for p in changed}
+    got = shared_terms_region(new, _postings(new), old_terms, len(old), kept,
+                              _stored_of(before), {}, set(), **kw)  # type: ignore[arg-type]
+    after = _apply(before, got.upsert, got.delete, set(new))
+    _same(after, shared_term_edges(new, {}, **kw))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_related_region_equals_the_whole(seed: int) -> None:
+    rng = random.Random(100 + seed)
+    vocab = 25
+    old = _corpus(rng, 70, vocab)
+    top_k = rng.choice([2, 3, 10])
+    concepts = lambda ts: [t for t in {x for v in ts.values() for x in v}  # noqa: E731
+                           if t.startswith("concept:")]
+    before = cooccurrence_edges(old, concepts(old), top_k=top_k)
+    post = _postings(old)
+    mine: Kept = defaultdict(list)
+    for e in before:
+        mine[e.source].append((e.weight, e.target))
+        mine[e.target].append((e.weight, e.source))
+    kept = {a: sorted(lst, key=lambda cb: (-cb[0], len(post[cb[1]]), cb[1]))[:top_k]
+            for a, lst in mine.items()}
+    new = _change(rng, old, vocab)
+    changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
+    old_terms = {p: old.get(p, {}) for p in changed}
+    post_new = _postings(new)
+    got = related_region(new, post_new, old_terms, lambda t: t.startswith("concept:"), kept,
+                         _stored_of(before), top_k=top_k)
+    after = _apply(before, got.upsert, got.delete, set(post_new))
+    _same(after, cooccurrence_edges(new, concepts(new), top_k=top_k))
+
+
+def _buffer_dots(m, i: int, others: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The former algorithm: row i's weights in a buffer over compacted columns."""
+    w = m.tocsr()
+    w.sort_indices()
+    indptr, data = w.indptr.astype(np.int64), w.data.astype(np.float64)
+    _, cols = np.unique(w.indices, return_inverse=True)
+    buf = np.zeros(int(cols.max()) + 1 if len(cols) else 1)
+    a, b = indptr[i], indptr[i + 1]
+    starts = indptr[others]
+    lens = indptr[others + 1] - starts
+    total = int(lens.sum())
+    if a == b or total == 0:
+        return np.zeros(len(others))
+    buf[cols[a:b]] = data[a:b]
+    shift = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+    at = shift + np.arange(total)
+    prod = data[at] * buf[cols[at]]
+    sums = np.bincount(np.repeat(np.arange(len(others)), lens), weights=prod,
+                       minlength=len(others))
+    return np.round(sums, 6)
+
+
+def test_word_dots_equal_the_buffer_algorithm_to_the_bit() -> None:
+    rng = random.Random(3)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 30))) for _ in range(60)]
+    m = word_vectors(texts)
+    dots = _WordDots(m)
+    for i in range(len(texts)):
+        others = np.asarray(rng.sample(range(len(texts)), 20), dtype=np.intp)
+        assert np.array_equal(dots.row_against(i, others), _buffer_dots(m, i, others))
