@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import ROOT, Report, median, table  # noqa: E402
+from common import ROOT, Report, median, table
 
 EXTRA = 40  # papers beyond N, added 10 at a time
 

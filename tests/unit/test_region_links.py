@@ -26,7 +26,7 @@ from graph.link import (
     shared_term_edges,
     shared_terms_region,
 )
-from graph.model import Edge, RelType
+from graph.model import Edge
 
 WORDS = ["graph", "neural", "network", "attention", "diffusion", "policy", "reward",
          "language", "model", "protein", "molecule", "sparse", "robust", "vision"]
@@ -39,7 +39,7 @@ def _corpus(rng: random.Random, n: int, vocab: int) -> dict[str, dict[str, float
         terms = {f"concept:{min(int(rng.paretovariate(1.2)), vocab)}" for _ in range(k)}
         if rng.random() < 0.3:
             terms.add(f"dataset:{rng.randint(1, 6)}")
-        out[f"p{i:03d}"] = {t: 1.0 for t in sorted(terms)}
+        out[f"p{i:03d}"] = dict.fromkeys(sorted(terms), 1.0)
     return out
 
 
