@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graph.errors import InvalidArgumentError, NotFoundError
+from graph.extract.tokens import telling
 from graph.lexical import (
     LexicalIndex,
     LexVector,
@@ -490,6 +491,8 @@ def _explain(
     A shared gram is quoted only when it stands, as written, in the candidate and in a
     seed (or the query text): the analyzer drops stop words before it pairs words, so
     "generation of images" also counts as "generation images", which no reader would find.
+    Nor is a gram of only generic words, adverbs or verb forms quoted ("novel",
+    "effectively"): the score counts them, a reader would not take them as a reason.
     """
     shared_ids = sorted({t for c in top for t in term_edges.get(c.paper.id, {}) if t in idf})
     names = store.get_nodes(shared_ids)
@@ -500,10 +503,12 @@ def _explain(
         grams: list[str] = []
         if lex_query is not None and c.words > 0:
             vec = lexical.vector_of(cid)
-            grams = lexical.shared_words(lex_query, vec, top=8) if vec is not None else []
+            grams = lexical.shared_words(lex_query, vec, top=12) if vec is not None else []
             own = _spelled_paper(paper_text(c.paper))
             grams = [
-                g for g in grams if appears(g, own) and any(appears(g, t) for t in query_texts)
+                g
+                for g in grams
+                if telling(g) and appears(g, own) and any(appears(g, t) for t in query_texts)
             ]
             if grams:
                 reasons.append(

@@ -256,6 +256,32 @@ def _single_ok(tok: str) -> bool:
     return "NOUN" in pos and not (last.endswith("ing") and "VERB" in pos)
 
 
+_TELLING_POS = frozenset({"NOUN", "PROPN", "ADJ"})
+
+
+@lru_cache(maxsize=1 << 16)
+def _telling_word(word: str) -> bool:
+    lex = _lex()
+    if len(word) < 2 or word in lex.generic or word in lex.stop or _evaluative(word):
+        return False
+    sing = _singular(word)
+    if sing != word and sing in lex.generic and sing not in lex.modifiers:
+        return False  # "models", "results"; but "priors" is no "prior" (a modifier)
+    pos = _pos(word.rsplit("-", 1)[-1])
+    # "effectively", "arising", "outperforms": how or what a paper does, not what it is about
+    return not pos or bool(pos & _TELLING_POS)
+
+
+def telling(gram: str) -> bool:
+    """Whether a shared word or word pair tells a reader what two texts share.
+
+    "diffusion", "priors", "text sampling" do; "novel", "models", "efficiency",
+    "effectively", "arising" and "novel approach" (generic vocabulary, adverbs, verb
+    forms) do not: quoted as a reason they would only make the reason look arbitrary.
+    """
+    return any(_telling_word(w) for w in gram.casefold().split())
+
+
 @lru_cache(maxsize=1 << 17)
 def _norm_word(word: str, head: bool) -> str:
     if _is_acronym(word):

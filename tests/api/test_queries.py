@@ -272,11 +272,22 @@ def test_related_reasons_are_few_and_none_repeats_another(
     assert seen_terms > 0
 
 
+# Read off the seeds' own reasons before the filter: words a reader does not take as a reason
+_NO_REASON = frozenset(
+    [
+        "novel", "effectively", "efficiency", "models", "model", "arising", "results", "proposed",
+        "method", "methods", "approach", "performance", "significantly", "existing", "outperforms",
+        "demonstrate",
+    ]
+)
+
+
 def test_related_wording_reasons_quote_words_both_papers_have(
     gql: GQL, seed_store: NetworkxStore
 ) -> None:
     """A "shared wording" reason is checkable: each quoted word or pair of words stands,
-    as written, in the seed's text and in the recommended paper's."""
+    as written, in the seed's text and in the recommended paper's, and is not made only
+    of words that say nothing about what the papers share."""
     import re
 
     papers, _ = seed_store.list_nodes(NodeKind.PAPER, limit=100)
@@ -297,6 +308,7 @@ def test_related_wording_reasons_quote_words_both_papers_have(
                 assert 0 < x["weight"] <= 1
                 for gram in re.findall(r"'([^']+)'", x["text"]):
                     quoted += 1
+                    assert set(gram.split()) - _NO_REASON, (gram, x["text"])
                     pattern = r"(?<!\w)" + r"[\s-]+".join(map(re.escape, gram.split())) + r"(?!\w)"
                     for pid in (p.id, r["paper"]["key"]):
                         assert re.search(pattern, text_of[pid]), (gram, pid)

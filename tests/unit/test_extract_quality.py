@@ -337,3 +337,26 @@ def test_a_language_inside_a_name_stays() -> None:
     # ICLR 2021: "... on both Chinese lyrics corpus and English Penn Treebank dataset."
     got = _datasets("We test on a Chinese poetry corpus and the English Penn Treebank dataset.")
     assert got.get("English Penn Treebank") is False and "English" not in got, got
+
+
+@pytest.mark.parametrize(
+    "gram",
+    ["diffusion", "priors", "sampling", "generative", "inverse problems", "text sampling", "llm"],
+)
+def test_a_technical_gram_is_telling(gram: str) -> None:
+    """Issue 13, reasons: what a "shared wording" reason may quote."""
+    from graph.extract.tokens import telling
+
+    assert telling(gram)
+
+
+@pytest.mark.parametrize(
+    "gram",
+    ["novel", "models", "results", "efficiency", "effectively", "significantly", "arising",
+     "outperforms", "proposed", "novel approach", "existing methods"],
+)
+def test_generic_words_adverbs_and_verb_forms_are_not_telling(gram: str) -> None:
+    """ "shared wording: 'models', 'novel', 'effectively'" reads as noise, not a reason."""
+    from graph.extract.tokens import telling
+
+    assert not telling(gram)
