@@ -90,8 +90,13 @@ WORD_WEIGHT = 2.0
 # the papers a row ranks: its SIMILAR_POOL nearest by cosine (and ties), so the word
 # overlap is computed for POOL pairs a row, never N
 SIMILAR_POOL = 100
+# how far a float32 cosine of unit vectors may be from the float64 one, with room to
+# spare (as graph.query.vectors: d x 2^-24 x 2 ~ 4.6e-5 at d = 384, plus rounding)
+FLOAT32_SLACK = 1e-4
 PAIR_ENTRIES = 2_000_000  # word-vector entries per batch of pairs (_WordDots.pairs)
 PRODUCT_PER_PAIR_ENTRY = 4  # _WordDots.rows_against: a block's product when it costs less
+PRODUCT_MIN_ROWS = 32  # ... and has at least this many rows (else the setup outweighs it)
+_DF_BUCKETS = 1 << 20
 TIE_SLACK = 1e-9  # a probe this close to a threshold recomputes the row: never misses a tie
 
 
@@ -156,11 +161,17 @@ class _WordDots:
         scipy's CSR product accumulates row by row (``tests/unit/test_region_links.py``)."""
         if not wanted:
             return []
+        if len(wanted) < PRODUCT_MIN_ROWS:
+            return [self.row_against(i, o) for i, o in wanted]
         if self._reach is None:
+            # a row's product work: its columns' document frequencies summed, estimated
+            # with the columns folded into 2^20 buckets (an upper bound; a bincount over
+            # the 2^24 hashed columns would cost more than the product it decides on)
             n_rows = len(self.indptr) - 1
-            df = np.bincount(self.cols, minlength=1)
+            folded = self.cols & (_DF_BUCKETS - 1)
+            df = np.bincount(folded, minlength=_DF_BUCKETS)
             owner = np.repeat(np.arange(n_rows), np.diff(self.indptr))
-            self._reach = np.bincount(owner, weights=df[self.cols], minlength=n_rows).astype(
+            self._reach = np.bincount(owner, weights=df[folded], minlength=n_rows).astype(
                 np.int64)
         rows = np.asarray([i for i, _ in wanted], dtype=np.intp)
         by_product = int(self._reach[rows].sum())
@@ -233,6 +244,11 @@ class _Scorer:
     def __init__(self, vec: PaperVectors) -> None:
         self.vec = vec
         self.full = np.asarray(vec.matrix, dtype=np.float64)
+        self.m32 = np.asarray(vec.matrix, dtype=np.float32)
+        # |float32 a.b - float64 a.b rounded| <= d x 2^-24 x |a| |b| + 5e-7, twice over
+        # (FLOAT32_SLACK holds it for unit vectors; longer ones widen it)
+        norm = float(np.sqrt((self.full**2).sum(axis=1)).max()) if self.full.size else 1.0
+        self.slack = FLOAT32_SLACK * max(1.0, norm * norm)
         self.w = vec.word_weight if vec.words is not None else 0.0
         self._dots = _WordDots(vec.words) if vec.words is not None else None
         # a row's pool is the same in the plain and the CSLS pass: its overlaps once
@@ -241,6 +257,40 @@ class _Scorer:
     def cos(self, rows: NDArray[np.float64]) -> NDArray[np.float64]:
         """Rounded cosines of ``rows`` (vectors) against every paper."""
         return np.round(rows @ self.full.T, SCORE_DECIMALS)
+
+    def rough(self, rows: Sequence[int]) -> NDArray[np.float32]:
+        """float32 cosines of the papers at ``rows`` against every paper, each one's own
+        left out (-inf): a prefilter, within ``slack`` of :meth:`cos`."""
+        got: NDArray[np.float32] = self.m32[rows] @ self.m32.T
+        got[np.arange(len(rows)), rows] = -np.inf
+        return got
+
+    def near(
+        self, i: int, rough: NDArray[np.float32], size: int, min_score: float,
+        also: float | None = None,
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+        """The papers that may be in row i's pool of ``size`` at or above ``min_score``
+        (and, given ``also``, every one whose cosine may reach it), ascending, with their
+        exact cosines (:meth:`cos`'s, below ``min_score``: -inf). From the float32 row:
+        every paper within ``slack`` of the (size+1)-th best, so none the float64 row
+        would rank in is missed (vector search does the same: graph.query.vectors.UnitMatrix)."""
+        ok = np.flatnonzero(rough >= min_score - self.slack)
+        # the size+1 best, not the size best: then the pool holds more than ``size``
+        # finite entries exactly when the whole row does (so its floor is the same)
+        if len(ok) > size + 1:
+            vals = rough[ok]
+            bar = float(np.partition(vals, len(ok) - size - 1)[len(ok) - size - 1])
+            if also is not None:
+                bar = min(bar, also)
+            ok = ok[vals >= bar - self.slack]
+        if self._rescore_all:
+            exact = np.round(self.full[[i]] @ self.full.T, SCORE_DECIMALS)[0][ok]
+        else:
+            exact = np.round(self.full[ok] @ self.full[i], SCORE_DECIMALS)
+        exact[exact < min_score] = -np.inf
+        return ok, exact
+
+    _rescore_all = False  # tests: the exact cosines from the whole row, as cos() gives
 
     def words(self, i: int, others: NDArray[np.intp]) -> NDArray[np.float64]:
         if self._dots is None:
@@ -327,19 +377,19 @@ def _ranked(
     rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // n))
     for start in range(0, len(row_list), rows_per_block):
         block = row_list[start : start + rows_per_block]
-        scores = sc.cos(sc.full[block])
-        scores[np.arange(len(block)), block] = -np.inf  # never your own neighbour
-        scores[scores < min_score] = -np.inf
+        rough = sc.rough(block)  # never your own neighbour
         pools = []
+        coss = []
         for bi, r in enumerate(block):
-            pool, last = _pool(scores[bi], vec.pool)
+            near, exact = sc.near(r, rough[bi], vec.pool, min_score)
+            local, last = _pool(exact, vec.pool)
             floors[ids[r]] = min_score if last is None else last
-            pools.append(pool)
+            pools.append(near[local])
+            coss.append(exact[local])
         sc.words_of(list(zip(block, pools, strict=True)))
         for bi, r in enumerate(block):
-            row = scores[bi]
             pool = pools[bi]
-            cos = row[pool]
+            cos = coss[bi]
             words = sc.words(r, pool)
             key = cos + sc.w * words
             if penalty is not None:
@@ -435,31 +485,31 @@ def _pool_moves(
     rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // max(n, 1)))
     for start in range(0, len(todo), rows_per_block):
         block = todo[start : start + rows_per_block]
-        scores = sc.cos(sc.full[block])
-        scores[np.arange(len(block)), block] = -np.inf
-        scores[scores < min_score] = -np.inf
+        rough = sc.rough(block)
         found = []
         for bi, i in enumerate(block):
-            row = scores[bi]
             hub = hubs[ids[i]]
-            pool, last = _pool(row, vec.pool)
-            in_pool = np.zeros(n, dtype=bool)
-            in_pool[pool] = True
-            entered = pool[is_new[pool] | (row[pool] < hub.floor)]
-            out = np.flatnonzero((row >= hub.floor) & ~is_new & ~in_pool)
-            found.append((last, out, np.concatenate((entered, out)).astype(np.intp)))
-        lens = [len(check) for _, _, check in found]
+            # the pool, and every paper at or above the old floor
+            near, exact = sc.near(i, rough[bi], vec.pool, min_score, also=hub.floor)
+            local, last = _pool(exact, vec.pool)
+            in_pool = np.zeros(len(near), dtype=bool)
+            in_pool[local] = True
+            entered = in_pool & (is_new[near] | (exact < hub.floor))
+            pushed_out = (exact >= hub.floor) & ~is_new[near] & ~in_pool
+            found.append((last, near[pushed_out], np.concatenate(
+                (near[entered], near[pushed_out])).astype(np.intp),
+                np.concatenate((exact[entered], exact[pushed_out]))))
+        lens = [len(check) for _, _, check, _ in found]
         n_pairs = int(np.sum(lens))
         if sc._dots is not None and n_pairs:
             words = sc._dots.pairs(np.repeat(np.asarray(block, dtype=np.intp), lens),
-                                   np.concatenate([check for _, _, check in found]))
+                                   np.concatenate([check for _, _, check, _ in found]))
         else:
             words = np.zeros(n_pairs)
         at = 0
         for bi, i in enumerate(block):
-            last, out, check = found[bi]
+            last, out, check, b = found[bi]
             hub = hubs[ids[i]]
-            b = scores[bi][check]
             if sc._dots is not None and len(check):
                 b = b + sc.w * words[at : at + len(check)]
             at += len(check)
@@ -1478,18 +1528,20 @@ def related_region(
             rows[a] = r
 
     add_rows(a for a in held_by if alive(a))
+    # every live concept of df_moved is held by a changed paper, so its row is here
+    # already: the rows its tie-break reaches are computed together, in one product
+    need: set[str] = set()
     for b in sorted(df_moved):
         got = rows.get(b)
         if got is None:
             continue
-        need = []
         for a, count in got.items():
-            if a in rows:
+            if a in rows or a in need:
                 continue
             lst = kept_lists.get(a, ())
             if len(lst) >= top_k and count == min(c for c, _ in lst):
-                need.append(a)
-        add_rows(need)
+                need.add(a)
+    add_rows(need)
     lists: Kept = {a: r.top(top_k) for a, r in rows.items()}
     stored: dict[tuple[str, str], Edge] = {}
     for e in stored_of(sorted(rows.keys() | held_by)):
