@@ -625,12 +625,6 @@ class Pipeline:
                 self._state = self._state_of(data, version, self._resolver, stop=stop)
             except Stopped:
                 return
-        # The state is ~2M objects made with the collector paused: left young, the next
-        # collections (in the first adds) would walk them all as they age, 0.8-1.4 s on
-        # ICLR 2021 in each of the first two adds (docs/benchmarks.md, issue 12 round 6).
-        # Aged here, in the warm-up, a full collection comes only every few hundred
-        # thousand new long-lived objects, as the collector's own rule has it.
-        gc.collect()
 
     def _state_of(
         self,
