@@ -3,6 +3,8 @@
 
     python bench/add_ab.py --data-dir DIR [--data-dir DIR_B] --code TREE_A --code TREE_B [--rounds 3] [--inprocess-rounds 2]
 
+``--rounds 0``: the server's path alone.
+
 DIR holds a built graph that each checkout can open without rewriting it (run one add on
 it first: the first add after a copy of an older graph re-extracts and rewrites once).
 When the two checkouts store edges differently, give each its own DIR (the same corpus,
@@ -77,8 +79,9 @@ def main() -> int:
                                   "steps": got.get("step_seconds", {}),
                                   "edges": got["edges_written"], "nodes": got["nodes_written"]})
         batches = [bs.new_papers(args.source, f"abin{i}", offset=700 + 10 * i) for i in range(4)]
-        for _ in range(args.inprocess_rounds):
-            for tree, name in zip(trees, names, strict=True):
+        for r in range(args.inprocess_rounds):
+            # each round in the other order: a load that drifts over a round falls on both
+            for tree, name in list(zip(trees, names, strict=True))[:: 1 if r % 2 == 0 else -1]:
                 bs.TARGET["code"] = tree
                 d = _copy(dirs[name], work / f"inproc-{name}")
                 inproc[name].extend(bs.inprocess_adds(d, batches, work)[1:])
@@ -103,7 +106,8 @@ def main() -> int:
                     rows.append((f"      step {key}", median(vals), " ".join(f"{x:.2f}" for x in vals)))
             rows.append(("    rows written (edges, nodes)", float("nan"),
                          " ".join(f"{r['edges']},{r['nodes']}" for r in runs)))
-        rep.add(table(["citegraph add", "median s", "runs"], rows))
+        if args.rounds:
+            rep.add(table(["citegraph add", "median s", "runs"], rows))
         rows = []
         for name in names:
             adds = inproc[name]
@@ -116,10 +120,18 @@ def main() -> int:
                     rows.append((f"`{name}`   step {key}", median(vals), " ".join(f"{x:.2f}" for x in vals)))
             walls = [a["wall"] for a in adds]
             rows.append((f"`{name}` wall of Pipeline.run", median(walls), " ".join(f"{x:.2f}" for x in walls)))
+            cpus = [a.get("cpu", float("nan")) for a in adds]
+            rows.append((f"`{name}` CPU of Pipeline.run (process, all threads)", median(cpus),
+                         " ".join(f"{x:.2f}" for x in cpus)))
             rows.append((f"`{name}` edges written", float("nan"), " ".join(str(a["edges_written"]) for a in adds)))
         rep.add(f"The server's path in one process: {args.inprocess_rounds} x 4 adds of 10 per checkout "
                 "(model loaded, corpus primed first).")
         rep.add(table(["server path", "median s", "runs"], rows))
+        if len(names) == 2:
+            a, b = ([x["wall"] for x in inproc[n]] for n in names)
+            ca, cb = ([x.get("cpu", float("nan")) for x in inproc[n]] for n in names)
+            rep.add(f"Server path, `{names[1]}` / `{names[0]}`: wall {median(b) / median(a):.2f}, "
+                    f"CPU {median(cb) / median(ca):.2f} (medians of {len(b)} adds each).")
         if not args.no_report:
             rep.save()
     finally:

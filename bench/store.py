@@ -76,10 +76,10 @@ if hasattr(pipe, "prime"):
 print(json.dumps({"prime": time.perf_counter() - t0}), flush=True)
 for i, batch in enumerate(rows):
     papers = [paper_from_record(r, source=f"bench:{i}") for r in batch]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     rep = pipe.run(store, add_papers=papers)
-    wall = time.perf_counter() - t0
-    print(json.dumps({"wall": wall, "added": len(rep.added), "stages": rep.stage_seconds,
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(json.dumps({"wall": wall, "cpu": cpu, "added": len(rep.added), "stages": rep.stage_seconds,
                       "steps": getattr(rep, "step_seconds", {}),
                       "edges_written": rep.edges_written}), flush=True)
 pipe.close()

@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -89,6 +90,13 @@ WORD_WEIGHT = 2.0
 # the papers a row ranks: its SIMILAR_POOL nearest by cosine (and ties), so the word
 # overlap is computed for POOL pairs a row, never N
 SIMILAR_POOL = 100
+# how far a float32 cosine of unit vectors may be from the float64 one, with room to
+# spare (as graph.query.vectors: d x 2^-24 x 2 ~ 4.6e-5 at d = 384, plus rounding)
+FLOAT32_SLACK = 1e-4
+PAIR_ENTRIES = 2_000_000  # word-vector entries per batch of pairs (_WordDots.pairs)
+PRODUCT_PER_PAIR_ENTRY = 4  # _WordDots.rows_against: a block's product when it costs less
+PRODUCT_MIN_ROWS = 32  # ... and has at least this many rows (else the setup outweighs it)
+_DF_BUCKETS = 1 << 20
 TIE_SLACK = 1e-9  # a probe this close to a threshold recomputes the row: never misses a tie
 
 
@@ -120,6 +128,9 @@ class _WordDots:
         self.indptr = w.indptr.astype(np.int64)
         self.data = w.data.astype(np.float64)
         self.cols = w.indices.astype(np.int64)
+        self.width = max(int(w.shape[1]), 1)
+        self._keys: NDArray[np.int64] | None = None  # row x width + column, made on first use
+        self._reach: NDArray[np.int64] | None = None  # per row: sum of its columns' df
 
     def row_against(self, i: int, others: NDArray[np.intp]) -> NDArray[np.float64]:
         """words(i, j) for j in ``others``, rounded to SCORE_DECIMALS."""
@@ -140,6 +151,91 @@ class _WordDots:
                            minlength=len(others))
         return np.round(sums, SCORE_DECIMALS)
 
+    def rows_against(
+        self, wanted: Sequence[tuple[int, NDArray[np.intp]]]
+    ) -> list[NDArray[np.float64]]:
+        """:meth:`row_against` of many rows, to the bit. When it is cheaper (each row's
+        columns' document frequencies summed, against the entries its others hold), as
+        one sparse product of those rows with every row: for each pair it adds the same
+        products (a x b, all positive) in the same order (ascending column) from 0, as
+        scipy's CSR product accumulates row by row (``tests/unit/test_region_links.py``)."""
+        if not wanted:
+            return []
+        if len(wanted) < PRODUCT_MIN_ROWS:
+            return [self.row_against(i, o) for i, o in wanted]
+        if self._reach is None:
+            # a row's product work: its columns' document frequencies summed, estimated
+            # with the columns folded into 2^20 buckets (an upper bound; a bincount over
+            # the 2^24 hashed columns would cost more than the product it decides on)
+            n_rows = len(self.indptr) - 1
+            folded = self.cols & (_DF_BUCKETS - 1)
+            df = np.bincount(folded, minlength=_DF_BUCKETS)
+            owner = np.repeat(np.arange(n_rows), np.diff(self.indptr))
+            self._reach = np.bincount(owner, weights=df[folded], minlength=n_rows).astype(
+                np.int64)
+        rows = np.asarray([i for i, _ in wanted], dtype=np.intp)
+        by_product = int(self._reach[rows].sum())
+        by_pairs = int(sum(int((self.indptr[o + 1] - self.indptr[o]).sum()) for _, o in wanted))
+        # an entry of the product costs about a quarter of a pair's entry (one C loop
+        # against several array passes), plus a few passes over the whole matrix to
+        # narrow it to the rows' columns (measured on ICLR 2021's word vectors)
+        by_product += 2 * len(self.cols)
+        if by_product >= PRODUCT_PER_PAIR_ENTRY * by_pairs:
+            return [self.row_against(i, o) for i, o in wanted]
+        import scipy.sparse as sp
+
+        # only the columns these rows hold count: every row restricted to them, renumbered
+        # in the same (ascending) order, so no corpus-wide transpose over 2^24 columns
+        mine = np.unique(self.cols[np.concatenate(
+            [np.arange(self.indptr[i], self.indptr[i + 1]) for i in rows.tolist()])])
+        if not len(mine):
+            return [np.zeros(len(o)) for _, o in wanted]
+        pos = np.minimum(np.searchsorted(mine, self.cols), len(mine) - 1)
+        keep = mine[pos] == self.cols
+        owner = np.repeat(np.arange(len(self.indptr) - 1), np.diff(self.indptr))[keep]
+        n_rows = len(self.indptr) - 1
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(owner, minlength=n_rows))))
+        narrow = sp.csr_matrix((self.data[keep], pos[keep], indptr), shape=(n_rows, len(mine)))
+        dense = (narrow[rows] @ narrow.T.tocsr()).toarray()
+        return [np.round(dense[bi][o], SCORE_DECIMALS) for bi, (_, o) in enumerate(wanted)]
+
+    def pairs(self, left: NDArray[np.intp], right: NDArray[np.intp]) -> NDArray[np.float64]:
+        """words(left[p], right[p]) for every p, to the bit what :meth:`row_against` gives
+        (each pair's products in right's column order, summed in that order), in a few
+        array passes instead of one Python call per row: a row's columns are found by one
+        binary search over every (row, column) key of the matrix, which is sorted."""
+        out = np.zeros(len(left))
+        if not len(left):
+            return out
+        if self._keys is None:
+            rows = np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64),
+                             np.diff(self.indptr))
+            self._keys = rows * self.width + self.cols
+        keys = self._keys
+        starts_all = self.indptr[right]
+        lens_all = self.indptr[right + 1] - starts_all
+        # chunks of about PAIR_ENTRIES entries: the temporaries stay a few tens of MB
+        ends = np.cumsum(lens_all)
+        cuts = np.searchsorted(ends, np.arange(PAIR_ENTRIES, int(ends[-1]), PAIR_ENTRIES))
+        bounds = [0, *sorted({int(c) + 1 for c in cuts} - {0}), len(left)]
+        for lo, hi in itertools.pairwise(bounds):
+            if lo >= hi:
+                continue
+            starts, lens = starts_all[lo:hi], lens_all[lo:hi]
+            total = int(lens.sum())
+            if total == 0:
+                continue
+            shift = np.repeat(starts - np.concatenate(([0], np.cumsum(lens)[:-1])), lens)
+            at = shift + np.arange(total)
+            want = np.repeat(np.asarray(left[lo:hi], dtype=np.int64), lens) * self.width
+            want += self.cols[at]
+            pos = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+            mine = np.where(keys[pos] == want, self.data[pos], 0.0)
+            prod = self.data[at] * mine
+            out[lo:hi] = np.bincount(np.repeat(np.arange(hi - lo), lens), weights=prod,
+                                     minlength=hi - lo)
+        return np.round(out, SCORE_DECIMALS)
+
 
 class _Scorer:
     """b(i, j) = cos + word_weight x words over one set of papers, so every caller
@@ -148,6 +244,11 @@ class _Scorer:
     def __init__(self, vec: PaperVectors) -> None:
         self.vec = vec
         self.full = np.asarray(vec.matrix, dtype=np.float64)
+        self.m32 = np.asarray(vec.matrix, dtype=np.float32)
+        # |float32 a.b - float64 a.b rounded| <= d x 2^-24 x |a| |b| + 5e-7, twice over
+        # (FLOAT32_SLACK holds it for unit vectors; longer ones widen it)
+        norm = float(np.sqrt((self.full**2).sum(axis=1)).max()) if self.full.size else 1.0
+        self.slack = FLOAT32_SLACK * max(1.0, norm * norm)
         self.w = vec.word_weight if vec.words is not None else 0.0
         self._dots = _WordDots(vec.words) if vec.words is not None else None
         # a row's pool is the same in the plain and the CSLS pass: its overlaps once
@@ -156,6 +257,40 @@ class _Scorer:
     def cos(self, rows: NDArray[np.float64]) -> NDArray[np.float64]:
         """Rounded cosines of ``rows`` (vectors) against every paper."""
         return np.round(rows @ self.full.T, SCORE_DECIMALS)
+
+    def rough(self, rows: Sequence[int]) -> NDArray[np.float32]:
+        """float32 cosines of the papers at ``rows`` against every paper, each one's own
+        left out (-inf): a prefilter, within ``slack`` of :meth:`cos`."""
+        got: NDArray[np.float32] = self.m32[rows] @ self.m32.T
+        got[np.arange(len(rows)), rows] = -np.inf
+        return got
+
+    def near(
+        self, i: int, rough: NDArray[np.float32], size: int, min_score: float,
+        also: float | None = None,
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+        """The papers that may be in row i's pool of ``size`` at or above ``min_score``
+        (and, given ``also``, every one whose cosine may reach it), ascending, with their
+        exact cosines (:meth:`cos`'s, below ``min_score``: -inf). From the float32 row:
+        every paper within ``slack`` of the (size+1)-th best, so none the float64 row
+        would rank in is missed (vector search does the same: graph.query.vectors.UnitMatrix)."""
+        ok = np.flatnonzero(rough >= min_score - self.slack)
+        # the size+1 best, not the size best: then the pool holds more than ``size``
+        # finite entries exactly when the whole row does (so its floor is the same)
+        if len(ok) > size + 1:
+            vals = rough[ok]
+            bar = float(np.partition(vals, len(ok) - size - 1)[len(ok) - size - 1])
+            if also is not None:
+                bar = min(bar, also)
+            ok = ok[vals >= bar - self.slack]
+        if self._rescore_all:
+            exact = np.round(self.full[[i]] @ self.full.T, SCORE_DECIMALS)[0][ok]
+        else:
+            exact = np.round(self.full[ok] @ self.full[i], SCORE_DECIMALS)
+        exact[exact < min_score] = -np.inf
+        return ok, exact
+
+    _rescore_all = False  # tests: the exact cosines from the whole row, as cos() gives
 
     def words(self, i: int, others: NDArray[np.intp]) -> NDArray[np.float64]:
         if self._dots is None:
@@ -166,6 +301,16 @@ class _Scorer:
         got = self._dots.row_against(i, others)
         self._seen[i] = (others, got)
         return got
+
+    def words_of(self, wanted: Sequence[tuple[int, NDArray[np.intp]]]) -> None:
+        """Compute the overlaps of many (row, others) at once (:meth:`_WordDots.rows_against`),
+        for :meth:`words` to return (each row keeps its last set, as :meth:`words` does)."""
+        if self._dots is None:
+            return
+        todo = [(i, o) for i, o in wanted
+                if not ((seen := self._seen.get(i)) is not None and np.array_equal(seen[0], o))]
+        for (i, o), got in zip(todo, self._dots.rows_against(todo), strict=True):
+            self._seen[i] = (o, got)
 
 
 def _pool(row: NDArray[np.float64], size: int) -> tuple[NDArray[np.intp], float | None]:
@@ -232,14 +377,19 @@ def _ranked(
     rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // n))
     for start in range(0, len(row_list), rows_per_block):
         block = row_list[start : start + rows_per_block]
-        scores = sc.cos(sc.full[block])
-        scores[np.arange(len(block)), block] = -np.inf  # never your own neighbour
-        scores[scores < min_score] = -np.inf
+        rough = sc.rough(block)  # never your own neighbour
+        pools = []
+        coss = []
         for bi, r in enumerate(block):
-            row = scores[bi]
-            pool, last = _pool(row, vec.pool)
+            near, exact = sc.near(r, rough[bi], vec.pool, min_score)
+            local, last = _pool(exact, vec.pool)
             floors[ids[r]] = min_score if last is None else last
-            cos = row[pool]
+            pools.append(near[local])
+            coss.append(exact[local])
+        sc.words_of(list(zip(block, pools, strict=True)))
+        for bi, r in enumerate(block):
+            pool = pools[bi]
+            cos = coss[bi]
             words = sc.words(r, pool)
             key = cos + sc.w * words
             if penalty is not None:
@@ -335,21 +485,34 @@ def _pool_moves(
     rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // max(n, 1)))
     for start in range(0, len(todo), rows_per_block):
         block = todo[start : start + rows_per_block]
-        scores = sc.cos(sc.full[block])
-        scores[np.arange(len(block)), block] = -np.inf
-        scores[scores < min_score] = -np.inf
+        rough = sc.rough(block)
+        found = []
         for bi, i in enumerate(block):
-            row = scores[bi]
             hub = hubs[ids[i]]
-            pool, last = _pool(row, vec.pool)
-            in_pool = np.zeros(n, dtype=bool)
-            in_pool[pool] = True
-            entered = pool[is_new[pool] | (row[pool] < hub.floor)]
-            out = np.flatnonzero((row >= hub.floor) & ~is_new & ~in_pool)
-            check = np.concatenate((entered, out)).astype(np.intp)
-            b = row[check]
+            # the pool, and every paper at or above the old floor
+            near, exact = sc.near(i, rough[bi], vec.pool, min_score, also=hub.floor)
+            local, last = _pool(exact, vec.pool)
+            in_pool = np.zeros(len(near), dtype=bool)
+            in_pool[local] = True
+            entered = in_pool & (is_new[near] | (exact < hub.floor))
+            pushed_out = (exact >= hub.floor) & ~is_new[near] & ~in_pool
+            found.append((last, near[pushed_out], np.concatenate(
+                (near[entered], near[pushed_out])).astype(np.intp),
+                np.concatenate((exact[entered], exact[pushed_out]))))
+        lens = [len(check) for _, _, check, _ in found]
+        n_pairs = int(np.sum(lens))
+        if sc._dots is not None and n_pairs:
+            words = sc._dots.pairs(np.repeat(np.asarray(block, dtype=np.intp), lens),
+                                   np.concatenate([check for _, _, check, _ in found]))
+        else:
+            words = np.zeros(n_pairs)
+        at = 0
+        for bi, i in enumerate(block):
+            last, out, check, b = found[bi]
+            hub = hubs[ids[i]]
             if sc._dots is not None and len(check):
-                b = b + sc.w * sc._dots.row_against(i, check)
+                b = b + sc.w * words[at : at + len(check)]
+            at += len(check)
             assert hub.kth is not None
             if len(check) and bool((b >= hub.kth - TIE_SLACK).any()):
                 plain_rows.add(i)
@@ -474,18 +637,29 @@ def update_csls_rows(
         in_pool = cos >= floor_now[None, :] - TIE_SLACK
         candidates = [i for i in np.flatnonzero(in_pool.any(axis=0)).tolist() if i not in redo]
         previous.need(ids[i] for i in candidates)
+        asked: list[tuple[int, float, NDArray[np.intp]]] = []
         for i in candidates:
             lst = previous.get(ids[i])
             if len(lst) < k:
                 redo.add(i)
                 continue
             last = lst[k - 1]
-            thr = _csls_key(last, hubs[last.id][0], sc.w)
-            js = np.flatnonzero(in_pool[:, i])
+            asked.append((i, _csls_key(last, hubs[last.id][0], sc.w),
+                          np.flatnonzero(in_pool[:, i])))
+        lens = [len(js) for _, _, js in asked]
+        n_pairs = int(np.sum(lens))
+        words = (
+            sc._dots.pairs(np.repeat(np.asarray([i for i, _, _ in asked], dtype=np.intp), lens),
+                           cols[np.concatenate([js for _, _, js in asked])])
+            if sc._dots is not None and n_pairs else np.zeros(n_pairs)
+        )
+        at = 0
+        for i, thr, js in asked:
             key = np.round(
-                cos[js, i] + sc.w * sc.words(i, cols[js]) - CSLS_WEIGHT * r_cols[js],
+                cos[js, i] + sc.w * words[at : at + len(js)] - CSLS_WEIGHT * r_cols[js],
                 HUB_DECIMALS,
             )
+            at += len(js)
             if (key >= thr - TIE_SLACK).any():
                 redo.add(i)
     fresh = csls_similar(vec, hubs, k, min_score, rows=sorted(redo), scorer=sc)
@@ -1251,6 +1425,74 @@ def shared_terms_region(
     return RegionEdges(upsert, delete, new_lists)
 
 
+class _CoRow:
+    """One concept's co-mention counts (>= min_count, itself left out) from a
+    :func:`_co_rows` batch: partner columns (ascending, so in id order) and counts."""
+
+    __slots__ = ("cols", "counts", "df", "index", "names")
+
+    def __init__(
+        self, names: list[str], index: Mapping[str, int], df: NDArray[np.int64],
+        cols: NDArray[np.int64], counts: NDArray[np.int64],
+    ) -> None:
+        self.names, self.index, self.df, self.cols, self.counts = names, index, df, cols, counts
+
+    def items(self) -> Iterable[tuple[str, int]]:
+        names = self.names
+        return [(names[c], n) for c, n in zip(self.cols.tolist(), self.counts.tolist(),
+                                                 strict=True)]
+
+    def count(self, partner: str) -> int | None:
+        c = self.index.get(partner)
+        if c is None:
+            return None
+        at = int(np.searchsorted(self.cols, c))
+        return int(self.counts[at]) if at < len(self.cols) and self.cols[at] == c else None
+
+    def top(self, top_k: int) -> list[tuple[float, str]]:
+        """The ``top_k`` partners by (-count, the partner's df, id), as (count, partner)."""
+        order = np.lexsort((self.cols, self.df[self.cols], -self.counts))[:top_k]
+        return [(float(self.counts[o]), self.names[int(self.cols[o])]) for o in order]
+
+
+def _co_rows(
+    wanted: Sequence[str],
+    paper_terms: Mapping[str, Mapping[str, float]],
+    postings: Mapping[str, Collection[str]],
+    is_concept: Callable[[str], bool],
+    min_count: int,
+) -> list[tuple[str, _CoRow]]:
+    """The co-mention counts of the ``wanted`` concepts with every concept, as one sparse
+    product over the papers that hold one of them (what :func:`cooccurrence_edges`
+    counts, for those rows only: integer counts, the same in any order)."""
+    import scipy.sparse as sp
+
+    if not wanted:
+        return []
+    papers: set[str] = set()
+    for a in wanted:
+        papers.update(postings.get(a, ()))
+    held = [[t for t in paper_terms[q] if is_concept(t)] for q in sorted(papers)]
+    names = sorted({t for ts in held for t in ts})
+    index = {c: j for j, c in enumerate(names)}
+    r_idx = [i for i, ts in enumerate(held) for _ in ts]
+    c_idx = [index[t] for ts in held for t in ts]
+    x = sp.csr_matrix((np.ones(len(r_idx), dtype=np.int64), (r_idx, c_idx)),
+                      shape=(len(held), len(names)))
+    own = np.asarray([index[a] for a in wanted], dtype=np.int64)
+    m = (x[:, own].T.tocsr() @ x).tocsr()
+    m.sort_indices()
+    df = np.asarray([len(postings.get(c, ())) for c in names], dtype=np.int64)
+    out = []
+    for r, a in enumerate(wanted):
+        lo, hi = m.indptr[r], m.indptr[r + 1]
+        cols = m.indices[lo:hi].astype(np.int64)
+        counts = m.data[lo:hi].astype(np.int64)
+        keep = (cols != own[r]) & (counts >= min_count)
+        out.append((a, _CoRow(names, index, df, cols[keep], counts[keep])))
+    return out
+
+
 def related_region(
     paper_terms: Mapping[str, Mapping[str, float]],
     postings: Mapping[str, Collection[str]],
@@ -1279,26 +1521,28 @@ def related_region(
     def alive(c: str) -> bool:
         return bool(postings.get(c))
 
-    def row(a: str) -> dict[str, int]:
-        counts: dict[str, int] = defaultdict(int)
-        for q in postings.get(a, ()):
-            for c in paper_terms[q]:
-                if c != a and is_concept(c):
-                    counts[c] += 1
-        return {c: n for c, n in counts.items() if n >= min_count}
+    rows: dict[str, _CoRow] = {}
 
-    rows = {a: row(a) for a in held_by if alive(a)}
+    def add_rows(wanted: Iterable[str]) -> None:
+        for a, r in _co_rows(sorted(wanted), paper_terms, postings, is_concept, min_count):
+            rows[a] = r
+
+    add_rows(a for a in held_by if alive(a))
+    # every live concept of df_moved is held by a changed paper, so its row is here
+    # already: the rows its tie-break reaches are computed together, in one product
+    need: set[str] = set()
     for b in sorted(df_moved):
-        for a, count in rows.get(b, {}).items():
-            if a in rows:
+        got = rows.get(b)
+        if got is None:
+            continue
+        for a, count in got.items():
+            if a in rows or a in need:
                 continue
             lst = kept_lists.get(a, ())
             if len(lst) >= top_k and count == min(c for c, _ in lst):
-                rows[a] = row(a)
-    lists: Kept = {}
-    for a, counts in rows.items():
-        best = sorted(counts, key=lambda c: (-counts[c], len(postings[c]), c))[:top_k]
-        lists[a] = [(float(counts[c]), c) for c in best]
+                need.add(a)
+    add_rows(need)
+    lists: Kept = {a: r.top(top_k) for a, r in rows.items()}
     stored: dict[tuple[str, str], Edge] = {}
     for e in stored_of(sorted(rows.keys() | held_by)):
         if e.type is RelType.RELATED_TO:
@@ -1311,7 +1555,7 @@ def related_region(
         if (x, y) in pairs or not (alive(x) and alive(y)):
             continue
         for a, b in ((x, y), (y, x)):
-            shared = rows[a].get(b) if a in rows and b not in rows else None
+            shared = rows[a].count(b) if a in rows and b not in rows else None
             if shared is not None and any(p == a for _, p in kept_lists.get(b, ())):
                 pairs[(x, y)] = shared
     made = [Edge(a, b, RelType.RELATED_TO, float(c), {"count": c}) for (a, b), c in pairs.items()]

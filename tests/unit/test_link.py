@@ -539,3 +539,71 @@ def test_hubs_ride_on_the_rank_1_edge_alone() -> None:
     # a list whose rank-1 edge is gone (a hand-edited store): recompute everything
     assert hubs_from_edges([e for e in edges if e.attrs["rank"] != 1 or e.source != "p0"],
                            ids, 0.0, 3, vec) is None
+
+
+def _whole_rows(self: Any, i: int, rough: np.ndarray, size: int, min_score: float,
+                also: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """_Scorer.near without the float32 prefilter: every paper, the whole float64 row."""
+    ok = np.flatnonzero(np.isfinite(rough))
+    exact = np.round(self.full[[i]] @ self.full.T, 6)[0][ok]
+    exact[exact < min_score] = -np.inf
+    return ok, exact
+
+
+@pytest.mark.parametrize(("seed", "pool"), [(11, 3), (12, 5), (13, 8), (14, 20), (15, 5)])
+def test_float32_prefilter_gives_the_whole_rows_answer_with_ties(
+    seed: int, pool: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIMILAR_TO ranks each row's pool from float32 cosines within FLOAT32_SLACK of the
+    (pool+1)-th best, rescored exactly: the lists, hubs and floors (full and by update)
+    must be those of whole float64 rows, on vectors built for ties: repeated vectors,
+    components on a coarse grid (many equal cosines at the pool's edge), pairs 1e-7 and
+    1e-5 apart (inside the slack), and cosines on min_score itself."""
+    import graph.link as link
+
+    rng = np.random.default_rng(seed)
+    base = np.round(rng.normal(size=(40, 4)) * 2) / 2  # a coarse grid: exact ties
+    base[base.sum(axis=1) == 0, 0] = 1.0
+    m = base / np.linalg.norm(base, axis=1, keepdims=True)
+    near = m[:8] + rng.choice([1e-7, 1e-5], size=(8, 1)) * rng.normal(size=(8, 4))
+    m = np.vstack([m, m[:6], near / np.linalg.norm(near, axis=1, keepdims=True)])
+    universe = [f"p{i:03d}" for i in range(len(m))]
+    vec = dict(zip(universe, m.astype(np.float32), strict=True))
+    text = dict(zip(universe, _texts(len(m), seed), strict=True))
+    # min_score on a cosine that occurs: ties with the threshold itself
+    f = m.astype(np.float32).astype(np.float64)
+    min_score = float(np.round(f[0] @ f[1], 6))
+    k = 3
+
+    def vectors(ids: list[str], words: bool) -> PaperVectors:
+        v = _corpus_vectors(ids, vec, text, pool)
+        return v if words else dataclasses.replace(v, words=None)
+
+    def both(fn: Any, *args: Any) -> tuple[Any, Any]:
+        got = fn(*args)
+        with monkeypatch.context() as mp:
+            mp.setattr(link._Scorer, "near", _whole_rows)
+            want = fn(*args)
+        return got, want
+
+    for words in (False, True):
+        current = sorted(rng.choice(universe, size=34, replace=False).tolist())
+        got, want = both(full_similar, vectors(current, words), k, min_score)
+        assert got == want
+        lists, hubs = got
+        assert (lists, {p: h[:3] for p, h in hubs.items()}) == _brute_csls(
+            current, vectors(current, words), k, min_score)
+        for _ in range(4):
+            outside = [p for p in universe if p not in current]
+            added = set(rng.choice(outside, size=min(5, len(outside)), replace=False).tolist())
+            removed = set(rng.choice(current, size=3, replace=False).tolist())
+            now = sorted((set(current) - removed) | added)
+            gone = np.asarray([vec[p] for p in sorted(removed)], dtype=np.float32)
+            keep = {p: v for p, v in lists.items() if p not in removed}
+            keep_hubs = {p: h for p, h in hubs.items() if p not in removed}
+            got, want = both(update_csls, keep, keep_hubs, gone, vectors(now, words), added,
+                             removed, k, min_score)
+            assert got == want
+            lists, hubs = got
+            assert (lists, hubs) == full_similar(vectors(now, words), k, min_score)
+            current = now

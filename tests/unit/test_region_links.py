@@ -169,3 +169,40 @@ def test_word_dots_equal_the_buffer_algorithm_to_the_bit() -> None:
     for i in range(len(texts)):
         others = np.asarray(rng.sample(range(len(texts)), 20), dtype=np.intp)
         assert np.array_equal(dots.row_against(i, others), _buffer_dots(m, i, others))
+
+
+def test_word_dots_pairs_equal_row_against_to_the_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batched overlaps (one pass over many rows' pairs, in chunks) are the per-row
+    ones to the bit, whatever the chunk size, with empty texts and repeated pairs."""
+    import graph.link as link
+
+    rng = random.Random(5)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 40))) for _ in range(80)]
+    m = word_vectors(texts)
+    dots = _WordDots(m)
+    asked = [(i, np.asarray(rng.choices(range(len(texts)), k=rng.randint(0, 30)), dtype=np.intp))
+             for i in rng.choices(range(len(texts)), k=120)]
+    want = np.concatenate([dots.row_against(i, o) for i, o in asked])
+    left = np.repeat(np.asarray([i for i, _ in asked], dtype=np.intp), [len(o) for _, o in asked])
+    right = np.concatenate([o for _, o in asked])
+    for chunk in (1, 7, 100, 10**7):
+        monkeypatch.setattr(link, "PAIR_ENTRIES", chunk)
+        assert np.array_equal(dots.pairs(left, right), want)
+        assert np.array_equal(np.signbit(dots.pairs(left, right)), np.signbit(want))
+
+
+def test_word_dots_rows_against_equal_row_against_to_the_bit() -> None:
+    """The sparse product of a block of rows (taken when it is cheaper) gives each pair's
+    overlap to the bit; so does the per-row way it falls back to."""
+    rng = random.Random(7)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 40))) for _ in range(90)]
+    texts += [f"{rng.choice(WORDS)}x{i} y{i}" for i in range(30)]  # rare words: few overlaps
+    texts += ["", ""]  # empty rows last (no entries at the end of the matrix)
+    m = word_vectors(texts)
+    dots = _WordDots(m)
+    for size in (1, 5, 60):
+        wanted = [(i, np.sort(np.asarray(rng.sample(range(len(texts)), size), dtype=np.intp)))
+                  for i in rng.sample(range(len(texts)), 40)]
+        got = dots.rows_against(wanted)
+        for (i, o), g in zip(wanted, got, strict=True):
+            assert np.array_equal(g, dots.row_against(i, o)), (size, i)
