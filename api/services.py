@@ -53,22 +53,32 @@ def limit_blas_threads() -> None:
     threadpool_limits(1, user_api="blas")
 
 
+#: objects allocated (less freed) between young collections once the heap is frozen,
+#: for 700 by default: a request makes thousands (a neighbourhood's row dicts), so at
+#: 700 the young collections ran ~50 times a second under load and kept promoting a
+#: request's live objects into the older generations (docs/benchmarks.md, issue 11 round 7)
+GC_YOUNG_THRESHOLD = 10_000
+
+
 def freeze_warm_heap() -> None:
-    """Hand what the warm-up left alive to ``gc.freeze()``, once per process.
+    """Hand what the warm-up left alive to ``gc.freeze()``, once per process, and make
+    the young generation larger.
 
     A warmed server holds ~2 million long-lived objects (the graph mirror, the word
     index, the model, the primed pipeline) that no request frees. The cyclic collector
-    rescans all of them on every full collection: under load on ICLR 2021 one took
-    2.3 s with the GIL held, every request waiting on it (docs/benchmarks.md, issue 11
-    round 7). Frozen, a full collection walks only what was made since. Objects frozen
-    here are still freed when their last reference goes (a write replacing graph
-    objects); only a reference cycle among them would stay. Garbage is collected first
-    so none is frozen. Once: a later app in the same process (tests) leaves it be.
+    rescanned all of them on every full collection: under load on ICLR 2021 each took
+    ~2 s with the GIL held, every request waiting on it, and the collector took ~20% of
+    the server's CPU (docs/benchmarks.md, issue 11 round 7). Frozen, a full collection
+    walks only what was made since. Objects frozen here are still freed when their last
+    reference goes (a write replacing graph objects); only a reference cycle among them
+    would stay. Garbage is collected first so none is frozen. Once: a later app in the
+    same process (tests) leaves the collector as the first one set it.
     """
     if gc.get_freeze_count():
         return
     gc.collect()
     gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     log.info("%d objects of the warm heap frozen for the cyclic GC", gc.get_freeze_count())
 
 

@@ -1,4 +1,5 @@
-"""A server's warm-up hands its long-lived heap to ``gc.freeze()``, once per process.
+"""A server's warm-up hands its long-lived heap to ``gc.freeze()`` and enlarges the young
+generation, once per process.
 
 Run in a child process: freezing is process-wide, and the test process must keep its
 own collector as it was.
@@ -11,6 +12,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from api.services import GC_YOUNG_THRESHOLD
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,6 +50,7 @@ CHILD = textwrap.dedent(
     before = [[]]  # made before the warm-up: frozen with the rest
     services.warm_up()
     out["warm"] = gc.get_freeze_count()
+    out["threshold"] = gc.get_threshold()[0]
     out["graph_frozen"] = not any(o is store.g._node for o in gc.get_objects())
     out["before_frozen"] = gc.is_tracked(before) and not any(
         o is before for o in gc.get_objects())
@@ -81,4 +85,5 @@ def test_warm_up_freezes_the_heap_once_and_only_once_the_graph_was_read(
     assert out["warm"] > 10_000  # the model, the graph and the rest of the warm heap
     assert out["graph_frozen"]  # the graph's own dicts no longer in any generation
     assert out["before_frozen"]
+    assert out["threshold"] == GC_YOUNG_THRESHOLD
     assert not out["after_frozen"]  # a second app in the same process froze nothing more
