@@ -147,7 +147,7 @@ class _Adjacency:
         self._keep = keep
         self._cache: dict[str, Adjacent] = {}
         # an in-memory backend keeps every node's whole list, sorted, until the graph
-        # changes (NetworkxStore.adjacent): filtering it is a third of building it
+        # changes (NetworkxStore.adjacent): filtering it costs less than building it
         self._kept = getattr(b, "adjacent", None) if allowed is None else None
 
     def load(self, ids: Iterable[str]) -> None:
