@@ -7,6 +7,7 @@ through the request context, never through a module global.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -50,6 +51,35 @@ def limit_blas_threads() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, user_api="blas")
+
+
+#: objects allocated (less freed) between young collections once the heap is frozen,
+#: for 700 by default: a request makes thousands (a neighbourhood's row dicts), so at
+#: 700 the young collections ran ~50 times a second under load and kept promoting a
+#: request's live objects into the older generations (docs/benchmarks.md, issue 11 round 7)
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def freeze_warm_heap() -> None:
+    """Hand what the warm-up left alive to ``gc.freeze()``, once per process, and make
+    the young generation larger.
+
+    A warmed server holds ~2 million long-lived objects (the graph mirror, the word
+    index, the model, the primed pipeline) that no request frees. The cyclic collector
+    rescanned all of them on every full collection: under load on ICLR 2021 each took
+    ~2 s with the GIL held, every request waiting on it, and the collector took ~20% of
+    the server's CPU (docs/benchmarks.md, issue 11 round 7). Frozen, a full collection
+    walks only what was made since. Objects frozen here are still freed when their last
+    reference goes (a write replacing graph objects); only a reference cycle among them
+    would stay. Garbage is collected first so none is frozen. Once: a later app in the
+    same process (tests) leaves the collector as the first one set it.
+    """
+    if gc.get_freeze_count():
+        return
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    log.info("%d objects of the warm heap frozen for the cyclic GC", gc.get_freeze_count())
 
 
 class Services:
@@ -172,13 +202,16 @@ class Services:
         so no request pays for either. Stops between steps once :meth:`close` began, and
         stops quietly when the process exits under it."""
         try:
-            self._warm_up()
+            warm = self._warm_up()
         except Exception:
             if not self._exiting():
                 raise
             # an import or a load cut short by the interpreter's exit ("can't register
             # atexit after shutdown", "cannot schedule new futures"): not a broken install
             log.info("warm-up stopped: the process is exiting")
+            return
+        if warm and not self._exiting():
+            freeze_warm_heap()
 
     def _exiting(self) -> bool:
         """close() began, or the main thread has ended (the interpreter is exiting: its
@@ -186,7 +219,8 @@ class Services:
         install)."""
         return self._closing.is_set() or not threading.main_thread().is_alive()
 
-    def _warm_up(self) -> None:
+    def _warm_up(self) -> bool:
+        """The steps of :meth:`warm_up`; True once the graph was read (the heap is warm)."""
         try:
             import torch
         except ImportError:  # the embedder says so on first use
@@ -200,15 +234,15 @@ class Services:
         except CitegraphError as exc:
             self._failed("embedding model not loaded", exc)
         if self._exiting():
-            return
+            return False
         try:
             store = self.store()
             self.lexical.sync(store)
         except CitegraphError as exc:
             self._failed("word index not read", exc)
-            return
+            return False
         if self._exiting():
-            return
+            return False
         try:
             # the keyword index and the extractor's word lists (related(text:)) load on
             # first use too: a second or more each on ICLR 2021, in every worker
@@ -218,7 +252,7 @@ class Services:
         except Exception as exc:  # only a head start: a request meets the same error
             self._failed("warm-up of the keyword index and extractor failed", exc)
         if self._exiting():
-            return
+            return False
         try:
             # the corpus resolved once now: the first addPapers then resolves only what
             # it reaches (~5 s less on ICLR 2021)
@@ -226,6 +260,7 @@ class Services:
                 self.pipeline().prime(store, stop=self._closing)
         except Exception as exc:
             self._failed("warm-up of the write pipeline failed", exc)
+        return True
 
     def _failed(self, what: str, exc: Exception) -> None:
         """A warm-up step failed: a warning, or one calm line when the process is exiting

@@ -220,6 +220,9 @@ class LexicalIndex:
         self._counts: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # pid -> (gram ids, counts)
         self._vocab: dict[str, int] = {}
         self._words: list[str] = []
+        # whether each of _words is a unigram, for a seed's saturated tf: _words only grows
+        # (or is replaced whole, which empties this), so the mask grows with it
+        self._unigram = np.zeros(0, dtype=bool)
         self._df = np.zeros(1024, dtype=np.int64)
         self._matrix: Any = None  # scipy csr: rows = self._rows, L2-normalised TF-IDF
         self._rows: list[str] = []
@@ -320,6 +323,7 @@ class LexicalIndex:
             return False
         with self._lock:
             self._words = words
+            self._unigram = np.zeros(0, dtype=bool)
             self._vocab = {w: i for i, w in enumerate(words)}
             self._df = np.zeros(max(1024, len(words)), dtype=np.int64)
             self._counts, self._key = {}, {}
@@ -390,13 +394,21 @@ class LexicalIndex:
         idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
         return np.where(df >= MIN_DF, idf, 0.0)
 
+    def _unigrams(self) -> np.ndarray:
+        """For each gram id: True for a single word (grown here as _words grows)."""
+        known, words = len(self._unigram), self._words
+        if known < len(words):
+            more = np.fromiter((" " not in w for w in words[known:]), dtype=bool,
+                               count=len(words) - known)
+            self._unigram = np.concatenate([self._unigram, more])
+        return self._unigram
+
     def _weigh(self, ids: np.ndarray, counts: np.ndarray, query: bool = False) -> LexVector:
         tf = 1.0 + np.log(counts)
         if query:
             # a word the seed repeats says what it is about once, not ln(count) times more;
             # its bigrams (how it phrases things) keep their repeats
-            unigram = np.fromiter((" " not in self._words[i] for i in ids.tolist()),
-                                  dtype=bool, count=len(ids))
+            unigram = self._unigrams()[ids]
             k1 = QUERY_TF_K1
             tf = np.where(unigram, counts * (k1 + 1.0) / (counts + k1), tf)
         w = tf * self._idf(ids)

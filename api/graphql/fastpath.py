@@ -59,6 +59,9 @@ _IDENTITY: dict[Any, type] = {
 }
 
 
+_NONE = type(None)
+
+
 class _FallbackError(Exception):
     """This list needs the standard completion."""
 
@@ -190,13 +193,16 @@ class FlatListExecutionContext(StrawberryGraphQLCoreExecutionContext):
                 values.append([typename] * len(raw))
                 continue
             col = list(map(get, raw))
-            if None in col:
+            # one pass for both questions (a null? anything to serialize?): ``None in col``
+            # was a second pass of equality tests, ~0.13 ms a column of 4,000 edges
+            kinds = set(map(type, col))
+            if _NONE in kinds:
                 if nonnull:
                     raise _FallbackError  # the standard path reports the error
                 col = [None if v is None else _leaf(v, ser, same, is_list) for v in col]
             elif is_list:
                 col = [_leaf(v, ser, same, True) for v in col]
-            elif set(map(type, col)) - {same}:  # some need serializing (enums: all)
+            elif kinds - {same}:  # some need serializing (enums: all)
                 if same is None:  # an enum: few members, each serialized once
                     table = {v: ser(v) for v in set(col)}
                     col = list(map(table.__getitem__, col))

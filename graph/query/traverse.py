@@ -146,13 +146,25 @@ class _Adjacency:
         self._allowed = allowed
         self._keep = keep
         self._cache: dict[str, Adjacent] = {}
+        # an in-memory backend keeps every node's whole list, sorted, until the graph
+        # changes (NetworkxStore.adjacent): filtering it costs less than building it
+        self._kept = getattr(b, "adjacent", None) if allowed is None else None
 
     def load(self, ids: Iterable[str]) -> None:
         todo = [i for i in dict.fromkeys(ids) if i not in self._cache]
-        if todo:
+        if not todo:
+            return
+        if self._kept is not None:
+            whole: dict[str, Adjacent] = self._kept(todo)
+            keep = self._keep
+            # the same lists as adjacency(..., keep): keep tests the neighbour alone, so
+            # dropping pairs after the grouping leaves the same pairs, in the same order
             self._cache.update(
-                adjacency(self._b.incident_edges(todo, self._allowed), todo, self._keep)
+                whole if keep is None
+                else {u: [p for p in whole[u] if p[0] in keep] for u in todo}
             )
+            return
+        self._cache.update(adjacency(self._b.incident_edges(todo, self._allowed), todo, self._keep))
 
     def __call__(self, u: str) -> Adjacent:
         if u not in self._cache:

@@ -49,6 +49,7 @@ from graph.model import (
 )
 from graph.query import QueryLayer
 from graph.query.search import names_of
+from graph.query.traverse import Adjacent, adjacency
 from graph.query.vectors import UnitMatrix
 from graph.store.base import Backend, jsonable_attrs
 from graph.store.fts import MemoryIndex
@@ -81,6 +82,9 @@ class NetworkxStore(QueryLayer):
         self._weighted: dict[str, list[tuple[str, float]]] = {}
         # node id -> every edge touching it (out, then in), likewise: paths walk untyped
         self._touching: dict[str, list[Edge]] = {}
+        # node id -> [(neighbour, best edge)] by neighbour over those edges, likewise:
+        # the lists k paths and shortest paths walk, sorted once per version, not per query
+        self._adjacent: dict[str, Adjacent] = {}
         self._stats: tuple[int, GraphStats] | None = None
         self.g: nx.MultiDiGraph = nx.MultiDiGraph()
         self._emb_ids: list[str] = []
@@ -221,8 +225,13 @@ class NetworkxStore(QueryLayer):
             self._alias_index = None
             self._drop_index()
             self._changes += 1
-            self._weighted = {}
-            self._touching = {}
+            self._drop_lists()
+
+    def _drop_lists(self) -> None:
+        # new dicts, never emptied in place: a read that holds the old ones ends on them
+        self._weighted = {}
+        self._touching = {}
+        self._adjacent = {}
 
     def _drop_index(self) -> None:
         # not closed: a search running on it meanwhile finishes on the old state
@@ -272,8 +281,7 @@ class NetworkxStore(QueryLayer):
             finally:
                 self._alias_index = None
                 self._changes += 1
-                self._weighted = {}
-                self._touching = {}
+                self._drop_lists()
 
     def apply_trusted(self, change: GraphChange) -> None:
         """Apply a diff already checked (and committed) by the caller, without a backup.
@@ -292,8 +300,7 @@ class NetworkxStore(QueryLayer):
             finally:
                 self._alias_index = None
                 self._changes += 1
-                self._weighted = {}
-                self._touching = {}
+                self._drop_lists()
 
     def _apply(self, change: GraphChange) -> None:
         for s, t, typ in change.delete_edges:
@@ -435,6 +442,16 @@ class NetworkxStore(QueryLayer):
                 ]
             out.extend(edges)
         return out
+
+    def adjacent(self, ids: Sequence[str]) -> dict[str, Adjacent]:
+        """For each of ``ids``: :func:`~graph.query.traverse.adjacency` of every edge
+        touching it ((neighbour, best edge), by neighbour; [] for an unknown id), made on a
+        node's first visit and kept until the next change, as the lists above."""
+        kept = self._adjacent
+        todo = [i for i in ids if i not in kept]
+        if todo:
+            kept.update(adjacency(self.incident_edges(todo, None), todo))
+        return {i: kept[i] for i in ids}
 
     def edges_among(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
         inside = set(ids)

@@ -321,3 +321,43 @@ def test_best_scores_are_the_first_of_all_sorted(seed: int) -> None:
         want = sorted((p for p in as_dict if p not in skip), key=lambda p: (-as_dict[p], p))[:n]
         assert scores.best(n, skip) == want, (n, skip)
     assert WordScores.none().best(5) == [] and dict(WordScores.none()) == {}
+
+
+def _by_word(index: LexicalIndex, pid: str) -> dict[str, float]:
+    """A paper's seed vector keyed by its grams (gram ids differ between indexes)."""
+    vec = index.vector_of(pid, query=True)
+    assert vec is not None
+    return {index._words[i]: w for i, w in zip(vec.ids.tolist(), vec.weights.tolist(),
+                                               strict=True)}
+
+
+def test_a_seed_vector_stays_exact_as_the_words_grow_and_after_a_restore(
+    tmp_path: Path,
+) -> None:
+    """The unigram mask of the seed weighting is kept and grown with the vocabulary: seed
+    vectors asked before new papers brought new grams, and after a restore of another
+    index's words, equal those of an index that never asked before (bit for bit)."""
+    rng = random.Random(23)
+    extra = ["quantum", "annealing", "protein folding", "lattice", "spiking", "neurons"]
+    first = [_paper(i, rng) for i in range(20)]
+    more = [Paper(f"q{i:02d}", f"Q{i}", " ".join(rng.choice(WORDS + extra) for _ in range(30)),
+                  f"hq{i}", title=f"{rng.choice(extra)} {rng.choice(WORDS)}")
+            for i in range(10)]
+    store = _store(first)
+    used = LexicalIndex()
+    used.sync(store)
+    for p in first:
+        _by_word(used, p.id)  # the mask made for the first vocabulary
+    store.apply(GraphChange(upsert_nodes=tuple(more)))
+    used.sync(store)
+    fresh = LexicalIndex()
+    fresh.sync(store)
+    for p in [*first, *more]:
+        assert _by_word(used, p.id) == _by_word(fresh, p.id), p.id
+    # another vocabulary, in another order, restored into the index that asked already
+    other = LexicalIndex()
+    other.sync(_store(list(reversed(more))))
+    other.save(tmp_path / "other.npz")
+    assert used.restore(tmp_path / "other.npz")
+    for p in more:
+        assert _by_word(used, p.id) == _by_word(other, p.id), p.id

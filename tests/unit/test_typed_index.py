@@ -2,7 +2,8 @@
 
 ``NetworkxStore.incident_edges`` with types reads an index (node -> type -> edges) that
 every change keeps current instead of rebuilding it; untyped, it and ``ring_weights``
-read per-node lists (edges; (neighbour, weight)) kept until the next change. After every step
+read per-node lists (edges; (neighbour, weight)) kept until the next change, and so do the
+sorted (neighbour, best edge) lists of path searches (``adjacent``). After every step
 of random changes (new and replaced edges, deleted edges, deleted nodes, a change that
 fails half-way, a whole replace), each node's typed edges must be exactly the graph's,
 and the ring sums exactly (bit for bit) those of the plain walk.
@@ -16,6 +17,7 @@ import pytest
 
 from graph.errors import StoreError
 from graph.model import UNDIRECTED, Concept, Edge, GraphChange, GraphData, Paper, RelType
+from graph.query.traverse import adjacency
 from graph.store.memory import NetworkxStore
 
 TYPES = (RelType.CITES, RelType.SIMILAR_TO, RelType.SHARES_TERM, RelType.MENTIONS)
@@ -55,6 +57,15 @@ def _check(store: NetworkxStore, rng: random.Random) -> None:
             got = _typed(store, nid, types)
             assert len(got) == len(set(got)), f"{nid}: an edge listed twice"
             assert set(got) == _scan(store, nid, types), nid
+    # the sorted (neighbour, best edge) lists that paths walk, kept until the next change,
+    # against lists made afresh from the graph's own edges
+    every_edge = [a["edge"] for _, _, a in store.g.edges(data=True)]
+    asked = [*rng.sample(nodes, min(len(nodes), 6)), "nobody"]
+    for nid in asked:
+        store.adjacent([nid])  # some kept from before this check, some made now
+    fresh = adjacency(every_edge, asked)
+    assert store.adjacent(asked) == fresh
+    assert store.adjacent(nodes) == adjacency(every_edge, nodes)
     for nid in ("nobody", *rng.sample(sorted(store.g.nodes), 3)):
         # the untyped read is unchanged: the same edges, whatever the index holds
         assert {k[:3] for k in _typed(store, nid, frozenset(TYPES))} <= {
