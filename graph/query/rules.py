@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from operator import attrgetter
 
 from graph.errors import InvalidArgumentError
 from graph.model import Edge, GraphPath, NodeKind, RelType, SearchHit
@@ -33,10 +34,10 @@ def best_edge(edges: Iterable[Edge]) -> Edge:
     return min(edges, key=lambda e: (-e.weight, e.type.value, e.source, e.target))
 
 
-def edge_sort_key(edge: Edge) -> tuple[str, str, str]:
-    """(source, target, type name): a RelType is a str, so it sorts as its name without
-    the enum's ``.value`` lookup (a descriptor call per edge, ~40% of a big sort)."""
-    return (edge.source, edge.target, edge.type)
+#: (source, target, type name) of an edge: a RelType is a str, so it sorts as its name
+#: without the enum's ``.value`` lookup (a descriptor call per edge, ~40% of a big sort);
+#: an ``attrgetter`` builds the tuple in C (a depth-2 neighbourhood sorts ~2,500 edges)
+edge_sort_key: Callable[[Edge], tuple[str, str, str]] = attrgetter("source", "target", "type")
 
 
 def hit_sort_key(hit: SearchHit) -> tuple[float, str]:

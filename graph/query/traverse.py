@@ -69,18 +69,9 @@ def neighborhood(
         for _ in range(depth):
             if truncated or not ring:
                 break  # later rings rank below everything kept so far
-            reach = b.ring_weights(ring, allowed, kinds, seen)
             room = limit - len(kept)
-
-            def rank(v: str, reach: dict[str, float] = reach) -> tuple[float, str]:
-                return (-round(reach[v], 9), v)
-
-            if len(reach) > room:
-                truncated = True
-                # a total order (ids are unique): the first `room` without sorting the ring
-                ranked = heapq.nsmallest(room, _near_top(reach, room), key=rank)
-            else:
-                ranked = sorted(reach, key=rank)
+            ranked, reached = ring_top(b, ring, allowed, kinds, seen, room)
+            truncated = reached > room
             kept.extend(ranked)
             seen.update(ranked)
             ring = ranked
@@ -91,6 +82,36 @@ def neighborhood(
         edges=tuple(sorted(edges, key=edge_sort_key)),
         truncated=truncated,
     )
+
+
+def ring_top(
+    b: Backend,
+    ring: Sequence[str],
+    allowed: frozenset[RelType] | None,
+    kinds: frozenset[NodeKind] | None,
+    exclude: Collection[str],
+    room: int,
+) -> tuple[list[str], int]:
+    """The first ``room`` nodes next to ``ring`` (not in ``exclude``) by (-round(summed
+    weight, 9), id), and how many it reached.
+
+    A backend may answer this itself (``ring_top``: the in-memory engine sums big rings
+    in numpy) or return None; then it comes from :meth:`Backend.ring_weights`.
+    """
+    own = getattr(b, "ring_top", None)
+    if own is not None:
+        got: tuple[list[str], int] | None = own(ring, allowed, kinds, exclude, room)
+        if got is not None:
+            return got
+    reach = b.ring_weights(ring, allowed, kinds, exclude)
+
+    def rank(v: str) -> tuple[float, str]:
+        return (-round(reach[v], 9), v)
+
+    if len(reach) > room:
+        # a total order (ids are unique): the first `room` without sorting the ring
+        return heapq.nsmallest(room, _near_top(reach, room), key=rank), len(reach)
+    return sorted(reach, key=rank), len(reach)
 
 
 def _near_top(reach: dict[str, float], room: int) -> list[str]:

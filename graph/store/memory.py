@@ -63,6 +63,11 @@ FORMAT = "citegraph-graph"
 FORMAT_VERSION = 1
 
 
+#: a ring whose (neighbour, weight) entries number more than this is summed in numpy by
+#: ring_top; below it the plain walk costs less than making the arrays
+RING_ARRAYS_FROM = 2000
+
+
 class NetworkxStore(QueryLayer):
     """In-process GraphStore; ``path`` None keeps it in memory only."""
 
@@ -85,6 +90,12 @@ class NetworkxStore(QueryLayer):
         # node id -> [(neighbour, best edge)] by neighbour over those edges, likewise:
         # the lists k paths and shortest paths walk, sorted once per version, not per query
         self._adjacent: dict[str, Adjacent] = {}
+        # node id -> [(target, edge)] of its out-edges, likewise: what edges_among walks
+        self._out: dict[str, list[tuple[str, Edge]]] = {}
+        # the same (neighbour, weight) lists as _weighted, as arrays of neighbour numbers
+        # (into _numbered's ids) and weights, likewise: what ring_top sums in numpy
+        self._numbered: tuple[dict[str, int], list[str]] | None = None
+        self._weight_arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._stats: tuple[int, GraphStats] | None = None
         self.g: nx.MultiDiGraph = nx.MultiDiGraph()
         self._emb_ids: list[str] = []
@@ -232,6 +243,9 @@ class NetworkxStore(QueryLayer):
         self._weighted = {}
         self._touching = {}
         self._adjacent = {}
+        self._out = {}
+        self._numbered = None
+        self._weight_arrays = {}
 
     def _drop_index(self) -> None:
         # not closed: a search running on it meanwhile finishes on the old state
@@ -456,13 +470,22 @@ class NetworkxStore(QueryLayer):
     def edges_among(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
         inside = set(ids)
         edges: list[Edge] = []
-        # every edge among the nodes is an out-edge of exactly one of them
+        kept = self._out
+        # every edge among the nodes is an out-edge of exactly one of them; a flat kept
+        # list per node is walked by one comprehension (a depth-2 neighbourhood's 200
+        # nodes have ~8,000 out-edges on ICLR 2021, ~2,500 of them inside: 2.4x faster
+        # than walking the adjacency dicts)
         for u in inside:
-            for v, keys in self.g._succ[u].items():
-                if v in inside:
-                    for key, attrs in keys.items():
-                        if types is None or key in types:
-                            edges.append(attrs["edge"])
+            out = kept.get(u)
+            if out is None:
+                out = kept[u] = [
+                    (v, attrs["edge"]) for v, keys in self.g._succ[u].items()
+                    for attrs in keys.values()
+                ]
+            if types is None:
+                edges += [e for v, e in out if v in inside]
+            else:
+                edges += [e for v, e in out if v in inside and e.type in types]
         return edges
 
     def ring_neighbors(
@@ -517,6 +540,73 @@ class NetworkxStore(QueryLayer):
                             if key in types:
                                 reach[v] += attrs["edge"].weight
         return reach
+
+    def ring_top(
+        self,
+        ids: Sequence[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+        room: int,
+    ) -> tuple[list[str], int] | None:
+        """:func:`~graph.query.traverse.ring_top` over ``ring_weights``' sums, in numpy.
+
+        The first ``room`` of the ring's reach by (-round(weight, 9), id), and how many
+        nodes it reached; None where the plain walk serves as well (a filter, a small
+        ring). The sums are ``ring_weights``' bit for bit: ``np.bincount`` adds each
+        node's weights in input order from 0.0, and the input is the same lists in the
+        same order. What it spares is a Python step per reached node: a depth-2 ring
+        through a concept that half the papers mention reaches half the graph.
+        """
+        if types is not None or kinds is not None or room <= 0:
+            return None
+        weighted = self._weighted
+        size = 0
+        for u in ids:
+            pairs = weighted.get(u)
+            if pairs is None:
+                pairs = weighted[u] = self._flat_weights(u)
+            size += len(pairs)
+        if size <= RING_ARRAYS_FROM:
+            return None
+        numbered = self._numbered
+        if numbered is None:
+            order = list(self.g._node)
+            numbered = self._numbered = ({n: i for i, n in enumerate(order)}, order)
+        number, names = numbered
+        arrays = self._weight_arrays
+        parts = []
+        for u in ids:
+            got = arrays.get(u)
+            if got is None:
+                pairs = weighted[u]
+                got = arrays[u] = (
+                    np.fromiter((number[v] for v, _ in pairs), dtype=np.intp, count=len(pairs)),
+                    np.fromiter((w for _, w in pairs), dtype=np.float64, count=len(pairs)),
+                )
+            parts.append(got)
+        at = np.concatenate([a for a, _ in parts])
+        sums = np.bincount(at, weights=np.concatenate([w for _, w in parts]),
+                           minlength=len(names))
+        reached = np.zeros(len(names), dtype=bool)
+        reached[at] = True
+        gone = [number[x] for x in exclude if x in number]
+        reached[gone] = False
+        found = np.flatnonzero(reached)
+        weights = sums[found]
+        if len(found) > room and np.isfinite(weights).all():
+            # as _near_top: round() moves no weight by more than 1e-9, so the first `room`
+            # under it all weigh at least the room-th largest less 1e-9
+            cut = float(np.partition(weights, len(weights) - room)[len(weights) - room]) - 1e-8
+            near = weights >= cut
+            found, weights = found[near], weights[near]
+        # Python's round(), not numpy's (which scales, rounds and unscales: not always
+        # the same last bit), so the keys are the plain walk's to the bit
+        ranked = sorted(
+            (-round(w, 9), names[i])
+            for w, i in zip(weights.tolist(), found.tolist(), strict=True)
+        )
+        return [v for _, v in ranked[:room]], int(np.count_nonzero(reached))
 
     def _flat_weights(self, u: str) -> list[tuple[str, float]]:
         return [

@@ -3,7 +3,8 @@
 ``NetworkxStore.incident_edges`` with types reads an index (node -> type -> edges) that
 every change keeps current instead of rebuilding it; untyped, it and ``ring_weights``
 read per-node lists (edges; (neighbour, weight)) kept until the next change, and so do the
-sorted (neighbour, best edge) lists of path searches (``adjacent``). After every step
+sorted (neighbour, best edge) lists of path searches (``adjacent``) and the out-edge lists
+of ``edges_among``. After every step
 of random changes (new and replaced edges, deleted edges, deleted nodes, a change that
 fails half-way, a whole replace), each node's typed edges must be exactly the graph's,
 and the ring sums exactly (bit for bit) those of the plain walk.
@@ -66,6 +67,19 @@ def _check(store: NetworkxStore, rng: random.Random) -> None:
     fresh = adjacency(every_edge, asked)
     assert store.adjacent(asked) == fresh
     assert store.adjacent(nodes) == adjacency(every_edge, nodes)
+    # the edges among a set of nodes, from per-node out-edge lists kept until the next
+    # change, against the graph's own edges: untyped and typed
+    for _ in range(3):
+        among = set(rng.sample(nodes, min(len(nodes), rng.randint(2, 8))))
+        store.edges_among(sorted(among), None)  # some lists kept from before, some made now
+        for types in (None, frozenset(rng.sample(TYPES, rng.randint(1, 3)))):
+            want = sorted(
+                (e.source, e.target, e.type.value, e.weight) for e in every_edge
+                if e.source in among and e.target in among and (types is None or e.type in types)
+            )
+            got = sorted((e.source, e.target, e.type.value, e.weight)
+                         for e in store.edges_among(sorted(among), types))
+            assert got == want
     for nid in ("nobody", *rng.sample(sorted(store.g.nodes), 3)):
         # the untyped read is unchanged: the same edges, whatever the index holds
         assert {k[:3] for k in _typed(store, nid, frozenset(TYPES))} <= {
