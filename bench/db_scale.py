@@ -12,8 +12,9 @@ so the figures are the store's own, not the linking's. Steps, timed one by one:
 * **write**: one ``EmbeddedStore.apply`` of the whole graph into a new ``graph.db``;
 * **open + stats**: a fresh process-like store answers ``stats`` from SQL counts;
 * **one-shot reads** (``reads="sql"``, what CLI query commands use): p50 of 30 random
-  neighbourhoods (depth 1 and 2), shortest paths, name lookups and vector searches
-  (the first vector search reads the embedding matrix; it is reported apart);
+  neighbourhoods (depth 1 and 2), shortest paths, k paths (k 3, 3 hops), name lookups
+  and vector searches (the first vector search reads the embedding matrix; it is
+  reported apart);
 * **mirror**: the first read of a server-style store loads the whole graph (time, RSS);
   then the same queries' p50;
 * **add 10 papers**: a change of 10 papers with their MENTIONS and SIMILAR_TO edges and
@@ -21,6 +22,10 @@ so the figures are the store's own, not the linking's. Steps, timed one by one:
   ``citegraph add``; extraction, embedding and linking are not in it), after that store
   has loaded the graph it validates the change against (timed apart: "writer load");
 * **seen by the server**: how long the mirror's next read takes to show those papers.
+
+A last table gives each size's query p50s over the first size's (issue 11's goal: keyword,
+vector, neighbourhood and path p50 at 30k and 100k within 3x of 3k; keyword search at
+scale is bench/keyword_scale.py's, on real text).
 """
 
 from __future__ import annotations
@@ -125,6 +130,7 @@ def child(n: int) -> dict[str, Any]:
             res["neighborhood d1"] = _p50(lambda q: store.neighborhood([q], depth=1), picks)
             res["neighborhood d2"] = _p50(lambda q: store.neighborhood([q], depth=2), picks)
             res["shortest path"] = _p50(lambda ab: store.shortest_path(*ab), pairs)
+            res["k paths"] = _p50(lambda ab: store.k_paths(*ab, k=3, max_hops=3), pairs)
             res["find by name"] = _p50(store.find_node, names)
             t0 = time.perf_counter()
             store.vector_search(vecs[0], limit=10)
@@ -199,12 +205,20 @@ def main() -> None:
               f"{r['mirror_load_s']:.1f} | {r['peak_rss']:.0f} | {r['writer_load_s']:.1f} | {r['add10_s']:.3f} ({rows['nodes_upserted']} nodes, "
               f"{rows['edges_upserted']} edges) | {r['seen_s']:.3f} |")
     print()
-    kinds = ["neighborhood d1", "neighborhood d2", "shortest path", "find by name", "first vector search", "vector search"]
+    kinds = ["neighborhood d1", "neighborhood d2", "shortest path", "k paths", "find by name", "first vector search", "vector search"]
     print("| N | reads | " + " | ".join(f"{k} ms" for k in kinds) + " |")
     print("|---|---|" + "---|" * len(kinds))
     for r in results:
         for mode in ("sql", "mirror"):
             print(f"| {r['n']} | {mode} | " + " | ".join(f"{r[mode][k][0]:.1f}" for k in kinds) + " |")
+    if results:  # issue 11's sub-linear goal: each size's p50 over the smallest size's
+        base = results[0]
+        print("\n| N | reads | " + " | ".join(f"{k} / {base['n']}" for k in kinds) + " |")
+        print("|---|---|" + "---|" * len(kinds))
+        for r in results[1:]:
+            for mode in ("sql", "mirror"):
+                print(f"| {r['n']} | {mode} | " + " | ".join(
+                    f"{r[mode][k][0] / max(base[mode][k][0], 1e-3):.1f}x" for k in kinds) + " |")
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}")
 
 
