@@ -82,11 +82,27 @@ class UnitMatrix:
     def dim(self) -> int:
         return int(self.raw.shape[1]) if self.raw.ndim == 2 and self.raw.size else 0
 
-    def top(self, unit: Matrix, limit: int, exclude: frozenset[str]) -> list[tuple[str, float]]:
+    def top(
+        self,
+        unit: Matrix,
+        limit: int,
+        exclude: frozenset[str],
+        among: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
         """(id, rounded float64 cosine) for the best ``limit`` rows not excluded, every row
-        tied with the last of them included (:func:`top_rows`)."""
+        tied with the last of them included (:func:`top_rows`).
+
+        ``among``: only these ids (an approximate index's candidates, graph.query.ann),
+        scored exactly; when fewer than ``limit`` of them remain, every row is scored.
+        """
         if not self.raw.size or limit <= 0 or unit.shape[0] != self.dim:
             return []
+        if among is not None:
+            rows = sorted({self.index[i] for i in among if i in self.index and i not in exclude})
+            if len(rows) >= min(limit, len(self.ids) - len(exclude)):
+                picked = np.asarray(rows, dtype=np.intp)
+                exact = cosine(unit_rows(self.raw[picked]), unit)
+                return [(self.ids[int(picked[j])], float(exact[j])) for j in top_rows(exact, limit)]
         rough = self.unit32 @ unit.astype(np.float32)
         skip = {self.index[i] for i in exclude if i in self.index}
         if skip:

@@ -346,7 +346,9 @@ class EmbeddedStore(QueryLayer):
         data, seq = self._read_all()
         mirror = NetworkxStore(keyword_source=self._keyword_hits)
         mirror._replace(data)
-        self._mirror = mirror
+        old, self._mirror = self._mirror, mirror
+        if old is not None:
+            old.close()  # stops its vector index's build, if one runs (graph.query.ann)
         self._seq = seq
         self._next_check = time.monotonic() + SYNC_INTERVAL_S
         log.info(
@@ -432,6 +434,8 @@ class EmbeddedStore(QueryLayer):
 
     def close(self) -> None:
         with self._db_lock:
+            if self._mirror is not None:
+                self._mirror.close()
             if self._conn is not None:
                 with contextlib.suppress(sqlite3.Error):
                     self._conn.close()

@@ -48,6 +48,7 @@ from graph.model import (
     node_to_props,
 )
 from graph.query import QueryLayer
+from graph.query.ann import ApproximateIndex, ask_count
 from graph.query.search import names_of
 from graph.query.traverse import Adjacent, adjacency
 from graph.query.vectors import UnitMatrix
@@ -101,6 +102,8 @@ class NetworkxStore(QueryLayer):
         self._emb_ids: list[str] = []
         self._emb: np.ndarray = np.zeros((0, 0), dtype=np.float32)
         self._emb_index: dict[str, int] = {}
+        # big graphs: an HNSW index of the embeddings for vector search (graph.query.ann)
+        self._ann = ApproximateIndex()
         self._vectors = UnitMatrix([], self._emb)
         self._model: str | None = None
         self._alias_index: dict[str, list[str]] | None = None
@@ -126,7 +129,7 @@ class NetworkxStore(QueryLayer):
             yield
 
     def close(self) -> None:
-        return None
+        self._ann.close()
 
     # ------------------------------------------------------------------ persistence
     def _load(self, path: Path) -> None:
@@ -279,6 +282,7 @@ class NetworkxStore(QueryLayer):
         self._emb = matrix
         self._emb_index = {pid: i for i, pid in enumerate(ids)}
         self._vectors = UnitMatrix(ids, matrix)
+        self._ann.follow(self._vectors)
 
     def apply(self, change: GraphChange) -> None:
         """Apply a diff; on error the in-memory graph is restored to what it was."""
@@ -632,7 +636,12 @@ class NetworkxStore(QueryLayer):
     def vector_candidates(
         self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
     ) -> list[tuple[str, float]]:
-        return self._vectors.top(unit, limit, exclude)
+        vectors = self._vectors
+        index = self._ann.ready_for(vectors)
+        if index is None:
+            return vectors.top(unit, limit, exclude)
+        found = self._ann.candidates(index, unit.astype(np.float32), ask_count(limit, exclude))
+        return vectors.top(unit, limit, exclude, among=found)
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return {
