@@ -110,7 +110,7 @@ class ApproximateIndex:
     def candidates(self, index: Any, unit32: np.ndarray[Any, Any], count: int) -> list[str]:
         """Paper ids of the (about) ``count`` best rows for the float32 unit ``unit32``."""
         id_of = self._id_of  # one dict throughout: close() replaces it, never empties it
-        found = index.search(unit32, count)
+        found = index.search(unit32, count, threads=1)  # one query: no pool to wake
         return [id_of[k] for k in map(int, found.keys) if k in id_of]
 
     def wait(self, timeout_s: float) -> bool:
