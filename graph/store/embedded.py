@@ -160,6 +160,8 @@ class EmbeddedStore(QueryLayer):
         self._db_lock = threading.RLock()
         self._search_lock = threading.Lock()
         self._search_conn: sqlite3.Connection | None = None
+        # what keyword search prunes by (graph/store/fts.py), per state of graph.db
+        self._term_counts = fts.TermCounts()
         self._mirror: NetworkxStore | None = None
         self._seq = 0  # the commit the mirror reflects
         self._data_version = -1
@@ -246,11 +248,22 @@ class EmbeddedStore(QueryLayer):
                         timeout=30.0,
                     )
                     self._search_conn.execute("PRAGMA query_only = ON")
+                    # a new connection counts data_version afresh: forget the old counts
+                    self._term_counts = fts.TermCounts()
                     # the index's pages stay in this connection's cache (default 2 MB)
                     self._search_conn.execute("PRAGMA cache_size = -32768")
                 except sqlite3.Error as exc:
                     raise StoreError(f"cannot open the graph database {self.path}: {exc}") from exc
-            return fts.search(self._search_conn, terms, kinds, limit)
+            conn = self._search_conn
+            # one read transaction: the term counts and the scores are of one state; its
+            # snapshot is taken first, then data_version names that state
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT 1 FROM search_ids LIMIT 1").fetchall()
+                version = conn.execute("PRAGMA data_version").fetchone()[0]
+                return fts.search(conn, terms, kinds, limit, self._term_counts.for_version(version))
+            finally:
+                conn.execute("COMMIT")
 
     @property
     def _db(self) -> sqlite3.Connection:

@@ -20,6 +20,8 @@ database (:class:`MemoryIndex`). Ranking is FTS5's ``bm25()`` with
 
 from __future__ import annotations
 
+import json
+import math
 import sqlite3
 import threading
 from collections.abc import Collection, Iterable, Sequence
@@ -123,20 +125,110 @@ def match_query(terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
+#: FTS5's bm25() constant k1 (fts5_aux.c): a term's share of a row's score in one table is
+#: idf x f(k1 + 1) / (f + k1(1 - b + b D / avgdl)), always below idf x (k1 + 1)
+_K1 = 1.2
+#: a pruned search stops only when the limit-th score beats what every unscored row could
+#: reach by this much more (scores are rounded to 9 places; the bounds are loose anyway)
+_MARGIN = 1e-6
+#: a query whose terms are in fewer rows than this (both tables) is run whole: pruning
+#: would save less than its own extra statements cost
+PRUNE_FROM_ROWS = 20_000
+#: at most this many rounds of pruning (one more rare term each), then the whole query
+_PRUNE_ROUNDS = 4
+
+
+class TermCounts:
+    """Rows per table and rows holding each term (FTS5's idf inputs), kept for one state
+    of the index: :meth:`for_version` empties it when ``version`` changes."""
+
+    def __init__(self) -> None:
+        self._version: object = None
+        self._rows: dict[str, int] = {}
+        self._hits: dict[tuple[str, str], int] = {}
+
+    def for_version(self, version: object) -> TermCounts:
+        if version != self._version:
+            self._version, self._rows, self._hits = version, {}, {}
+        return self
+
+    def rows(self, db: sqlite3.Connection, table: str) -> int:
+        got = self._rows.get(table)
+        if got is None:
+            got = self._rows[table] = int(db.execute(
+                f"SELECT count(*) FROM {table}"  # noqa: S608 - a constant table name
+            ).fetchone()[0])
+        return got
+
+    def hits(self, db: sqlite3.Connection, table: str, term: str) -> int:
+        got = self._hits.get((table, term))
+        if got is None:
+            # a doclist walk, no scoring: ~15x cheaper than the term's share of a query
+            got = self._hits[(table, term)] = int(db.execute(
+                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?",  # noqa: S608 - constant
+                (match_query([term]),),
+            ).fetchone()[0])
+        return got
+
+
+def _idf(rows: int, hits: int) -> float:
+    """FTS5's idf (fts5_aux.c), floored at 1e-6 as it is; 0 for a term in no row."""
+    if hits <= 0:
+        return 0.0
+    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return idf if idf > 0.0 else 1e-6
+
+
 def search(
     db: sqlite3.Connection,
     terms: Sequence[str],
     kinds: Collection[NodeKind] | None,
     limit: int,
+    counts: TermCounts | None = None,
 ) -> list[tuple[str, float]]:
-    """(id, BM25 score > 0) of the best ``limit`` nodes of ``kinds``, best first, ties by id."""
+    """(id, BM25 score > 0) of the best ``limit`` nodes of ``kinds``, best first, ties by id.
+
+    With ``counts`` (the caller's, for the state ``db`` reads), a query whose terms are
+    in many rows is pruned as MaxScore does (Turtle & Flood 1995): the rows holding its
+    rarest terms are scored first, by the whole query, and the search stops when the
+    ``limit``-th of them scores more than any row holding only the other, commoner
+    terms could (each term adds less than idf x (k1 + 1) per table). The answer is the
+    whole query's, scores and ties included; what it spares is FTS5's scoring of the
+    10,000s of rows that hold only a title's common words.
+    """
     if not terms or limit <= 0 or (kinds is not None and not kinds):
         return []
+    kind_values = None if kinds is None else sorted(k.value for k in kinds)
+    try:
+        if counts is not None and len(terms) > 1:
+            pruned = _pruned(db, terms, kind_values, limit, counts)
+            if pruned is not None:
+                return pruned
+        return _scored(db, terms, kind_values, limit, None)
+    except sqlite3.Error as exc:
+        raise StoreError(f"keyword search failed: {exc}") from exc
+
+
+def _scored(
+    db: sqlite3.Connection,
+    terms: Sequence[str],
+    kinds: list[str] | None,
+    limit: int,
+    rowids: list[int] | None,
+) -> list[tuple[str, float]]:
+    """The query of ``terms`` over every matching row, or over ``rowids`` only: the
+    same scores (idf and average lengths are the table's, whatever rows are read)."""
     where = ""
-    kind_values: list[str] = []
+    params: list[object] = []
     if kinds is not None:
         where = f" AND kind IN ({','.join('?' * len(kinds))})"
-        kind_values = sorted(k.value for k in kinds)
+        params = list(kinds)
+    if rowids is not None:
+        # '+rowid': a filter SQLite applies to FTS5's matches before bm25() is computed
+        # for them. A plain 'rowid IN' goes to FTS5 as one lookup per value, and each
+        # lookup counts every term's rows again for its idf
+        where += " AND +rowid IN (SELECT value FROM json_each(?))"
+        params.append(json.dumps(rowids))
     match = match_query(terms)
     # bm25() is lower-is-better (negative): negated, summed over the two tables, and
     # rounded so that ties are by id. Grouped by the rowid both tables share (a node's
@@ -151,11 +243,49 @@ def search(
         ") GROUP BY d) AS g JOIN search_ids AS i ON i.docid = g.d"
         " ORDER BY g.score DESC, i.id LIMIT ?"
     )
-    try:
-        rows = db.execute(sql, [match, *kind_values, match, *kind_values, limit]).fetchall()
-    except sqlite3.Error as exc:
-        raise StoreError(f"keyword search failed: {exc}") from exc
+    rows = db.execute(sql, [match, *params, match, *params, limit]).fetchall()
     return [(str(i), float(s)) for i, s in rows]
+
+
+def _pruned(
+    db: sqlite3.Connection,
+    terms: Sequence[str],
+    kinds: list[str] | None,
+    limit: int,
+    counts: TermCounts,
+) -> list[tuple[str, float]] | None:
+    """MaxScore over :func:`_scored`; None when pruning does not pay (run it whole)."""
+    tables = ("search_names", "search_body")
+    hits = {term: [counts.hits(db, t, term) for t in tables] for term in terms}
+    total = sum(map(sum, hits.values()))
+    if total < PRUNE_FROM_ROWS:
+        return None
+    n_rows = [counts.rows(db, t) for t in tables]
+    bound = {
+        term: (_K1 + 1.0) * sum(_idf(n, h) for n, h in zip(n_rows, hits[term], strict=True))
+        for term in terms
+    }
+    # rarest first (largest bound), ties by the term: the same order every time
+    order = sorted(terms, key=lambda term: (-bound[term], term))
+    where = "" if kinds is None else f" AND kind IN ({','.join('?' * len(kinds))})"
+    for j in range(1, min(len(order), _PRUNE_ROUNDS + 1)):
+        rest = sum(bound[t] for t in order[j:])
+        if 2 * sum(sum(hits[t]) for t in order[:j]) >= total:
+            return None  # the rare terms are not rare: scoring their rows saves little
+        match = match_query(order[:j])
+        found = [
+            int(r[0]) for r in db.execute(
+                f"SELECT rowid FROM search_names WHERE search_names MATCH ?{where}"  # noqa: S608 - constants and placeholders only
+                f" UNION SELECT rowid FROM search_body WHERE search_body MATCH ?{where}",
+                [match, *(kinds or []), match, *(kinds or [])],
+            )
+        ]
+        if len(found) < limit:
+            continue  # too few rows hold the rare terms to fill the answer
+        scored = _scored(db, terms, kinds, limit, found)
+        if len(scored) >= limit and scored[limit - 1][1] > rest + _MARGIN:
+            return scored
+    return None
 
 
 class MemoryIndex:
@@ -168,6 +298,8 @@ class MemoryIndex:
     def __init__(self, nodes: Iterable[GraphNode] = ()) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
+        self._counts = TermCounts()
+        self._version = 0  # bumped by every write: the term counts are kept per version
         create(self._db)
         self.apply(nodes, ())
 
@@ -175,6 +307,7 @@ class MemoryIndex:
         """Index ``upserts`` and drop ``deletes`` at once; after an error, nothing changed."""
         with self._lock:
             self._db.execute("BEGIN")
+            self._version += 1
             try:
                 write(self._db, upserts, deletes)
             except BaseException:
@@ -187,4 +320,4 @@ class MemoryIndex:
     ) -> list[tuple[str, float]]:
         """See :func:`search`."""
         with self._lock:
-            return search(self._db, terms, kinds, limit)
+            return search(self._db, terms, kinds, limit, self._counts.for_version(self._version))
