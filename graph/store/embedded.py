@@ -257,13 +257,18 @@ class EmbeddedStore(QueryLayer):
             conn = self._search_conn
             # one read transaction: the term counts and the scores are of one state; its
             # snapshot is taken first, then data_version names that state
-            conn.execute("BEGIN")
             try:
-                conn.execute("SELECT 1 FROM search_ids LIMIT 1").fetchall()
-                version = conn.execute("PRAGMA data_version").fetchone()[0]
-                return fts.search(conn, terms, kinds, limit, self._term_counts.for_version(version))
-            finally:
-                conn.execute("COMMIT")
+                conn.execute("BEGIN")
+                try:
+                    conn.execute("SELECT 1 FROM search_ids LIMIT 1").fetchall()
+                    version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    counts = self._term_counts.for_version(version)
+                    return fts.search(conn, terms, kinds, limit, counts)
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StoreError(f"keyword search failed: {exc}") from exc
 
     @property
     def _db(self) -> sqlite3.Connection:
