@@ -88,6 +88,9 @@ class CorpusState:
     # ends): what an add compares its made edges with, without reading ~10-40k of them
     # from the store; brought forward by each commit like the rest
     shares: dict[str, dict[str, Edge]] = field(default_factory=dict)
+    # source -> its stored SIMILAR_TO list as Near, made from ``similar`` when first asked
+    # and dropped when a commit replaces that list
+    near: dict[str, list[Near]] = field(default_factory=dict)
 
 
 def _cite_keys(p: Paper) -> set[str]:
@@ -211,7 +214,7 @@ class _StateLists(ListSource):
 
     def __init__(self, state: CorpusState) -> None:
         self._state = state
-        self._cache: dict[str, list[Near]] = {}
+        self._cache = state.near
 
     def get(self, pid: str) -> list[Near]:
         got = self._cache.get(pid)
@@ -481,10 +484,12 @@ def region_change(
                 state.pterms[p] = pterms[p]
         state.postings = postings
         for pid in removed:
+            state.near.pop(pid, None)
             for e in state.similar.pop(pid, []):
                 state.holders.get(e.target, set()).discard(pid)
             state.holders.pop(pid, None)
         for pid, edges in new_similar.items():
+            state.near.pop(pid, None)
             for e in state.similar.get(pid, []):
                 state.holders.get(e.target, set()).discard(pid)
             state.similar[pid] = edges

@@ -2,7 +2,8 @@
 stored graph's: through adds, removes, a write that fails, and another process's write.
 
 The region path compares the SHARES_TERM edges it makes with the stored ones it keeps in
-the state (``CorpusState.shares``), not with rows read from the store. Those kept edges
+the state (``CorpusState.shares``), not with rows read from the store, and reads stored
+SIMILAR_TO lists as Near lists it keeps (``CorpusState.near``). Those kept edges and lists
 must be the store's after every write the pipeline commits; a write that fails must not
 leave them (or anything else the next add reads) ahead of the store; and a commit by
 another process makes the next add read the graph again. After each step, the stored
@@ -19,6 +20,7 @@ import pytest
 from graph.build import Pipeline
 from graph.ingest import read_corpus
 from graph.model import GraphChange, Paper, RelType
+from graph.region import _StateLists
 from graph.store.embedded import EmbeddedStore
 from tests.e2e.test_incremental_pipeline import _same
 from tests.support.seeds import EMBED_CACHE, SEEDS, seed_settings
@@ -74,6 +76,14 @@ def _kept_shares_are_stored(pipe: Pipeline, store: EmbeddedStore) -> bool:
         mine = kept[a][b]
         assert kept[b][a] is mine
         assert (mine.weight, dict(mine.attrs)) == (e.weight, dict(e.attrs)), (a, b)
+    # the SIMILAR_TO lists kept as Near (filled as adds read them) are the stored lists
+    similar: dict[str, list[tuple[str, float, float]]] = {}
+    for e in sorted((e for e in store.snapshot().edges.values()
+                     if e.type is RelType.SIMILAR_TO), key=lambda e: int(e.attrs["rank"])):
+        similar.setdefault(e.source, []).append(
+            (e.target, float(e.weight), float(e.attrs.get("words", 0.0))))
+    for pid, lst in held.state.near.items():
+        assert [tuple(n) for n in lst] == similar.get(pid, []), pid
     return True
 
 
@@ -87,6 +97,11 @@ def test_kept_shares_follow_adds_removes_failures_and_other_writers(
     assert _kept_shares_are_stored(pipeline, store)
 
     def add(papers: list[Paper], remove: list[str] = ()) -> None:  # type: ignore[assignment]
+        held = pipeline._state
+        assert held is not None
+        lists = _StateLists(held.state)
+        for pid in corpus:  # every list read once, as a server's adds come to do
+            lists.get(pid)
         report = pipeline.run(store, add_papers=papers, remove=remove)
         assert "region.terms" in report.step_seconds  # by region, from the kept state
         corpus.update({p.id: p for p in papers})
