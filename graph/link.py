@@ -931,6 +931,7 @@ def _edges_from_lists(
     renamed: Collection[str] | None = None,
     reuse_by: Mapping[tuple[str, str], str] | None = None,
     renamed_holders: Collection[str] = (),
+    same_terms: Callable[[str, str], bool] | None = None,
 ) -> list[Edge]:
     """Edges = the union of the partner lists (``lists``, plus ``kept``: pair -> keepers).
 
@@ -941,7 +942,10 @@ def _edges_from_lists(
     ``renamed``: the terms whose name changed since ``reuse`` was written (None: not
     known, so every reused edge's names are looked up again), held by ``renamed_holders``
     (an edge shares a term only when both ends hold it); ``reuse_by``: each reused
-    edge's ``kept_by``, read once. The edges come in no particular order.
+    edge's ``kept_by``, read once. ``same_terms`` (a, b): whether the pair shares the
+    same linking terms at the same weights as when ``reuse`` was written, asked of the
+    pairs that rule leaves out (it knows which terms moved, not only which papers).
+    The edges come in no particular order.
     """
     keepers: dict[tuple[str, str], set[str]] = defaultdict(set)
     for pair, ends in kept.items():
@@ -953,8 +957,9 @@ def _edges_from_lists(
     for (a, b), ends in keepers.items():
         kept_by = _kept_by(a, b, ends)
         old = reuse.get((a, b)) if reuse is not None else None
-        if old is not None and a not in moved and b not in moved and not (
-            a in hard and b in hard
+        if old is not None and (
+            (a not in moved and b not in moved and not (a in hard and b in hard))
+            or (same_terms is not None and same_terms(a, b))
         ):
             # only a term's name (re-resolved) or kept_by may move
             was_by = reuse_by[(a, b)] if reuse_by is not None else old.attrs.get("kept_by")
@@ -1354,6 +1359,7 @@ def shared_terms_region(
         )
     touched: set[str] = set()
     hard: set[str] = set()
+    hard_terms: dict[str, set[str]] = defaultdict(set)  # paper -> its terms in hard's sense
     for t in moved:
         size_new, size_old = len(postings.get(t, ())), old_size(t)
         if not (links(size_new, cap_new) or links(size_old, cap_old)):
@@ -1364,6 +1370,8 @@ def shared_terms_region(
         if not (links(size_old, cap_old) and links(size_new, cap_new)
                 and term_weight(size_old) == term_weight(size_new)):
             hard |= holders
+            for p in holders:
+                hard_terms[p].add(t)
     movers = moved_papers & paper_terms.keys()
     soft = touched - hard - moved_papers
     if soft:
@@ -1410,9 +1418,27 @@ def shared_terms_region(
             ends -= touched
             if ends:
                 kept[(a, b)] = ends
+    def same_terms(a: str, b: str) -> bool:
+        # a term adds the same to the pair before and after unless its weight or linking
+        # status moved (hard_terms) or an end gained or lost it: none of those held by
+        # both ends, before or after, and the stored edge is still exact
+        ha, hb = hard_terms.get(a), hard_terms.get(b)
+        if ha and hb and not ha.isdisjoint(hb):
+            return False
+        for x, y in ((a, b), (b, a)):
+            if x not in moved_papers:
+                continue
+            was_x, now_x = old_terms[x], paper_terms[x]
+            was_y = old_terms[y] if y in moved_papers else paper_terms[y]
+            now_y = paper_terms[y]
+            for t in set(was_x).symmetric_difference(now_x):
+                if (t in was_x and t in was_y) or (t in now_x and t in now_y):
+                    return False
+        return True
+
     made = _edges_from_lists(
         index, lists, kept, paper_terms, term_names, stored, moved_papers, hard, set(renamed),
-        by, renamed_holders,
+        by, renamed_holders, same_terms,
     )
     upsert, delete = _changes(made, stored, RelType.SHARES_TERM, lambda p: p in paper_terms)
     new_lists: Kept = {p: [] for p in touched}

@@ -84,6 +84,13 @@ class CorpusState:
     words: Any  # the papers' word vectors, a CSR matrix with rows aligned with ``ids``
     cites: dict[str, set[str]] = field(default_factory=dict)  # reference key -> citing papers
     titles: dict[str, set[str]] = field(default_factory=dict)  # title key -> papers
+    # paper -> partner -> the stored SHARES_TERM edge between them (one object, under both
+    # ends): what an add compares its made edges with, without reading ~10-40k of them
+    # from the store; brought forward by each commit like the rest
+    shares: dict[str, dict[str, Edge]] = field(default_factory=dict)
+    # source -> its stored SIMILAR_TO list as Near, made from ``similar`` when first asked
+    # and dropped when a commit replaces that list
+    near: dict[str, list[Near]] = field(default_factory=dict)
 
 
 def _cite_keys(p: Paper) -> set[str]:
@@ -169,6 +176,7 @@ def state_from_graph(
     for lst in similar.values():
         lst.sort(key=lambda e: int(e.attrs.get("rank", 0)))
     shared: Kept = defaultdict(list)
+    shares: dict[str, dict[str, Edge]] = defaultdict(dict)
     for e in by_type[RelType.SHARES_TERM]:
         by = e.attrs.get("kept_by")
         if by not in ("source", "target", "both"):
@@ -177,6 +185,7 @@ def state_from_graph(
             shared[e.source].append((e.weight, e.target))
         if by != "source":
             shared[e.target].append((e.weight, e.source))
+        shares[e.source][e.target] = shares[e.target][e.source] = e
     related = _kept_related(by_type[RelType.RELATED_TO], postings, 10)
     cites: dict[str, set[str]] = defaultdict(set)
     titles: dict[str, set[str]] = defaultdict(set)
@@ -196,7 +205,7 @@ def state_from_graph(
     return CorpusState(
         version, data.embedding_model, papers, dict(extractions), pterms, postings,
         dict(similar), holders, hubs, dict(shared), related, ids, matrix,
-        words([papers[pid] for pid in ids]), cites, titles,
+        words([papers[pid] for pid in ids]), cites, titles, dict(shares),
     )
 
 
@@ -205,7 +214,7 @@ class _StateLists(ListSource):
 
     def __init__(self, state: CorpusState) -> None:
         self._state = state
-        self._cache: dict[str, list[Near]] = {}
+        self._cache = state.near
 
     def get(self, pid: str) -> list[Near]:
         got = self._cache.get(pid)
@@ -347,7 +356,7 @@ def region_change(
         term_names = _Names(resolver, names)
         shared = shared_terms_region(
             pterms, postings, old_terms, len(old), state.shared,
-            lambda ids: store.edges_of(list(ids), [RelType.SHARES_TERM]),
+            lambda ids: _shares_of(state.shares, ids),
             term_names, renamed,
             max_df=s.shared_term_max_df, min_weight=s.shared_term_min_weight,
             top_k=s.shared_term_top_k,
@@ -475,10 +484,12 @@ def region_change(
                 state.pterms[p] = pterms[p]
         state.postings = postings
         for pid in removed:
+            state.near.pop(pid, None)
             for e in state.similar.pop(pid, []):
                 state.holders.get(e.target, set()).discard(pid)
             state.holders.pop(pid, None)
         for pid, edges in new_similar.items():
+            state.near.pop(pid, None)
             for e in state.similar.get(pid, []):
                 state.holders.get(e.target, set()).discard(pid)
             state.similar[pid] = edges
@@ -488,6 +499,16 @@ def region_change(
         for pid in removed:
             state.shared.pop(pid, None)
         state.shared.update(shared.lists)
+        shares = state.shares
+        for pid in removed:
+            for q in shares.pop(pid, {}):
+                shares.get(q, {}).pop(pid, None)
+        for a, b, _ in shared.delete:
+            shares.get(a, {}).pop(b, None)
+            shares.get(b, {}).pop(a, None)
+        for e in shared.upsert:
+            shares.setdefault(e.source, {})[e.target] = e
+            shares.setdefault(e.target, {})[e.source] = e
         for c in list(related.lists):
             if not postings.get(c):
                 related.lists.pop(c)
@@ -505,6 +526,15 @@ def region_change(
         state.version = version
 
     return RegionResult(change, papers, added, removed, updated, commit)
+
+
+def _shares_of(shares: Mapping[str, Mapping[str, Edge]], ids: Iterable[str]) -> list[Edge]:
+    """The stored SHARES_TERM edges touching ``ids`` (each once), from the state."""
+    found: dict[tuple[str, str], Edge] = {}
+    for p in ids:
+        for e in shares.get(p, {}).values():
+            found[(e.source, e.target)] = e
+    return list(found.values())
 
 
 class _Names(Mapping[str, str]):

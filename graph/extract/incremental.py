@@ -163,6 +163,10 @@ class Resolver:
         self.pterms: dict[str, dict[str, float]] = {}
         self.ranked: dict[str, set[str]] = {}  # papers that ranked by df_of (over the cap)
         self.by_ranked: dict[str, set[str]] = {}
+        # a ranked paper's concepts before the cut (id -> weight, evidence, count), the
+        # ones it defines, and the ones the cut kept: a df_of move alone re-ranks these
+        # instead of running step F again
+        self.cut: dict[str, tuple[dict[str, tuple[float, str, int]], set[str], set[str]]] = {}
         self.by_dfold: dict[str, set[str]] = {}
         self._result: Resolution | None = None
         # per update: counts' values before it, and the groups it touched
@@ -264,14 +268,22 @@ class Resolver:
         # step F
         for c in cids_moved:
             dirty |= self.by_cid.get(c, set())
+        rerank: set[str] = set()
         for c, was in self._dof_w.before.items():
             now = self.df_of[c]
             if (was == 1) != (now == 1):
                 dirty |= self.by_cid.get(c, set())
             elif was != now:
-                dirty |= self.by_ranked.get(c, set())
+                rerank |= self.by_ranked.get(c, set())
         for f in dids_moved:
             dirty |= self.by_dfold.get(f, set())
+        # a paper reached only through a count it ranks by: every other input of its step
+        # F is as it was, so its concepts before the cut are too; it runs again only if
+        # the cut now keeps others (most of the ~800 an add of 10 reaches on ICLR 2021 do not)
+        for p in sorted(rerank - dirty):
+            merged, own, kept = self.cut[p]
+            if set(self._rank(merged, own)) != kept:
+                dirty.add(p)
         changed = gone_set | set(new)
         for p in sorted(dirty):
             before = self.terms.get(p)
@@ -375,6 +387,7 @@ class Resolver:
         """Take back paper ``p``'s contributions of step ``level`` and the later ones."""
         if p in self.terms:  # F
             _index(self.by_ranked, self.ranked.pop(p), p, add=False)
+            self.cut.pop(p, None)
             _index(self.by_dfold, {_fold(d.key) for d in self.ex[p].datasets}, p, add=False)
             del self.terms[p], self.pterms[p]
         if level <= _E and p in self.pcids:
@@ -684,10 +697,9 @@ class Resolver:
             ranked = set(merged)
             defined = {_fold(lg) for _, lg in ex.acronyms}
             own = {self.group_id[g] for g in self.final[p] if g in defined}
-            order = sorted(
-                merged, key=lambda c: (c not in own, -merged[c][0], -df_of.get(c, 0), c)
-            )
-            merged = {c: merged[c] for c in order[:_MAX_CONCEPTS]}
+            order = self._rank(merged, own)
+            self.cut[p] = (merged, own, set(order))
+            merged = {c: merged[c] for c in order}
         for cid, (w, ev, count) in sorted(merged.items()):
             out.append(PaperTerm(p, cid, NodeKind.CONCEPT, w, ev, count))
             terms[cid] = w
@@ -706,6 +718,15 @@ class Resolver:
         self.ranked[p] = ranked
         _index(self.by_ranked, ranked, p, add=True)
         _index(self.by_dfold, {_fold(d.key) for d in ex.datasets}, p, add=True)
+
+    def _rank(
+        self, merged: Mapping[str, tuple[float, str, int]], own: set[str]
+    ) -> list[str]:
+        """The concepts a paper over the cap keeps (as resolve(): its own definitions
+        first, then by weight, then the more common, then by id)."""
+        df_of = self.df_of
+        order = sorted(merged, key=lambda c: (c not in own, -merged[c][0], -df_of.get(c, 0), c))
+        return order[:_MAX_CONCEPTS]
 
     # ------------------------------------------------------------------ output
     def _resolution(self) -> Resolution:

@@ -270,6 +270,40 @@ class NetworkxStore(QueryLayer):
         for end in {edge.source, edge.target}:
             self._by_type.setdefault(end, {}).setdefault(edge.type, []).append(edge)
 
+    def _add_edges(self, edges: Sequence[Edge]) -> None:
+        """:meth:`_add_edge` of each, in order, with each list of the typed index that
+        loses replaced edges filtered once, not once per edge (O(degree) each: an add of
+        10 papers on ICLR 2021 replaces ~5k stored rows, many at the same papers)."""
+        g = self.g
+        todo: list[Edge] = []
+        keys: set[tuple[str, str, RelType]] = set()
+        for edge in edges:
+            if edge.source not in g or edge.target not in g:
+                raise StoreError(
+                    f"edge {edge.type} {edge.source} -> {edge.target}: unknown endpoint"
+                )
+            if edge.type in UNDIRECTED and edge.source > edge.target:
+                edge = Edge(edge.target, edge.source, edge.type, edge.weight, edge.attrs)
+            todo.append(edge)
+            keys.add((edge.source, edge.target, edge.type))
+        if len(keys) != len(todo):  # an edge twice in one change: the later one wins
+            for edge in todo:
+                self._add_edge(edge)
+            return
+        drop: dict[tuple[str, RelType], set[tuple[str, str]]] = defaultdict(set)
+        for e in todo:
+            if g.has_edge(e.source, e.target, key=e.type):
+                for end in {e.source, e.target}:
+                    drop[(end, e.type)].add((e.source, e.target))
+        for (end, typ), gone in drop.items():
+            lst = self._by_type.get(end, {}).get(typ)
+            if lst:
+                lst[:] = [x for x in lst if (x.source, x.target) not in gone]
+        for e in todo:
+            g.add_edge(e.source, e.target, key=e.type, edge=e)
+            for end in {e.source, e.target}:
+                self._by_type.setdefault(end, {}).setdefault(e.type, []).append(e)
+
     def _unindex(self, source: str, target: str, typ: RelType) -> None:
         """Drop the edge (source, target, typ) from the typed index (O(degree))."""
         for end in {source, target}:
@@ -340,8 +374,7 @@ class NetworkxStore(QueryLayer):
                 self.g.nodes[node.id]["node"] = node
             else:
                 self.g.add_node(node.id, node=node)
-        for edge in change.upsert_edges:
-            self._add_edge(edge)
+        self._add_edges(change.upsert_edges)
         ids = [pid for pid in self._emb_ids if pid not in removed and pid in self.g]
         rows = [self._emb_index[pid] for pid in ids]
         matrix = self._emb[rows] if self._emb.size else self._emb

@@ -170,3 +170,54 @@ def test_iclr_across_the_standalone_threshold() -> None:
     for p in ids[:10]:
         del current[p]
     _check(resolver, current)
+
+
+def _mentions(words: list[str], evidence: str = "S0.") -> Extraction:
+    from graph.extract.base import TermMention
+
+    ms = tuple(TermMention(w, w, 1, evidence, "concept") for w in words)
+    return Extraction(ms, (), (), "")
+
+
+def test_a_df_move_reranks_a_capped_paper_without_running_it_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A paper over the cap of concepts keeps its 18 most common (all else equal): a df
+    move re-runs its step F only when the cut it makes moves, and the result is resolve()'s
+    either way."""
+    from graph.extract.resolve import _MAX_CONCEPTS
+
+    words = [f"zorbex{chr(97 + i)}" for i in range(_MAX_CONCEPTS + 4)]
+    current = {"big": _mentions(words)}
+    for j, w in enumerate(words):  # concept j in j + 1 other papers: distinct dfs
+        for k in range(j + 1):
+            current[f"f{j:02d}-{k}"] = _mentions([w, f"quillon{j}x{k}"])
+    resolver = Resolver()
+    _check(resolver, current)
+    kept = set(resolver.paper_terms("big"))
+    assert len(kept) == _MAX_CONCEPTS
+    ran: list[str] = []
+    step_f = Resolver._step_f
+
+    def counted(self: Resolver, p: str) -> None:
+        ran.append(p)
+        step_f(self, p)
+
+    monkeypatch.setattr(Resolver, "_step_f", counted)
+    # the most common concept gets more common: the cut does not move
+    current["more-top"] = _mentions([words[-1], "quillontop"])
+    _check(resolver, current)
+    assert "big" not in ran and set(resolver.paper_terms("big")) == kept
+    # the least common one overtakes the cut: big keeps another set of concepts
+    ran.clear()
+    for k in range(6):
+        current[f"more-low-{k}"] = _mentions([words[0], f"quillonlow{k}"])
+    got = _check(resolver, current)
+    assert "big" in ran
+    assert set(got.paper_terms["big"]) != kept
+    assert concept_id(words[0]) in got.paper_terms["big"]
+    # and back (a remove moves the cut back)
+    for k in range(6):
+        del current[f"more-low-{k}"]
+    _check(resolver, current)
+    assert set(resolver.paper_terms("big")) == kept

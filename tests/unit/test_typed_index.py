@@ -162,3 +162,39 @@ def test_typed_index_after_replace_and_trusted_apply() -> None:
         Edge("p1", "p2", RelType.SHARES_TERM, 3.0), Edge("p3", "p4", RelType.CITES, 2.0))))
     _check(store, rng)
     assert "p0" not in store._by_type
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_change_indexes_its_edges_in_the_order_one_by_one_gives(seed: int) -> None:
+    """A change's edges are indexed in one pass per (node, type) list (bulk), in the order
+    adding them one at a time gives: the lists' order is what readers see."""
+    from graph.ingest import paper_from_record
+
+    rng = random.Random(seed)
+    ids = [f"p{i}" for i in range(30)]
+    papers = tuple(paper_from_record({"id": i, "abstract": f"some words about the paper {i}"},
+                                     source="t") for i in ids)
+
+    def edges(n: int) -> list[Edge]:
+        out = {}
+        for _ in range(n):
+            a, b = rng.sample(ids, 2)
+            t = rng.choice(TYPES[:3])
+            out[(a, b, t)] = Edge(a, b, t, rng.random(), {})
+        return list(out.values())
+
+    bulk, single = NetworkxStore(), NetworkxStore()
+    first = GraphChange(upsert_nodes=papers, upsert_edges=tuple(edges(150)))
+    bulk.apply(first)
+    single.apply(first)
+    for _ in range(5):
+        change = GraphChange(upsert_edges=tuple(edges(60)))
+        bulk.apply(change)
+        for e in change.upsert_edges:
+            single._add_edge(e)
+
+        def lists(s: NetworkxStore) -> dict[str, dict[RelType, list[tuple[str, str, float]]]]:
+            return {n: {t: [(e.source, e.target, e.weight) for e in es] for t, es in by.items()}
+                    for n, by in s._by_type.items()}
+
+        assert lists(bulk) == lists(single)
