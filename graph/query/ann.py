@@ -17,6 +17,7 @@ lives in memory only; a new process builds it again.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from collections.abc import Sequence
@@ -38,8 +39,10 @@ ANN_EXTRA = 32
 #: 0.97-0.99 on the synthetic corpus, 128 gives >= 0.99 for ~1.5x the time)
 EXPANSION_SEARCH = 128
 #: rows added per call while building, so that a close or a newer matrix stops a build
-#: between chunks instead of after all of it
-BUILD_CHUNK = 5_000
+#: between chunks (~1 s of work each at 100k papers) instead of after all of it
+BUILD_CHUNK = 1_000
+#: how long close() waits for a running build to reach the end of its chunk
+CLOSE_WAIT_S = 30.0
 #: rows compared per step when finding re-embedded papers (a bounded scratch copy)
 COMPARE_CHUNK = 10_000
 
@@ -104,6 +107,10 @@ class ApproximateIndex:
                         target=self._build, args=(self._wanted,), name="citegraph-ann",
                         daemon=True,
                     )
+                    # a process must not exit while the build is inside usearch's C++ (it
+                    # aborts: "terminate called without an active exception"): atexit
+                    # runs before the interpreter stops daemon threads
+                    atexit.register(self.close)
                     self._builder.start()
         return None
 
@@ -121,13 +128,18 @@ class ApproximateIndex:
         return self._builder is None or not self._builder.is_alive()
 
     def close(self) -> None:
-        """Stop a running build at its next chunk and free the index (a later search of
-        the same store builds it again)."""
+        """Stop a running build at the end of its chunk (waiting for it, bounded) and free
+        the index (a later search of the same store builds it again)."""
         with self._lock:
             self._wanted = None
             self._held = None
             self._index = None
             self._key_of, self._id_of = {}, {}
+            builder = self._builder
+        if builder is not None and builder is not threading.current_thread():
+            builder.join(CLOSE_WAIT_S)
+            if builder.is_alive():
+                log.warning("the vector index build did not stop within %.0f s", CLOSE_WAIT_S)
 
     # ------------------------------------------------------------------ internals
     def _build(self, matrix: UnitMatrix) -> None:
@@ -158,6 +170,7 @@ class ApproximateIndex:
         finally:
             with self._lock:
                 self._builder = None
+            atexit.unregister(self.close)
 
     def _still_wanted(self) -> bool:
         wanted = self._wanted

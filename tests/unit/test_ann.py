@@ -9,8 +9,11 @@ threshold) so that it never answers from a graph the store no longer holds.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -156,3 +159,41 @@ def test_searches_are_exact_while_the_index_builds(monkeypatch: pytest.MonkeyPat
     gate.set()
     assert _ready(store)
     store.close()
+
+
+EXIT_DURING_BUILD = """
+import sys, time
+import numpy as np
+import graph.query.ann as ann
+from graph.model import GraphChange, Paper
+from graph.store.memory import NetworkxStore
+ann.ANN_FROM = 100
+ann.BUILD_CHUNK = 500
+n = 20000
+rows = np.random.default_rng(0).standard_normal((n, 64)).astype(np.float32)
+store = NetworkxStore()
+papers = tuple(Paper(f"p{i}", "t", "x", "h") for i in range(n))
+store.apply(GraphChange(upsert_nodes=papers, embedding_ids=tuple(p.id for p in papers),
+                        embeddings=rows, embedding_model="test"))
+store.vector_search(rows[0].tolist(), 5)  # starts the build
+time.sleep(0.5)
+assert store._ann._builder is not None and store._ann._builder.is_alive(), "no build running"
+if sys.argv[1] == "close":
+    t = time.monotonic()
+    store.close()
+    assert store._ann._builder is None or not store._ann._builder.is_alive()
+    print(f"closed in {time.monotonic() - t:.2f}s")
+print("exiting")
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "close"])
+def test_a_process_ends_cleanly_while_the_index_builds(how: str, tmp_path: Path) -> None:
+    """Exiting with the build inside usearch's C++ aborted the process (seen at 100k
+    papers in bench/db_scale.py); atexit and close() stop it at the end of a chunk."""
+    script = tmp_path / "exit_during_build.py"
+    script.write_text(EXIT_DURING_BUILD)
+    done = subprocess.run([sys.executable, str(script), how], capture_output=True, text=True,
+                          timeout=300, check=False, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "exiting" in done.stdout
