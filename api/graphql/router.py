@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 class CitegraphRouter(GraphQLRouter[Context, None]):
     """Strawberry's router, with JSON (not plain-text) answers to requests it cannot read.
 
-    The codes of GraphQL errors are set by :class:`api.graphql.errors.ErrorCodes`.
+    The codes of GraphQL errors are set by :mod:`api.graphql.extension`.
     """
 
     def __init__(self, *args: Any, ide_html: str, **kwargs: Any) -> None:
