@@ -29,7 +29,7 @@ class CitegraphGraphQL(GraphQL[Context, None]):
     """Strawberry's ASGI view, with JSON (not plain-text) answers to requests it cannot
     read, and the request :class:`Context` made here.
 
-    Served as a plain route (``app.add_route``), not through strawberry's FastAPI router:
+    Served as a plain route (a starlette ``Route``), not through strawberry's FastAPI router:
     that router makes the context through FastAPI's dependency injection, which solved
     four dependencies per request, ~0.1 ms of CPU (docs/benchmarks.md, issue 11 round 8);
     nothing here needs it. The codes of GraphQL errors are set by
