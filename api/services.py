@@ -149,10 +149,6 @@ class Services:
                 )
             return self._store
 
-    def open_store(self) -> GraphStore | None:
-        """The store if it is open, else None: never tries to open it (never blocks)."""
-        return self._store
-
     def ready(self) -> tuple[bool, str]:
         """(reachable, detail) for /readyz: opens the store if needed, then pings it."""
         try:

@@ -44,7 +44,7 @@ class Context(BaseContext):
         self.services = services
         self._scope = scope
         self.settings: Settings = services.settings
-        self.loaders: Loaders = make_loaders(services.store, services.open_store)
+        self.loaders: Loaders = make_loaders(services.store)
         self._api_key = api_key
         #: names that named several nodes in this request (see api/graphql/resolutions.py)
         self.resolutions: list[Resolution] = []

@@ -36,21 +36,11 @@ class Loaders:
     edges: DataLoader[EdgeKey, list[Edge]]
 
 
-def make_loaders(
-    get_store: Callable[[], GraphStore], open_store: Callable[[], GraphStore | None]
-) -> Loaders:
-    """DataLoaders over the store ``get_store`` returns (resolved lazily, per batch);
-    ``open_store`` returns it only when that cannot block (None otherwise)."""
+def make_loaders(get_store: Callable[[], GraphStore]) -> Loaders:
+    """DataLoaders over the store ``get_store`` returns (resolved lazily, per batch)."""
 
     async def load_nodes(ids: list[str]) -> list[GraphNode | None]:
-        # nodes by id from memory on the event loop, when the store can answer at once
-        # (dict reads, bounded by the batch): the hop to a worker thread and back cost
-        # more CPU than the lookup, and nearly every request makes one (docs/benchmarks.md,
-        # issue 11 round 8). Anything else waits for its answer in a worker thread.
-        store = open_store()
-        found = store.nodes_at_once(ids) if store is not None else None
-        if found is None:
-            found = await in_thread(lambda: get_store().get_nodes(ids))
+        found = await in_thread(lambda: get_store().get_nodes(ids))
         return [found.get(i) for i in ids]
 
     async def load_edges(keys: list[EdgeKey]) -> list[list[Edge]]:

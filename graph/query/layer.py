@@ -23,10 +23,6 @@ class QueryLayer:
         """The backend reads go to (kept current by the store)."""
         raise NotImplementedError
 
-    def nodes_at_once(self, ids: Sequence[str]) -> dict[str, GraphNode] | None:
-        """None: this store cannot promise an answer without blocking (see GraphStore)."""
-        return None
-
     def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
         """Exact lookup by id, then a name/label/title/alias match; ties by lowest id."""
         return search.find_node(self.read_backend(), name, kinds)

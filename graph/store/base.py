@@ -135,16 +135,6 @@ class GraphStore(Protocol):
     def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
         """Nodes by id; unknown ids are simply absent."""
 
-    def nodes_at_once(self, ids: Sequence[str]) -> dict[str, GraphNode] | None:
-        """:meth:`get_nodes`, when the store can answer from memory at once: no I/O, no
-        waiting on a lock, no catch-up with other processes due. None when it cannot
-        (then call :meth:`get_nodes`, which may block).
-
-        For callers that must not block: the API looks nodes up on its event loop this
-        way, without a hop to a worker thread. Stores that read over a network or from
-        disk always answer None.
-        """
-
     def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
         """Exact lookup by id, then a name/label/title/alias match on :func:`name_variants`.
 

@@ -639,19 +639,6 @@ class EmbeddedStore(QueryLayer):
             return self._mem().get_nodes(ids)
         return self._sql.get_nodes(ids)
 
-    def nodes_at_once(self, ids: Sequence[str]) -> dict[str, GraphNode] | None:
-        """From the mirror, unless a write holds it or a catch-up with other processes'
-        commits is due (:meth:`get_nodes` does that one, as every read does)."""
-        if self._mirror is None or not self._db_lock.acquire(blocking=False):
-            return None
-        try:
-            mirror = self._mirror
-            if mirror is None or time.monotonic() >= self._next_check:
-                return None
-            return mirror.get_nodes(ids)
-        finally:
-            self._db_lock.release()
-
     def stats(self) -> GraphStats:
         if self._mirror is not None:
             return self._mem().stats()

@@ -361,10 +361,6 @@ class NetworkxStore(QueryLayer):
     def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
         return {i: self._node(i) for i in ids if i in self.g}
 
-    def nodes_at_once(self, ids: Sequence[str]) -> dict[str, GraphNode] | None:
-        """Always: :meth:`get_nodes` takes no lock (dict reads)."""
-        return self.get_nodes(ids)
-
     # ------------------------------------------------------------------ the Backend primitives
     batch_reads = False  # every call is in-process: load only what a search visits
 
