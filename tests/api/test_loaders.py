@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from graph.model import GraphNode
 from graph.settings import Settings
 from graph.store.memory import NetworkxStore
 from tests.api.conftest import GQL
-from tests.contract import fixtures as fx
 
 pytestmark = pytest.mark.slow
 
@@ -57,31 +53,3 @@ def test_fifty_papers_with_concepts_take_three_store_calls(
     assert counting.calls["get_nodes"] <= 2
     assert counting.calls["edges_of"] <= 3
     assert sum(counting.calls.values()) <= 6, counting.calls
-
-
-class ThreadNoting(NetworkxStore):
-    """A memory store that notes which thread each node lookup by id ran in."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.threads: list[str] = []
-
-    def get_nodes(self, ids: Sequence[str]) -> dict[str, GraphNode]:
-        self.threads.append(threading.current_thread().name)
-        return super().get_nodes(ids)
-
-
-def test_node_lookups_from_memory_stay_on_the_event_loop(settings: Settings) -> None:
-    """No hop to a worker thread and back (more CPU than the lookup) for nodes by id."""
-    store = ThreadNoting()
-    store.apply(fx.full_change())
-    paper = fx.PAPERS[0]
-    app = create_app(settings, opener=lambda _s: store)
-    with TestClient(app) as c:
-        store.threads.clear()
-        data = GQL(c).data(
-            "query($id: ID!) { paper(id: $id) { key } nodes(ids: [$id]) { id } }", id=paper.id
-        )
-    assert data["paper"]["key"] == paper.id
-    assert store.threads, "no lookup by id was made"
-    assert "AnyIO worker thread" not in store.threads, store.threads
