@@ -21,12 +21,13 @@ from contextlib import asynccontextmanager
 
 import anyio
 import anyio.to_thread
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Route, WebSocketRoute
 
-from api.graphql.context import API_KEY_HEADER, Context
-from api.graphql.router import CitegraphRouter, ide_page
+from api.graphql.context import API_KEY_HEADER
+from api.graphql.router import CitegraphGraphQL, ide_page
 from api.graphql.schema import build_schema
 from api.middleware import LimitsMiddleware
 from api.routes import explorer, health
@@ -85,15 +86,14 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
     app.state.services = services
     app.state.schema = schema
 
-    async def get_context(request: Request) -> Context:
-        return Context(services, api_key=request.headers.get(API_KEY_HEADER), scope=request.scope)
-
-    app.include_router(
-        CitegraphRouter(
-            schema, context_getter=get_context, graphql_ide="graphiql", ide_html=ide_page()
-        ),
-        prefix="/graphql",
+    graphql = CitegraphGraphQL(
+        schema, services=services, graphql_ide="graphiql", ide_html=ide_page()
     )
+    # an ASGI app as the endpoint: starlette hands it the request as it comes
+    app.router.routes += [
+        Route("/graphql", graphql, methods=["GET", "POST"]),
+        WebSocketRoute("/graphql", graphql),
+    ]
     app.include_router(health.router(services))
     app.include_router(export_route.router(services))
     explorer.mount(app)

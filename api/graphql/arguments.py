@@ -3,9 +3,10 @@
 JSON lets a client send a lone surrogate (``"\\udfff"``); Python keeps it in a ``str``
 that cannot be encoded, so it failed deep inside the store, the model or the save
 (INTERNAL_SERVER_ERROR, or worse, a write applied in memory and never saved).
-Rather than guard each resolver, :class:`ValidUnicodeArguments` walks the operation
+Rather than guard each resolver, :func:`invalid_argument` walks the operation
 once (each fragment once) and refuses, naming the argument, any string that reaches
-an argument, literally or through a variable, at any depth of an input object or list.
+an argument, literally or through a variable, at any depth of an input object or list,
+before execution (the extension in :mod:`api.graphql.extension` calls it).
 The papers of ``addPapers`` are the exception: each is checked as a record (graph.corpus),
 so one bad paper is a problem in the report and the others still go in.
 """
@@ -13,14 +14,13 @@ so one bad paper is a problem in the report and the others still go in.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
-    GraphQLError,
     InlineFragmentNode,
     ListValueNode,
     ObjectValueNode,
@@ -30,8 +30,6 @@ from graphql import (
     ValueNode,
     VariableNode,
 )
-from graphql.execution import ExecutionResult as GraphQLExecutionResult
-from strawberry.extensions import SchemaExtension
 
 from graph.errors import InvalidArgumentError
 
@@ -138,18 +136,3 @@ def invalid_argument(
             inside = "" if path == argument else f"{path} "
             return InvalidArgumentError(argument, f"{inside}{reason}")
     return None
-
-
-class ValidUnicodeArguments(SchemaExtension):
-    """Refuse, before execution, an operation whose arguments hold invalid Unicode."""
-
-    def on_execute(self) -> Iterator[None]:
-        ctx = self.execution_context
-        if ctx.graphql_document is not None and ctx.result is None:
-            variables = ctx.variables if isinstance(ctx.variables, dict) else None
-            exc = invalid_argument(ctx.graphql_document, ctx.operation_name, variables)
-            if exc is not None:
-                ctx.result = GraphQLExecutionResult(
-                    data=None, errors=[GraphQLError(str(exc), original_error=exc)]
-                )
-        yield

@@ -4,10 +4,8 @@ everything else masked (and logged with its traceback here, never sent)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 
 from graphql import GraphQLError
-from strawberry.extensions import ParserCache, SchemaExtension
 
 from api.graphql.context import ForbiddenError
 from api.graphql.limits import QueryTooCostlyError
@@ -56,40 +54,13 @@ def is_client_error(error: GraphQLError) -> bool:
     return error.original_error is None or isinstance(error.original_error, CitegraphError)
 
 
-class ErrorCodes(SchemaExtension):
-    """Every error a client sees carries ``extensions.code``; unexpected ones are masked.
-
-    Written as strawberry's MaskErrors is: the result's errors are rewritten when the
-    operation ends, after ``Schema.process_errors`` has logged the originals.
-    """
-
-    def on_operation(self) -> Iterator[None]:
-        yield
-        result = self.execution_context.result
-        errors = getattr(result, "errors", None)
-        if result is not None and errors:
-            result.errors = [client_error(e) for e in errors]
-
-
-class ParserCacheInside(ParserCache):
-    """strawberry's ParserCache, minus its one hole: a document that does not parse.
-
-    ParserCache parses in its hook, so a syntax error leaves the operation as an
-    exception, and the result made from it is seen by no extension (no code, and
-    MaskErrors would miss it too). Left unparsed, the document is parsed again by
-    strawberry inside the operation, where :class:`ErrorCodes` sees the error.
-    """
-
-    def on_parse(self) -> Iterator[None]:
-        try:
-            yield from super().on_parse()
-        except GraphQLError:
-            self.execution_context.graphql_document = None
-            yield
-
-
 def client_error(error: GraphQLError) -> GraphQLError:
-    """``error`` with its code (and ``argument``), or the masked error that replaces it."""
+    """``error`` with its code (and ``argument``), or the masked error that replaces it.
+
+    Every error of a result is rewritten so when the operation ends (by the extension in
+    :mod:`api.graphql.extension`), as strawberry's ``MaskErrors`` does: after
+    ``Schema.process_errors`` has logged the originals.
+    """
     if should_mask(error):
         return GraphQLError(
             MASKED_MESSAGE, nodes=error.nodes, source=error.source,

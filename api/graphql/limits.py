@@ -9,9 +9,10 @@ selection of the document a bounded number of times (twice at most: see
 small however the fragments multiply.
 
 * depth: a :class:`graphql.ValidationRule` (independent of variables, so
-  strawberry's ``ValidationCache`` may keep its result);
-* cost: a strawberry extension that runs after validation and before execution,
-  because the ``first:`` a query asks for is often a variable.
+  the validation cache may keep its result);
+* cost: checked after validation and before execution (by the extension in
+  :mod:`api.graphql.extension`), because the ``first:`` a query asks for is often a
+  variable.
 
 The cost estimate is fan-out times depth: each field costs 1 plus its
 sub-selection's cost times the field's multiplier; ``first:``, ``limit:`` and
@@ -23,7 +24,7 @@ length of ``ids:`` that of ``nodes``, and a list without such an argument counts
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from graphql import (
@@ -48,8 +49,6 @@ from graphql import (
     VariableNode,
     get_named_type,
 )
-from graphql.execution import ExecutionResult as GraphQLExecutionResult
-from strawberry.extensions import AddValidationRules, SchemaExtension
 
 from graph.errors import CitegraphError
 
@@ -363,37 +362,15 @@ def operation_cost(
     return worst
 
 
-class QueryCostLimiter(SchemaExtension):
-    """Refuse, before execution, an operation whose estimated cost is over ``max_cost``."""
-
-    def __init__(self, max_cost: int, caps: Mapping[str, int]) -> None:
-        self.max_cost = max_cost
-        self.caps = caps
-
-    def on_execute(self) -> Iterator[None]:
-        ctx = self.execution_context
-        document = ctx.graphql_document
-        if document is not None and ctx.result is None:
-            name, cost = operation_cost(
-                ctx.schema._schema, document, ctx.operation_name,
-                ctx.variables if isinstance(ctx.variables, dict) else None,
-                self.caps, self.max_cost,
-            )
-            if cost > self.max_cost:
-                exc = QueryTooCostlyError(cost, self.max_cost, name)
-                ctx.result = GraphQLExecutionResult(
-                    data=None, errors=[GraphQLError(str(exc), original_error=exc)]
-                )
-        yield
-
-
-def limit_extensions(
-    max_depth: int, max_aliases: int, max_cost: int, caps: Mapping[str, int]
-) -> list[Callable[[], SchemaExtension]]:
-    """The depth and alias rules and the cost limiter, as strawberry extension factories."""
-    rules = [depth_rule(max_depth), alias_rule(max_aliases)]
-    frozen = dict(caps)
-    return [
-        lambda: AddValidationRules(rules),
-        lambda: QueryCostLimiter(max_cost, frozen),
-    ]
+def too_costly(
+    schema: GraphQLSchema,
+    document: Any,
+    operation_name: str | None,
+    variables: Mapping[str, Any] | None,
+    caps: Mapping[str, int],
+    max_cost: int,
+) -> QueryTooCostlyError | None:
+    """The error refusing the operation to run, before execution, when its estimated cost
+    is over ``max_cost``; None when it may run (run by :mod:`api.graphql.extension`)."""
+    name, cost = operation_cost(schema, document, operation_name, variables, caps, max_cost)
+    return QueryTooCostlyError(cost, max_cost, name) if cost > max_cost else None

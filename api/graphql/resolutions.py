@@ -2,14 +2,13 @@
 
 "PaRa" is a concept and the short name of a paper. An argument that takes a name uses
 the first (as the CLI does) and the response carries, under ``extensions.resolved``, what
-it was taken as and the ids of the others, so a client can offer them.
+it was taken as and the ids of the others, so a client can offer them (added by the
+extension in :mod:`api.graphql.extension`).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from strawberry.extensions import SchemaExtension
 
 from graph.lookup import Resolution
 from graph.model import GraphNode
@@ -31,11 +30,3 @@ def resolved_json(resolutions: list[Resolution]) -> list[dict[str, Any]]:
         }
         for r in resolutions
     ]
-
-
-class NameResolutions(SchemaExtension):
-    """Adds ``extensions.resolved`` when a name argument named more than one node."""
-
-    def get_results(self) -> dict[str, Any]:
-        found = getattr(self.execution_context.context, "resolutions", None)
-        return {"resolved": resolved_json(found)} if found else {}

@@ -1,5 +1,5 @@
-"""The GraphQL HTTP endpoint: strawberry's FastAPI router, answering in JSON throughout,
-and its GraphiQL page served from bundled assets."""
+"""The GraphQL HTTP endpoint: strawberry's ASGI view, answering in JSON throughout, and its
+GraphiQL page served from bundled assets."""
 
 from __future__ import annotations
 
@@ -12,26 +12,45 @@ import orjson
 
 # strawberry's router raises cross-web's HTTPException (a declared dependency)
 from cross_web import HTTPException
-from fastapi import Request
-from fastapi.responses import HTMLResponse, Response
-from strawberry.fastapi import GraphQLRouter
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
 
-from api.graphql.context import Context
+from api.graphql.context import API_KEY_HEADER, Context
 from api.middleware import error_body
 from api.routes.explorer import STATIC_DIR
+from api.services import Services
 
 log = logging.getLogger(__name__)
 
 
-class CitegraphRouter(GraphQLRouter[Context, None]):
-    """Strawberry's router, with JSON (not plain-text) answers to requests it cannot read.
+class CitegraphGraphQL(GraphQL[Context, None]):
+    """Strawberry's ASGI view, with JSON (not plain-text) answers to requests it cannot
+    read, and the request :class:`Context` made here.
 
-    The codes of GraphQL errors are set by :class:`api.graphql.errors.ErrorCodes`.
+    Served as a plain route (a starlette ``Route``), not through strawberry's FastAPI router:
+    that router makes the context through FastAPI's dependency injection, which solved
+    four dependencies per request, ~0.1 ms of CPU (docs/benchmarks.md, issue 11 round 8);
+    nothing here needs it. The codes of GraphQL errors are set by
+    :mod:`api.graphql.extension`.
     """
 
-    def __init__(self, *args: Any, ide_html: str, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, services: Services, ide_html: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._services = services
         self._ide_html = ide_html
+
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> Context:
+        context = Context(
+            self._services, api_key=request.headers.get(API_KEY_HEADER), scope=request.scope
+        )
+        # what strawberry's FastAPI router set on a BaseContext
+        context.request = request
+        context.response = response if isinstance(response, Response) else None
+        return context
 
     async def render_graphql_ide(self, request: Request) -> HTMLResponse:
         return HTMLResponse(self._ide_html)

@@ -18,21 +18,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import MaxTokensLimiter, ValidationCache
 from strawberry.types import ExecutionContext, Info
 
 from api.graphql import registry
 from api.graphql import rows as r
 from api.graphql import types as t
-from api.graphql.arguments import ValidUnicodeArguments
 from api.graphql.connection import Connection, connection
 from api.graphql.context import Context
-from api.graphql.errors import ErrorCodes, ParserCacheInside, check_range, is_client_error
+from api.graphql.errors import check_range, is_client_error
+from api.graphql.extension import citegraph_extension
 from api.graphql.fastpath import execution_context_for, flat_plan
-from api.graphql.limits import limit_extensions
 from api.graphql.loaders import in_thread
 from api.graphql.pages import filtered_papers, text_page
-from api.graphql.resolutions import NameResolutions
 from api.ids import from_global_id, offset_of, raw_id
 from graph import model
 from graph.errors import InputError, InvalidArgumentError, NotFoundError
@@ -409,19 +406,8 @@ def build_schema(settings: Settings | None = None) -> strawberry.Schema:
         query=Query,
         mutation=Mutation,
         types=[t.Paper, t.Concept, t.Dataset],
-        extensions=[
-            # linear-time depth, alias and cost limits (strawberry's walk every path)
-            *limit_extensions(s.max_query_depth, s.max_aliases, s.max_query_cost, {
-                "first": s.max_page_size, "ids": s.max_page_size,
-                "limit": s.max_neighborhood_nodes, "k": s.max_paths,
-            }),
-            lambda: MaxTokensLimiter(max_token_count=s.max_tokens),
-            ValidUnicodeArguments,
-            ErrorCodes,
-            NameResolutions,
-            lambda: ParserCacheInside(maxsize=256),
-            lambda: ValidationCache(maxsize=256),
-        ],
+        # one extension for every check: strawberry wraps each extension's hooks per request
+        extensions=[citegraph_extension(s)],
         execution_context_class=context_class,
     )
     converter = schema.config.name_converter

@@ -136,3 +136,11 @@ def test_a_query_past_the_time_limit_answers_504(settings: Settings) -> None:
         assert "CITEGRAPH_REQUEST_TIMEOUT_S" in err["message"]
         assert took < 1.4  # answered at the limit, not after the slow call
         assert c.get("/healthz").status_code == 200  # and the server still answers
+
+
+def test_every_check_is_one_extension_per_request() -> None:
+    """strawberry makes each extension afresh for every request and wraps each of its
+    hooks in a context manager: citegraph's checks are one extension (eight before)."""
+    from api.graphql.schema import build_schema
+
+    assert len(build_schema().get_extensions()) == 1
