@@ -90,15 +90,56 @@ def _descendants(pid: int) -> list[int]:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of ``pid`` and its workers (0 for those gone)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for p in _descendants(pid):
+    return sum(cpu_seconds_of(p) for p in _descendants(pid))
+
+
+def worker_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds of each worker process under ``pid`` (just ``pid`` when it has none)."""
+    procs = _descendants(pid)
+    return {p: cpu_seconds_of(p) for p in (procs[1:] if len(procs) > 1 else procs)}
+
+
+def cpu_seconds_of(pid: int) -> float:
+    """User + system CPU seconds of one process alone (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def connections_by_worker(pid: int, port: int) -> dict[int, int]:
+    """Established client connections each worker holds on ``port``, from /proc.
+
+    uvicorn's workers share one listening socket and each accepts whatever is queued
+    when it wakes, so N keep-alive clients need not be split evenly between them.
+    """
+    established: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+        for line in lines:
+            cols = line.split()
+            if int(cols[1].rsplit(":", 1)[1], 16) == port and cols[3] == "01":
+                established.add(cols[9])
+    procs = _descendants(pid)
+    out: dict[int, int] = {}
+    for p in procs[1:] if len(procs) > 1 else procs:
+        n = 0
+        try:
+            for fd in Path(f"/proc/{p}/fd").iterdir():
+                try:
+                    target = str(fd.readlink())
+                except OSError:
+                    continue
+                if target.startswith("socket:[") and target[8:-1] in established:
+                    n += 1
+        except OSError:
+            pass
+        out[p] = n
+    return out
 
 
 def worker_rss(pid: int) -> list[int]:
@@ -385,6 +426,8 @@ class RoundResult:
     wall: float = 0.0
     server_cpu: float = 0.0  # CPU seconds the server (all workers) spent in the round
     workers_rss: list[int] = field(default_factory=list)
+    workers_cpu: list[float] = field(default_factory=list)  # CPU seconds each, in the round
+    workers_connections: list[int] = field(default_factory=list)  # mid-round, each
 
     @property
     def requests(self) -> int:
@@ -409,6 +452,8 @@ class RoundResult:
             else None,
             "server_cpu_ms_per_request": round(1000 * self.server_cpu / max(self.requests, 1), 2),
             "workers_rss_mib": [round(r / 2**20, 1) for r in self.workers_rss],
+            "workers_cpu_s": [round(c, 1) for c in self.workers_cpu],
+            "workers_connections": self.workers_connections,
             "rss_before_mib": round(self.rss_before / 2**20, 1),
             "rss_after_mib": round(self.rss_after / 2**20, 1),
             "by_kind": dict(sorted(self.by_kind.items())),
@@ -468,13 +513,22 @@ def run_round(
         )
 
     cpu0 = cpu_seconds(server.pid)
+    each0 = worker_cpu(server.pid)
     t0 = time.perf_counter()
     # its own thread, so it also works where an event loop already runs (e.g. pytest
     # after a Playwright session)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, main()).result()
+        running = pool.submit(asyncio.run, main())
+        try:
+            running.result(timeout=seconds / 2)
+        except concurrent.futures.TimeoutError:
+            split = connections_by_worker(server.pid, server.port)
+            result.workers_connections = [split[p] for p in sorted(split)]
+            running.result()
     result.wall = time.perf_counter() - t0
     result.server_cpu = cpu_seconds(server.pid) - cpu0
+    each1 = worker_cpu(server.pid)
+    result.workers_cpu = [each1[p] - each0.get(p, 0.0) for p in sorted(each1)]
     result.rss_after = rss_bytes(server.pid)
     result.workers_rss = worker_rss(server.pid)
     return result
@@ -499,7 +553,8 @@ def _print_round(label: str, d: dict[str, Any]) -> None:
         f"{d['requests']} requests, {d['errors']} errors, {d['rps']} req/s, "
         f"p50 {d['p50_ms']} ms, p95 {d['p95_ms']} ms, p99 {d['p99_ms']} ms, "
         f"max {d['max_ms']} ms; server CPU {d['server_cpu_ms_per_request']} ms "
-        f"a request; RSS per worker {d['workers_rss_mib']} MiB",
+        f"a request; RSS per worker {d['workers_rss_mib']} MiB; per worker: "
+        f"CPU {d['workers_cpu_s']} s, connections mid-round {d['workers_connections']}",
         flush=True,
     )
     print("  " + ", ".join(

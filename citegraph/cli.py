@@ -604,45 +604,18 @@ def serve(
         os.environ["CITEGRAPH_STORE"] = s.store
         os.environ["CITEGRAPH_DATA_DIR"] = str(s.data_dir.resolve())
         console.print(f"[dim]{n_workers} worker processes[/dim]")
-        _serve_workers(n_workers, bind_host, bind_port)
+        from citegraph.workers import serve_workers
+
+        try:
+            serve_workers(n_workers, bind_host, bind_port)
+        except CitegraphError as exc:
+            raise _fail(exc) from None
         return
     try:
         application = create_app(s)
     except CitegraphError as exc:
         raise _fail(exc) from None
     uvicorn.run(application, host=bind_host, port=bind_port, log_level="warning")
-
-
-def _serve_workers(workers: int, host: str, port: int) -> None:
-    """``uvicorn.run`` with ``workers``, but a stop refuses new connections at once.
-
-    uvicorn's supervisor keeps its copy of the listening socket open until every worker
-    has drained and exited: connections made meanwhile are accepted by the kernel, queued
-    for no one, and reset when it exits (clients saw ReadError, as if a request in flight
-    had been dropped, 10 of 10 in the probe). Closed first, they are refused
-    (ConnectError: surely not sent, safe to retry), as with one worker.
-    """
-    import inspect
-
-    import uvicorn
-    from uvicorn.supervisors.multiprocess import Multiprocess
-
-    class Supervisor(Multiprocess):
-        def terminate_all(self) -> None:
-            for sock in self.sockets:
-                sock.close()  # the workers hold their own copies until they have drained
-            super().terminate_all()
-
-    config = uvicorn.Config(
-        "api.main:create_app_from_env", factory=True, workers=workers,
-        host=host, port=port, log_level="warning",
-    )
-    sock = config.bind_socket()
-    if "target" in inspect.signature(Multiprocess.__init__).parameters:  # uvicorn < 0.30
-        server = uvicorn.Server(config)
-        Supervisor(config, target=server.run, sockets=[sock]).run()  # type: ignore[call-arg]
-    else:
-        Supervisor(config, sockets=[sock]).run()
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,0 +1,103 @@
+"""``citegraph serve --workers 2``: connections spread over both workers; a busy port fails.
+
+With one socket shared by the workers, whichever worker woke first accepted every
+connection queued: bench/load.py's 32 keep-alive clients were split 32/0, 26/6 and
+2/30, and one process served the load while the other idled. Each worker now listens on
+its own ``SO_REUSEPORT`` socket and the kernel hashes connections across them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bench.load import HOST, connections_by_worker, start_server
+from citegraph.workers import ListenError, balanced, worker_sockets
+
+pytestmark = pytest.mark.skipif(not balanced(), reason="SO_REUSEPORT balancing is Linux's")
+
+QUERY = {"query": "{ stats { totalNodes } }"}
+
+
+def test_worker_sockets_share_one_port_and_listen() -> None:
+    sockets = worker_sockets(HOST, 0, 3)
+    try:
+        assert len(sockets) == 3
+        ports = {s.getsockname()[1] for s in sockets}
+        assert len(ports) == 1 and ports != {0}
+        for s in sockets:
+            assert s.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 1
+            assert s.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 1
+        # a second group on the same port is refused: it would take half the connections
+        with pytest.raises(ListenError, match=r"cannot listen on 127\.0\.0\.1:\d+"):
+            worker_sockets(HOST, ports.pop(), 2)
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def test_a_port_in_use_is_refused_not_shared() -> None:
+    with socket.socket() as other:  # someone else's server, no SO_REUSEPORT
+        other.bind((HOST, 0))
+        other.listen()
+        port = other.getsockname()[1]
+        for workers in (1, 2):
+            with pytest.raises(ListenError, match="cannot listen on"):
+                worker_sockets(HOST, port, workers)
+
+
+def test_one_worker_keeps_one_plain_socket() -> None:
+    (sock,) = worker_sockets(HOST, 0, 1)
+    with sock:
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 0
+
+
+@pytest.mark.slow
+def test_connections_are_spread_over_both_workers(hard_seed_dir: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(hard_seed_dir, data)
+    server = start_server(data, {"CITEGRAPH_WORKERS": "2"})
+    try:
+        clients = [httpx.Client(base_url=server.url, timeout=30) for _ in range(16)]
+        try:
+            # all at once, as a pool of keep-alive clients connects
+            for c in clients:
+                r = c.post("/graphql", json=QUERY)
+                assert r.status_code == 200 and not r.json().get("errors"), r.text[:300]
+            split = connections_by_worker(server.pid, server.port)
+            held = [n for n in split.values() if n]
+            # the hash puts all 16 on one socket with probability 2 * 2**-16
+            assert sum(held) == 16 and len(held) == 2, split
+            for c in clients:  # every connection stays answered where it landed
+                assert c.post("/graphql", json=QUERY).status_code == 200
+        finally:
+            for c in clients:
+                c.close()
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_serve_on_a_busy_port_says_so(hard_seed_dir: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(hard_seed_dir, data)
+    with socket.socket() as other:
+        other.bind((HOST, 0))
+        other.listen()
+        port = other.getsockname()[1]
+        out = subprocess.run(
+            [sys.executable, "-m", "citegraph", "--data-dir", str(data), "serve",
+             "--host", HOST, "--port", str(port), "--workers", "2"],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
+    assert out.returncode != 0
+    assert f"cannot listen on {HOST}:{port}" in out.stderr, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr, out.stderr[-2000:]
