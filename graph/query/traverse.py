@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import logging
 from collections.abc import Collection, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -235,16 +235,20 @@ def best_shortest_path(
     met = _meet(source, target, ring, max_hops)
     if met is None:
         return None
-    end, ds, dt, reached = met
+    end, (_, dt), (from_source, from_target) = met
     # level m of every shortest path: distance m from the source, end - m from the target;
     # both distances are known there (m <= the source side's depth, end - m <= the target's)
-    m = min(reached, end)
+    m = min(len(from_source) - 1, end)
     on_path: list[set[str]] = [set() for _ in range(end + 1)]
-    on_path[m] = {v for v, d in ds.items() if d == m and dt.get(v) == end - m}
+    on_path[m] = {v for v in from_source[m] if dt.get(v) == end - m}
+    # the level next to a known one: the nodes at the right distance that touch it. Those
+    # nodes' lists were fetched when the search grew past them, so this costs no more than
+    # the search did; the known level's own ring would expand a hub concept on the path
+    # whole (half the papers of a big corpus)
     for d in range(m, 0, -1):
-        on_path[d - 1] = {u for u in ring(on_path[d]) if ds.get(u) == d - 1}
+        on_path[d - 1] = _touching(ring, from_source[d - 1], on_path[d])
     for d in range(m, end):
-        on_path[d + 1] = {v for v in ring(on_path[d]) if dt.get(v) == end - d - 1}
+        on_path[d + 1] = _touching(ring, from_target[end - d - 1], on_path[d])
     # only edges between nodes on a shortest path count below
     adjacent = _Adjacency(b, allowed, keep=set().union(*on_path))
     adjacent.load(sorted(set().union(*on_path[:-1])))
@@ -266,34 +270,45 @@ def best_shortest_path(
     return best[target][2]
 
 
-def _meet(
-    source: str, target: str, ring: _Neighbours, max_hops: int
-) -> tuple[int, dict[str, int], dict[str, int], int] | None:
-    """(hops, distances from the source, from the target, the source side's depth), or None.
+def _touching(ring: _Neighbours, candidates: Collection[str], level: set[str]) -> set[str]:
+    """Those of ``candidates`` with a neighbour in ``level``."""
+    return {u for u, nbs in ring.of(candidates).items() if not level.isdisjoint(nbs)}
+
+
+class _Met(NamedTuple):
+    """Where two breadth-first searches met: hops, and for (source, target) each side's
+    distances and its layers (the nodes at distance 0, 1, ..., its depth)."""
+
+    hops: int
+    dist: tuple[dict[str, int], dict[str, int]]
+    layers: tuple[list[list[str]], list[list[str]]]
+
+
+def _meet(source: str, target: str, ring: _Neighbours, max_hops: int) -> _Met | None:
+    """The fewest hops from ``source`` to ``target``, if at most ``max_hops``.
 
     Breadth-first from both ends at once, always growing the smaller frontier, so the
     search touches about the square root of what a one-sided search would. Each side's
     distances are complete up to its depth.
     """
     dist = ({source: 0}, {target: 0})
-    frontier: tuple[list[str], list[str]] = ([source], [target])
-    depth = [0, 0]
-    while frontier[0] and frontier[1] and depth[0] + depth[1] < max_hops:
-        side = 0 if len(frontier[0]) <= len(frontier[1]) else 1
+    layers: tuple[list[list[str]], list[list[str]]] = ([[source]], [[target]])
+    while layers[0][-1] and layers[1][-1] and len(layers[0]) + len(layers[1]) - 2 < max_hops:
+        side = 0 if len(layers[0][-1]) <= len(layers[1][-1]) else 1
         mine, other = dist[side], dist[1 - side]
-        depth[side] += 1
+        depth = len(layers[side])
         nxt: list[str] = []
         best: int | None = None
-        for v in ring(frontier[side]):
+        for v in ring(layers[side][-1]):
             if v in other:
-                total = depth[side] + other[v]
+                total = depth + other[v]
                 best = total if best is None else min(best, total)
             if v not in mine:
-                mine[v] = depth[side]
+                mine[v] = depth
                 nxt.append(v)
+        layers[side].append(nxt)
         if best is not None:
-            return (best, dist[0], dist[1], depth[0]) if best <= max_hops else None
-        frontier = (nxt, frontier[1]) if side == 0 else (frontier[0], nxt)
+            return _Met(best, dist, layers) if best <= max_hops else None
     return None
 
 
@@ -302,7 +317,7 @@ def hop_distance(source: str, target: str, ring: _Neighbours, max_hops: int) -> 
     if source == target:
         return 0
     met = _meet(source, target, ring, max_hops)
-    return None if met is None else met[0]
+    return None if met is None else met.hops
 
 
 class _Layers:
