@@ -64,17 +64,13 @@ def _p50(fn: Any, samples: list[Any], budget_s: float = 10.0) -> tuple[float, in
     return float(np.median(times)) * 1000, len(times)
 
 
-def child(n: int) -> dict[str, Any]:
-    from scale import generate
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1, user_api="blas")  # as a server runs; 2 threads wait on a busy machine
-
+def synthetic_parts(m: Any, terms: Any, topic: Any, n: int) -> Any:
+    """``part(rows)``: the GraphChange of those papers of bench/scale.py's corpus (SIMILAR_TO
+    to 10 papers of the same topic among the first ``n``, MENTIONS of their terms), with
+    their vectors."""
     from graph.model import Concept, Edge, GraphChange, Paper, RelType
-    from graph.store.embedded import EmbeddedStore
 
-    m, terms, topic = generate(n + 10)
-    ids = [f"p{i:06d}" for i in range(n + 10)]
+    ids = [f"p{i:06d}" for i in range(len(topic))]
     rng = np.random.default_rng(5)
     by_topic: dict[int, list[int]] = {}
     for i, t in enumerate(topic.tolist()):
@@ -98,6 +94,21 @@ def child(n: int) -> dict[str, Any]:
         return GraphChange(upsert_nodes=tuple(nodes), upsert_edges=tuple(edges),
                            embedding_ids=tuple(ids[i] for i in sel), embeddings=m[sel],
                            embedding_model="synthetic")
+
+    return part
+
+
+def child(n: int) -> dict[str, Any]:
+    from scale import generate
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")  # as a server runs; 2 threads wait on a busy machine
+
+    from graph.store.embedded import EmbeddedStore
+
+    m, terms, topic = generate(n + 10)
+    part = synthetic_parts(m, terms, topic, n)
+    ids = [f"p{i:06d}" for i in range(n + 10)]
 
     out: dict[str, Any] = {"n": n}
     base = part(range(n))

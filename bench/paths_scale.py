@@ -26,40 +26,21 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
 def synthetic_store(n: int) -> Any:
-    """db_scale.py's graph of ``n`` papers in a NetworkxStore."""
+    """db_scale.py's graph of ``n`` papers in a NetworkxStore (the server's mirror)."""
+    from db_scale import synthetic_parts
     from scale import generate
 
-    from graph.model import Concept, Edge, GraphChange, Paper, RelType
     from graph.store.memory import NetworkxStore
 
-    m, terms, topic = generate(n)
-    ids = [f"p{i:06d}" for i in range(n)]
-    rng = np.random.default_rng(5)
-    by_topic: dict[int, list[int]] = {}
-    for i, t in enumerate(topic.tolist()):
-        by_topic.setdefault(int(t), []).append(i)
-    edges: list[Edge] = []
-    concepts: set[str] = set()
-    for i in range(n):
-        pool = [j for j in by_topic[int(topic[i])] if j != i]
-        for rank, j in enumerate(rng.choice(pool, size=min(10, len(pool)), replace=False).tolist(), 1):
-            s = round(float(m[i] @ m[j]), 6)
-            edges.append(Edge(ids[i], ids[j], RelType.SIMILAR_TO, s, {"score": s, "rank": rank}))
-        for c in terms[i]:
-            concepts.add(c)
-            edges.append(Edge(ids[i], c, RelType.MENTIONS, 1.0, {"count": 1, "evidence": ""}))
-    papers = [Paper(ids[i], f"Paper {i}", f"synthetic abstract {i}", f"h{i}") for i in range(n)]
-    nodes = [*papers, *(Concept(c, c.split(":", 1)[1].replace("-", " ")) for c in sorted(concepts))]
+    m, terms, topic = generate(n + 10)
     store = NetworkxStore()
-    store.apply_trusted(GraphChange(upsert_nodes=tuple(nodes), upsert_edges=tuple(edges)))
+    store.apply_trusted(synthetic_parts(m, terms, topic, n)(range(n)))
     return store
 
 
