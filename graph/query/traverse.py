@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -336,6 +336,22 @@ class _Layers:
             for v in self._frontier:
                 self.dist[v] = self._reached
 
+    def within_next(self, depth: int) -> Callable[[str], bool]:
+        """After ``extend(depth)``: whether a node is within ``depth + 1`` hops, asked of
+        each node alone (its own list against the last layer) instead of growing a layer
+        that, through a hub concept, holds half the graph."""
+        dist = self.dist
+        last = set(self._frontier) if self._reached == depth else set()
+        ring = self._ring
+
+        def within(v: str) -> bool:
+            d = dist.get(v)
+            if d is not None:
+                return d <= depth + 1
+            return bool(last) and not last.isdisjoint(ring.of([v])[v])
+
+        return within
+
 
 def shortest_path(
     b: Backend, source: str, target: str, rel_types: Collection[RelType] | None, max_hops: int
@@ -384,13 +400,18 @@ def k_paths(
         # target (hub concepts among them) need no list of their own. Unfiltered, so the
         # source is in it for a one-hop path; the best edge of a pair is the same from
         # either end.
-        into_target = dict(_Adjacency(b, allowed)(target))
+        whole = _Adjacency(b, allowed)
+        into_target = dict(whole(target))
         found: list[tuple[tuple[float, tuple[str, ...], tuple[str, ...]], list[Edge]]] = []
         # Every path of h hops ranks before any of h+1, so lengths go in order and
         # the search stops once k are in hand (or at the candidate cap).
         for length in range(shortest, max_hops + 1):
-            to_target.extend(length - 1)
+            # only the first hop (out of the source) needs to know what lies length - 1
+            # from the target; in memory that is asked of the source's neighbours alone
+            lazy = from_source is None and length >= 2
+            to_target.extend(length - 2 if lazy else length - 1)
             dt = to_target.dist
+            first_hop = to_target.within_next(length - 2) if lazy else None
             # the search below skips every neighbour farther than length - 1 from the
             # target, i.e. every one not in dt: lists of only those in dt (a hub concept
             # has hundreds of papers, few of them near the target); fresh for each length,
@@ -422,6 +443,13 @@ def k_paths(
                             tuple(x.type.value for x in path),
                         )
                         found.append((key, path))
+                    continue
+                if first_hop is not None and not edges:
+                    # the source's whole list: its neighbours' distances are asked one by
+                    # one (the same pairs, in the same order, as the list kept to dt)
+                    for v, e in reversed(whole(source)):
+                        if v != target and v not in seq and first_hop(v):
+                            stack.append((v, [*seq, v], [*edges, e]))
                     continue
                 for v, e in reversed(adjacent(u)):
                     # the target with hops to spare makes no path of this length
