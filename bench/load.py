@@ -93,10 +93,26 @@ def cpu_seconds(pid: int) -> float:
     return sum(cpu_seconds_of(p) for p in _descendants(pid))
 
 
+def workers_of(pid: int) -> list[int]:
+    """The server processes under ``pid`` (uvicorn's workers, not multiprocessing's
+    resource tracker), or ``pid`` itself when it has none."""
+    procs = [
+        p for p in _descendants(pid)[1:]
+        if b"resource_tracker" not in _cmdline(p)
+    ]
+    return sorted(procs) or [pid]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def worker_cpu(pid: int) -> dict[int, float]:
     """CPU seconds of each worker process under ``pid`` (just ``pid`` when it has none)."""
-    procs = _descendants(pid)
-    return {p: cpu_seconds_of(p) for p in (procs[1:] if len(procs) > 1 else procs)}
+    return {p: cpu_seconds_of(p) for p in workers_of(pid)}
 
 
 def cpu_seconds_of(pid: int) -> float:
@@ -124,9 +140,8 @@ def connections_by_worker(pid: int, port: int) -> dict[int, int]:
             cols = line.split()
             if int(cols[1].rsplit(":", 1)[1], 16) == port and cols[3] == "01":
                 established.add(cols[9])
-    procs = _descendants(pid)
     out: dict[int, int] = {}
-    for p in procs[1:] if len(procs) > 1 else procs:
+    for p in workers_of(pid):
         n = 0
         try:
             for fd in Path(f"/proc/{p}/fd").iterdir():
@@ -144,8 +159,7 @@ def connections_by_worker(pid: int, port: int) -> dict[int, int]:
 
 def worker_rss(pid: int) -> list[int]:
     """RSS of each worker process under ``pid`` (just ``pid`` when it has none)."""
-    procs = _descendants(pid)
-    workers = procs[1:] if len(procs) > 1 else procs
+    workers = workers_of(pid)
     return [rss_bytes(p) for p in workers if rss_bytes(p)]
 
 
