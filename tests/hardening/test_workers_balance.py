@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -101,3 +102,23 @@ def test_serve_on_a_busy_port_says_so(hard_seed_dir: Path, tmp_path: Path) -> No
     assert out.returncode != 0
     assert f"cannot listen on {HOST}:{port}" in out.stderr, out.stderr[-2000:]
     assert "Traceback" not in out.stderr, out.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_worker_killed_loses_no_new_connection(hard_seed_dir: Path, tmp_path: Path) -> None:
+    """Connections hashed to a dead worker's socket wait for its replacement, not reset."""
+    data = tmp_path / "data"
+    shutil.copytree(hard_seed_dir, data)
+    server = start_server(data, {"CITEGRAPH_WORKERS": "2"})
+    try:
+        first = sorted(connections_by_worker(server.pid, server.port))
+        os.kill(first[0], signal.SIGKILL)
+        for _ in range(12):  # ~half of them hash to the dead worker's socket
+            with httpx.Client(base_url=server.url, timeout=90) as c:
+                r = c.post("/graphql", json=QUERY)
+                assert r.status_code == 200 and not r.json().get("errors"), r.text[:300]
+        now = sorted(connections_by_worker(server.pid, server.port))
+        assert len(now) == 2 and first[0] not in now, (first, now)
+        assert server.process.poll() is None
+    finally:
+        server.stop()
