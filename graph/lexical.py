@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from graph.model import NodeKind, Paper
+from graph.stopwords_en import ENGLISH_STOP_WORDS
 from graph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,6 @@ WORD_VECTOR_VERSION = 2
 #: in order of general-English frequency ("the", "of", "and", ...): a word's position
 #: is its rarity, fixed and the same for every corpus.
 _VOCAB = Path(__file__).parent / "data" / "wordpiece_vocab.txt"
-_STOP_WORDS = Path(__file__).parent / "data" / "english_stop_words.txt"
 _WORD_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern
 _FOLD_KEEP = ("ss", "us", "is")  # "loss", "corpus", "analysis" are not plurals
 
@@ -138,20 +138,12 @@ def _fold(word: str) -> str:
     return word[:-1] if word.endswith("s") else word
 
 
-@functools.lru_cache(maxsize=1)
-def _stop_words() -> frozenset[str]:
-    """scikit-learn's ``ENGLISH_STOP_WORDS`` (BSD-3-Clause), copied: importing scikit-learn
-    costs ~1 s, which a one-shot ``citegraph add`` of a few texts would pay for this list
-    (tests/unit/test_word_vectors.py checks the copy against the library's)."""
-    return frozenset(_STOP_WORDS.read_text(encoding="utf-8").split())
-
-
 def word_grams(text: str) -> list[str]:
     """The word 1-2-grams :func:`word_vectors` counts: this module's analyzer (lower case,
     scikit-learn's tokens and English stop words, bigrams over what is left) with plurals
     folded."""
-    stop = _stop_words()
-    words = [_fold(w) for w in _WORD_TOKEN.findall(text.lower()) if w not in stop]
+    words = [_fold(w) for w in _WORD_TOKEN.findall(text.lower())
+             if w not in ENGLISH_STOP_WORDS]
     return words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 
