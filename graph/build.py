@@ -89,6 +89,7 @@ from graph.link import (
     mention_edges,
     neighbours_from_edges,
     paper_terms_of,
+    ranked_by,
     shared_term_edges,
     similar_edges,
     update_csls,
@@ -497,12 +498,17 @@ class Pipeline:
         k, floor = self.settings.similar_k, self.settings.similar_min_score
         vec = PaperVectors(ids, matrix, words)
         hubs_prev = None
-        stored = []
+        pre = None
         if previous is not None and previous.embedding_model == model:
-            prev_ids = {pid for pid, n in previous.nodes.items() if n.kind is NodeKind.PAPER}
-            stored = [e for e in previous.edges.values() if e.type is RelType.SIMILAR_TO]
-            hubs_prev = hubs_from_edges(stored, prev_ids, floor, k, vec)
-        if previous is None or hubs_prev is None:
+            ahead = self._ahead.similar if self._ahead is not None else None
+            if ahead is not None and ahead.graph is previous and ahead.ranked_by == (
+                ranked_by(vec)
+            ):
+                pre = ahead  # read from this same graph while the model loaded
+            else:
+                pre = _stored_similar(previous, self.settings, vec)
+            hubs_prev = pre.hubs
+        if previous is None or pre is None or hubs_prev is None:
             lists, hubs = full_similar(vec, k, floor, progress=self.progress.advance)
             return lists, hubs, vec, {}
         # a paper whose text changed (its title too: both are embedded) counts as removed
@@ -524,15 +530,12 @@ class Pipeline:
             if old is not None and gone_rows
             else np.zeros((0, matrix.shape[1]), np.float32)
         )
-        prev_lists = neighbours_from_edges(stored)
+        prev_lists, by_source = pre.lists, pre.by_source
         lists, hubs = update_csls(
             {p: v for p, v in prev_lists.items() if p not in removed},
             {p: h for p, h in hubs_prev.items() if p not in removed},
             gone, vec, new, removed, k, floor,
         )
-        by_source: dict[str, list[Edge]] = defaultdict(list)
-        for e in stored:
-            by_source[e.source].append(e)
         kept = {
             p: by_source[p] for p, lst in lists.items()
             if p not in removed and p in by_source and hubs_prev.get(p) == hubs.get(p)
@@ -883,7 +886,15 @@ class Pipeline:
         # timed into a report of its own: the run's stages count only what it waited for
         lexical = self._lexical(papers, previous, BuildReport(), replace)
         _reuse_stored(lexical, previous)
-        self._ahead = _Ahead(version, previous, lexical)
+        # the stored SIMILAR_TO lists and hubs, which need no new vector: read here rather
+        # than under the lock (what _similar ranks by is checked there again)
+        similar = _stored_similar(
+            previous, self.settings,
+            PaperVectors(previous.embedding_ids, previous.embeddings
+                         if previous.embeddings is not None else np.zeros((0, 0), np.float32),
+                         lexical.words),
+        ) if not replace and previous.embedding_model == self.embedder.key else None
+        self._ahead = _Ahead(version, previous, lexical, similar)
 
     def _update(
         self,
@@ -1013,6 +1024,32 @@ class _Ahead:
     version: str | None
     previous: GraphData
     lexical: _Lexical | None
+    similar: _StoredSimilar | None = None
+
+
+@dataclass
+class _StoredSimilar:
+    """The stored SIMILAR_TO state of ``graph`` that :meth:`Pipeline._similar` updates:
+    its edges by source, their lists, and every paper's hub (None: recompute them all),
+    read for vectors ranked by ``ranked_by``."""
+
+    graph: GraphData
+    ranked_by: dict[str, float]
+    hubs: Hubs | None
+    lists: Neighbours
+    by_source: dict[str, list[Edge]]
+
+
+def _stored_similar(graph: GraphData, settings: Settings, vec: PaperVectors) -> _StoredSimilar:
+    """:class:`_StoredSimilar` of ``graph`` (``vec``: what the new lists will rank by)."""
+    paper_ids = {pid for pid, n in graph.nodes.items() if n.kind is NodeKind.PAPER}
+    stored = [e for e in graph.edges.values() if e.type is RelType.SIMILAR_TO]
+    hubs = hubs_from_edges(stored, paper_ids, settings.similar_min_score, settings.similar_k, vec)
+    by_source: dict[str, list[Edge]] = defaultdict(list)
+    for e in stored:
+        by_source[e.source].append(e)
+    lists = neighbours_from_edges(stored) if hubs is not None else {}
+    return _StoredSimilar(graph, ranked_by(vec), hubs, lists, dict(by_source))
 
 
 _RECORD_FIELDS = ("text_hash", "title", "venue", "year", "authors", "keywords", "urls",

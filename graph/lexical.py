@@ -25,6 +25,7 @@ import logging
 import math
 import os
 import re
+import struct
 import threading
 import time
 import zipfile
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from graph.model import NodeKind, Paper
+from graph.stopwords_en import ENGLISH_STOP_WORDS
 from graph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -140,9 +142,8 @@ def word_grams(text: str) -> list[str]:
     """The word 1-2-grams :func:`word_vectors` counts: this module's analyzer (lower case,
     scikit-learn's tokens and English stop words, bigrams over what is left) with plurals
     folded."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    words = [_fold(w) for w in _WORD_TOKEN.findall(text.lower()) if w not in ENGLISH_STOP_WORDS]
+    words = [_fold(w) for w in _WORD_TOKEN.findall(text.lower())
+             if w not in ENGLISH_STOP_WORDS]
     return words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 
@@ -157,6 +158,89 @@ def _hasher() -> Any:
     from sklearn.feature_extraction import FeatureHasher
 
     return FeatureHasher(n_features=WORD_HASH_FEATURES, input_type="dict", alternate_sign=False)
+
+
+_M32 = 0xFFFFFFFF
+
+
+def murmurhash3_32(data: bytes) -> int:
+    """MurmurHash3 (x86, 32-bit, seed 0) of ``data`` as a signed int: scikit-learn's
+    ``murmurhash3_bytes_s32``, which its FeatureHasher hashes a feature name with."""
+    h = 0
+    n = len(data)
+    end = n - n % 4
+    for (k,) in struct.iter_unpack("<I", data[:end]):
+        k = (k * 0xCC9E2D51) & _M32
+        k = ((k << 15) | (k >> 17)) & _M32
+        h ^= (k * 0x1B873593) & _M32
+        h = ((h << 13) | (h >> 19)) & _M32
+        h = (h * 5 + 0xE6546B64) & _M32
+    tail = data[end:]
+    if tail:
+        k = int.from_bytes(tail, "little")
+        k = (k * 0xCC9E2D51) & _M32
+        k = ((k << 15) | (k >> 17)) & _M32
+        h ^= (k * 0x1B873593) & _M32
+    h ^= n
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & _M32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & _M32
+    h ^= h >> 16
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def _hash_column(gram: str) -> int:
+    """The column FeatureHasher gives ``gram``."""
+    return _hash_column_of(murmurhash3_32(gram.encode("utf-8")))
+
+
+def _hash_column_of(h: int) -> int:
+    """|h| mod n, with |-2^31| as scikit-learn defines it."""
+    if h == -(1 << 31):
+        return (2147483647 - (WORD_HASH_FEATURES - 1)) % WORD_HASH_FEATURES
+    return abs(h) % WORD_HASH_FEATURES
+
+
+#: up to this many texts, :func:`word_vectors` hashes in Python rather than import
+#: scikit-learn (~1 s): a one-shot add's few texts (~5 µs a gram here)
+PY_HASH_MAX_TEXTS = 200
+
+
+def _hashed(rows: Sequence[Mapping[str, float]]) -> Any:
+    """``FeatureHasher(2^24, alternate_sign=False).transform(rows)``: scikit-learn's own
+    for many rows (or once it is imported), else the same steps with
+    :func:`murmurhash3_32`, so the same matrix to the bit."""
+    import sys
+
+    if len(rows) > PY_HASH_MAX_TEXTS or "sklearn.feature_extraction" in sys.modules:
+        return _hasher().transform(rows)
+    return _py_hashed(rows)
+
+
+def _py_hashed(rows: Sequence[Mapping[str, float]]) -> Any:
+    """FeatureHasher's transform in Python (see :func:`_hashed`)."""
+    import scipy.sparse as sp
+
+    # FeatureHasher.transform: one entry per (row, gram) in the row's order, zeros
+    # skipped; then sum_duplicates (which also sorts each row's columns)
+    indices: list[int] = []
+    values: list[float] = []
+    indptr = [0]
+    for row in rows:
+        for gram, value in row.items():
+            if value != 0:
+                indices.append(_hash_column(gram))
+                values.append(value)
+        indptr.append(len(indices))
+    # a csr_matrix, as FeatureHasher hands back under scikit-learn's default config
+    m = sp.csr_matrix(
+        (np.asarray(values, dtype=np.float64), np.asarray(indices, dtype=np.int32),
+         np.asarray(indptr, dtype=np.int32)),
+        shape=(len(rows), WORD_HASH_FEATURES), dtype=np.float64,
+    )
+    m.sum_duplicates()
+    return m
 
 
 def word_vectors(texts: Sequence[str]) -> Any:
@@ -176,7 +260,7 @@ def word_vectors(texts: Sequence[str]) -> Any:
         for g in word_grams(text):
             counts[g] = counts.get(g, 0) + 1
         rows.append({g: c * (k1 + 1) / (c + k1) * _gram_weight(g) for g, c in counts.items()})
-    m = _hasher().transform(rows).tocsr().astype(np.float64)
+    m = _hashed(rows).tocsr().astype(np.float64)
     norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     # each row times 1 / its norm, in place: the same products as diags(1 / norms) @ m,

@@ -688,7 +688,7 @@ def similar_edges(
             if hub.kth is not None:
                 extra["hub_kth"] = hub.kth
             if k is not None and min_score is not None and vec is not None:
-                extra |= {"k": k, "min_score": min_score} | _ranked_by(vec)
+                extra |= {"k": k, "min_score": min_score} | ranked_by(vec)
         for rank, nb in enumerate(neighbours[pid], start=1):
             attrs = {"score": nb.score, "words": nb.words, "rank": rank}
             if rank == 1:
@@ -697,7 +697,7 @@ def similar_edges(
     return out
 
 
-def _ranked_by(vec: PaperVectors) -> dict[str, float]:
+def ranked_by(vec: PaperVectors) -> dict[str, float]:
     """What a stored list was ranked by besides k and min_score: an edge written for other
     values (or by older word vectors) is recomputed, never updated."""
     words = vec.words is not None
@@ -726,7 +726,7 @@ def hubs_from_edges(
     if k is not None:
         want = {"k": k, "min_score": min_score}
     if vec is not None:
-        want |= _ranked_by(vec)
+        want |= ranked_by(vec)
     sources: dict[str, int] = defaultdict(int)  # source -> its list's length
     seen: set[str] = set()
     for e in edges:

@@ -70,6 +70,7 @@ from graph.store.rows import (
     chunks,
     edge_key,
     embedding_rows,
+    loads,
     name_rows,
     normalised,
     prepare,
@@ -339,7 +340,7 @@ class EmbeddedStore(QueryLayer):
                 seq = self._db_seq_nolock()
                 data = GraphData(embedding_model=self._meta_nolock("embedding_model"))
                 for nid, kind, props in self._db.execute("SELECT id, kind, props FROM nodes"):
-                    data.nodes[nid] = node_from_props(kind, json.loads(props))
+                    data.nodes[nid] = node_from_props(kind, loads(props))
                 types = {t.value: t for t in RelType}
                 for s, t, typ, w, attrs in self._db.execute(
                     "SELECT source, target, type, weight, attrs FROM edges"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import (
     Collection,
     ItemsView,
@@ -46,7 +47,7 @@ class JsonAttrs(Mapping[str, Any]):
 
     def _decoded(self) -> dict[str, Any]:
         if self._data is None:
-            self._data = dict(json.loads(self._raw))
+            self._data = dict(loads(self._raw))
         return self._data
 
     def __getitem__(self, key: str) -> Any:
@@ -121,6 +122,21 @@ def dumps(value: Any) -> str:
     if out is None or b"null" in out:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return out.decode("utf-8")
+
+
+_LONG_DIGITS = re.compile(r"\d{19}")
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)`` of a stored row, by orjson (~4x faster; the same values, floats
+    to the bit) where it gives json's answer: not for a run of 19+ digits (orjson reads an
+    integer past 64 bits as a float), nor for what it refuses (json then says why)."""
+    if _LONG_DIGITS.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 def stored_attrs(raw: str) -> Mapping[str, Any]:

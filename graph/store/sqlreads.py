@@ -14,7 +14,6 @@ so it sees one committed state even while another process writes.
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import threading
 from collections import defaultdict
@@ -27,7 +26,7 @@ from graph.errors import StoreError
 from graph.model import Edge, GraphNode, NodeKind, RelType, node_from_props
 from graph.query.vectors import UnitMatrix
 from graph.store import fts
-from graph.store.rows import chunks, embedding_rows, stored_attrs
+from graph.store.rows import chunks, embedding_rows, loads, stored_attrs
 
 _TYPES = {t.value: t for t in RelType}
 
@@ -97,7 +96,7 @@ class SqlBackend:
     @staticmethod
     def _node(kind: str, props: str) -> GraphNode:
         try:
-            return node_from_props(kind, json.loads(props))
+            return node_from_props(kind, loads(props))
         except (ValueError, TypeError, KeyError) as exc:
             raise StoreError(f"the graph database has a damaged row: {exc}") from exc
 

@@ -114,3 +114,34 @@ def test_edges_of_older_word_vectors_are_recomputed_not_updated() -> None:
                         {k: v for k, v in e.attrs.items() if k != "words_version"})
                    for e in edges]
     assert hubs_from_edges(unversioned, ids, -1.0, 2, vec) is None
+
+
+def test_the_python_hasher_is_scikit_learns_to_the_bit() -> None:
+    # a one-shot add hashes its few texts without importing scikit-learn (graph.lexical
+    # _py_hashed); the rows must be FeatureHasher's exactly, or SIMILAR_TO would differ
+    # with the number of texts hashed at once
+    import random
+
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS as THEIRS
+    from sklearn.utils import murmurhash3_32
+
+    from graph import lexical as lx
+
+    assert set(THEIRS) == set(lx.ENGLISH_STOP_WORDS)
+    rnd = random.Random(12)
+    for n in [*range(12), *(rnd.randrange(12, 80) for _ in range(3000))]:
+        data = bytes(rnd.randrange(256) for _ in range(n))
+        assert lx.murmurhash3_32(data) == murmurhash3_32(data, seed=0), data
+    texts = [*TEXTS, "", "the of and", "café naïve Ωmega — 東京 graph networks " * 3,
+             *(" ".join(rnd.choice(["graph", "kernels", "x1", "loss", "é", "a"])
+                        for _ in range(rnd.randrange(1, 60))) for _ in range(40))]
+    rows = [{g: rnd.choice([1.0, 0.5, 1e-3, 0.0, 2.0]) for g in word_grams(t)} for t in texts]
+    mine, theirs = lx._py_hashed(rows), lx._hasher().transform(rows)
+    assert type(mine) is type(theirs)
+    assert mine.has_sorted_indices == theirs.has_sorted_indices
+    for a, b in ((mine.indptr, theirs.indptr), (mine.indices, theirs.indices),
+                 (mine.data, theirs.data)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    # -2^31 has no absolute value in int32: scikit-learn defines its column apart
+    assert lx._hash_column_of(-(1 << 31)) == (2**31 - 1 - (lx.WORD_HASH_FEATURES - 1)) % (
+        lx.WORD_HASH_FEATURES)
