@@ -25,7 +25,6 @@ import logging
 import math
 import os
 import re
-import struct
 import threading
 import time
 import zipfile
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import mmh3
 import numpy as np
 
 from graph.model import NodeKind, Paper
@@ -160,39 +160,10 @@ def _hasher() -> Any:
     return FeatureHasher(n_features=WORD_HASH_FEATURES, input_type="dict", alternate_sign=False)
 
 
-_M32 = 0xFFFFFFFF
-
-
-def murmurhash3_32(data: bytes) -> int:
-    """MurmurHash3 (x86, 32-bit, seed 0) of ``data`` as a signed int: scikit-learn's
-    ``murmurhash3_bytes_s32``, which its FeatureHasher hashes a feature name with."""
-    h = 0
-    n = len(data)
-    end = n - n % 4
-    for (k,) in struct.iter_unpack("<I", data[:end]):
-        k = (k * 0xCC9E2D51) & _M32
-        k = ((k << 15) | (k >> 17)) & _M32
-        h ^= (k * 0x1B873593) & _M32
-        h = ((h << 13) | (h >> 19)) & _M32
-        h = (h * 5 + 0xE6546B64) & _M32
-    tail = data[end:]
-    if tail:
-        k = int.from_bytes(tail, "little")
-        k = (k * 0xCC9E2D51) & _M32
-        k = ((k << 15) | (k >> 17)) & _M32
-        h ^= (k * 0x1B873593) & _M32
-    h ^= n
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _M32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _M32
-    h ^= h >> 16
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
 def _hash_column(gram: str) -> int:
     """The column FeatureHasher gives ``gram``."""
-    return _hash_column_of(murmurhash3_32(gram.encode("utf-8")))
+    # MurmurHash3 x86 32-bit, seed 0, signed: scikit-learn's murmurhash3_bytes_s32
+    return _hash_column_of(mmh3.hash(gram.encode("utf-8"), 0, signed=True))
 
 
 def _hash_column_of(h: int) -> int:
@@ -210,7 +181,7 @@ PY_HASH_MAX_TEXTS = 200
 def _hashed(rows: Sequence[Mapping[str, float]]) -> Any:
     """``FeatureHasher(2^24, alternate_sign=False).transform(rows)``: scikit-learn's own
     for many rows (or once it is imported), else the same steps with
-    :func:`murmurhash3_32`, so the same matrix to the bit."""
+    ``mmh3`` (the same MurmurHash3), so the same matrix to the bit."""
     import sys
 
     if len(rows) > PY_HASH_MAX_TEXTS or "sklearn.feature_extraction" in sys.modules:
