@@ -1525,7 +1525,6 @@ def related_region(
     old_terms: Mapping[str, Collection[str]],
     is_concept: Callable[[str], bool],
     kept_lists: Mapping[str, Sequence[tuple[float, str]]],
-    stored_of: Callable[[Collection[str]], Iterable[Edge]],
     *,
     min_count: int = 2,
     top_k: int = 10,
@@ -1535,6 +1534,11 @@ def related_region(
     A concept's list changes only if a paper whose terms changed holds it (a count moved)
     or if the document frequency of a partner tied with its k-th changed (the tie-break):
     only those concepts' co-mention counts are computed, from their papers.
+
+    ``kept_lists``: each concept's stored list, (count, partner). The stored edges are
+    those lists' own (an edge is in the graph iff one end's list keeps it, with the count
+    both lists give), so none is read: a hub concept has an edge from nearly every concept
+    whose list keeps it, and reading them made an add cost O(N).
     """
     held_by: set[str] = set()
     df_moved: set[str] = set()
@@ -1569,10 +1573,30 @@ def related_region(
                 need.add(a)
     add_rows(need)
     lists: Kept = {a: r.top(top_k) for a, r in rows.items()}
+
+    def old_count(a: str, b: str) -> float | None:
+        for c, q in kept_lists.get(a, ()):
+            if q == b:
+                return c
+        for c, q in kept_lists.get(b, ()):
+            if q == a:
+                return c
+        return None
+
+    # The stored edges a change can move: the pairs the old or the new list of a
+    # recomputed concept holds. An edge that only the other end's list keeps, that end not
+    # recomputed, stays as it is: its count moves only if a changed paper holds both ends,
+    # and then both are recomputed. So those are neither read nor compared.
     stored: dict[tuple[str, str], Edge] = {}
-    for e in stored_of(sorted(rows.keys() | held_by)):
-        if e.type is RelType.RELATED_TO:
-            stored[(e.source, e.target)] = e
+    for a in sorted(rows):
+        for _, b in [*kept_lists.get(a, ()), *lists[a]]:
+            key = (a, b) if a < b else (b, a)
+            if key in stored:
+                continue
+            c = old_count(a, b)
+            if c is not None:
+                stored[key] = Edge(key[0], key[1], RelType.RELATED_TO, float(c),
+                                   {"count": int(c)})
     pairs: dict[tuple[str, str], int] = {}
     for a, lst in lists.items():
         for c, b in lst:

@@ -366,7 +366,6 @@ def region_change(
     with timer("link.related_to"):
         related = related_region(
             pterms, postings, old_terms, lambda t: t.startswith("concept:"), state.related,
-            lambda ids: store.edges_of(list(ids), [RelType.RELATED_TO]),
         )
         upsert_edges.extend(related.upsert)
         delete_edges.extend(related.delete)

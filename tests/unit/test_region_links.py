@@ -134,7 +134,7 @@ def test_related_region_equals_the_whole(seed: int) -> None:
     old_terms = {p: old.get(p, {}) for p in changed}
     post_new = _postings(new)
     got = related_region(new, post_new, old_terms, lambda t: t.startswith("concept:"), kept,
-                         _stored_of(before), top_k=top_k)
+                         top_k=top_k)
     after = _apply(before, got.upsert, got.delete, set(post_new))
     _same(after, cooccurrence_edges(new, concepts(new), top_k=top_k))
 
