@@ -1451,9 +1451,45 @@ def shared_terms_region(
     return RegionEdges(upsert, delete, new_lists)
 
 
+class ConceptColumns:
+    """Each paper's concepts as column numbers, kept between adds (the region state holds
+    one): :func:`_co_rows` stacks them into its paper x concept matrix without a Python
+    step per term. Columns are numbered as concepts first appear, never reused; a paper's
+    entry is made when first asked and dropped when its terms change (:meth:`forget`)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.names: list[str] = []
+        self.rows: dict[str, NDArray[np.int64]] = {}
+
+    def column(self, term: str) -> int:
+        """The column of ``term``, numbered now if it has none."""
+        at = self.index.get(term)
+        if at is None:
+            at = self.index[term] = len(self.names)
+            self.names.append(term)
+        return at
+
+    def of(self, paper: str, terms: Iterable[str], is_concept: Callable[[str], bool],
+           *, keep: bool) -> NDArray[np.int64]:
+        """The columns of ``paper``'s concepts; kept for the next call only if ``keep``
+        (a paper whose terms this change moves is not kept: the change may not commit)."""
+        got = self.rows.get(paper) if keep else None
+        if got is None:
+            got = np.asarray([self.column(t) for t in terms if is_concept(t)], dtype=np.int64)
+            if keep:
+                self.rows[paper] = got
+        return got
+
+    def forget(self, papers: Iterable[str]) -> None:
+        """Drop the entries of papers whose terms changed (or that are gone)."""
+        for p in papers:
+            self.rows.pop(p, None)
+
+
 class _CoRow:
     """One concept's co-mention counts (>= min_count, itself left out) from a
-    :func:`_co_rows` batch: partner columns (ascending, so in id order) and counts."""
+    :func:`_co_rows` batch: partner columns and counts (ties ranked by id in :meth:`top`)."""
 
     __slots__ = ("cols", "counts", "df", "index", "names")
 
@@ -1477,8 +1513,23 @@ class _CoRow:
 
     def top(self, top_k: int) -> list[tuple[float, str]]:
         """The ``top_k`` partners by (-count, the partner's df, id), as (count, partner)."""
-        order = np.lexsort((self.cols, self.df[self.cols], -self.counts))[:top_k]
-        return [(float(self.counts[o]), self.names[int(self.cols[o])]) for o in order]
+        if top_k <= 0 or not len(self.cols):
+            return []
+        df = self.df[self.cols]
+        at = np.arange(len(self.cols))
+        if len(at) > top_k:
+            # column numbers are not in id order: everything that ties with the k-th by
+            # (-count, df) or ranks above it, then ordered by id in Python
+            kth = np.lexsort((df, -self.counts))[top_k - 1]
+            c, d = self.counts[kth], df[kth]
+            at = np.flatnonzero((self.counts > c) | ((self.counts == c) & (df <= d)))
+        names = self.names
+        ranked = sorted(
+            (-n, f, names[col])
+            for n, f, col in zip(self.counts[at].tolist(), df[at].tolist(),
+                                 self.cols[at].tolist(), strict=True)
+        )[:top_k]
+        return [(float(-n), name) for n, _, name in ranked]
 
 
 def _co_rows(
@@ -1487,10 +1538,15 @@ def _co_rows(
     postings: Mapping[str, Collection[str]],
     is_concept: Callable[[str], bool],
     min_count: int,
+    columns: ConceptColumns,
+    moved: Collection[str],
 ) -> list[tuple[str, _CoRow]]:
     """The co-mention counts of the ``wanted`` concepts with every concept, as one sparse
     product over the papers that hold one of them (what :func:`cooccurrence_edges`
-    counts, for those rows only: integer counts, the same in any order)."""
+    counts, for those rows only: integer counts, the same in any order).
+
+    ``columns``: the papers' concept columns, kept between calls except for ``moved``
+    papers (whose terms this change sets)."""
     import scipy.sparse as sp
 
     if not wanted:
@@ -1498,17 +1554,20 @@ def _co_rows(
     papers: set[str] = set()
     for a in wanted:
         papers.update(postings.get(a, ()))
-    held = [[t for t in paper_terms[q] if is_concept(t)] for q in sorted(papers)]
-    names = sorted({t for ts in held for t in ts})
-    index = {c: j for j, c in enumerate(names)}
-    r_idx = [i for i, ts in enumerate(held) for _ in ts]
-    c_idx = [index[t] for ts in held for t in ts]
-    x = sp.csr_matrix((np.ones(len(r_idx), dtype=np.int64), (r_idx, c_idx)),
-                      shape=(len(held), len(names)))
-    own = np.asarray([index[a] for a in wanted], dtype=np.int64)
+    parts = [columns.of(q, paper_terms[q], is_concept, keep=q not in moved)
+             for q in sorted(papers)]
+    own = np.asarray([columns.column(a) for a in wanted], dtype=np.int64)
+    names, index = columns.names, columns.index
+    indptr = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in parts], out=indptr[1:])
+    indices = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    x = sp.csr_matrix((np.ones(len(indices), dtype=np.int64), indices, indptr),
+                      shape=(len(parts), len(names)))
     m = (x[:, own].T.tocsr() @ x).tocsr()
     m.sort_indices()
-    df = np.asarray([len(postings.get(c, ())) for c in names], dtype=np.int64)
+    df = np.zeros(len(names), dtype=np.int64)
+    present = np.unique(m.indices)
+    df[present] = [len(postings.get(names[c], ())) for c in present.tolist()]
     out = []
     for r, a in enumerate(wanted):
         lo, hi = m.indptr[r], m.indptr[r + 1]
@@ -1525,17 +1584,25 @@ def related_region(
     old_terms: Mapping[str, Collection[str]],
     is_concept: Callable[[str], bool],
     kept_lists: Mapping[str, Sequence[tuple[float, str]]],
-    stored_of: Callable[[Collection[str]], Iterable[Edge]],
     *,
     min_count: int = 2,
     top_k: int = 10,
+    columns: ConceptColumns | None = None,
 ) -> RegionEdges:
     """The RELATED_TO rows an add or remove changes (:func:`cooccurrence_edges`' edges).
 
     A concept's list changes only if a paper whose terms changed holds it (a count moved)
     or if the document frequency of a partner tied with its k-th changed (the tie-break):
     only those concepts' co-mention counts are computed, from their papers.
+
+    ``kept_lists``: each concept's stored list, (count, partner). The stored edges are
+    those lists' own (an edge is in the graph iff one end's list keeps it, with the count
+    both lists give), so none is read: a hub concept has an edge from nearly every concept
+    whose list keeps it, and reading them made an add cost O(N).
+    ``columns``: the caller's :class:`ConceptColumns`, kept between changes (a new one
+    when None).
     """
+    columns = columns if columns is not None else ConceptColumns()
     held_by: set[str] = set()
     df_moved: set[str] = set()
     for p, old in old_terms.items():
@@ -1550,7 +1617,8 @@ def related_region(
     rows: dict[str, _CoRow] = {}
 
     def add_rows(wanted: Iterable[str]) -> None:
-        for a, r in _co_rows(sorted(wanted), paper_terms, postings, is_concept, min_count):
+        for a, r in _co_rows(sorted(wanted), paper_terms, postings, is_concept, min_count,
+                             columns, old_terms.keys()):
             rows[a] = r
 
     add_rows(a for a in held_by if alive(a))
@@ -1569,10 +1637,30 @@ def related_region(
                 need.add(a)
     add_rows(need)
     lists: Kept = {a: r.top(top_k) for a, r in rows.items()}
+
+    def old_count(a: str, b: str) -> float | None:
+        for c, q in kept_lists.get(a, ()):
+            if q == b:
+                return c
+        for c, q in kept_lists.get(b, ()):
+            if q == a:
+                return c
+        return None
+
+    # The stored edges a change can move: the pairs the old or the new list of a
+    # recomputed concept holds. An edge that only the other end's list keeps, that end not
+    # recomputed, stays as it is: its count moves only if a changed paper holds both ends,
+    # and then both are recomputed. So those are neither read nor compared.
     stored: dict[tuple[str, str], Edge] = {}
-    for e in stored_of(sorted(rows.keys() | held_by)):
-        if e.type is RelType.RELATED_TO:
-            stored[(e.source, e.target)] = e
+    for a in sorted(rows):
+        for _, b in [*kept_lists.get(a, ()), *lists[a]]:
+            key = (a, b) if a < b else (b, a)
+            if key in stored:
+                continue
+            c = old_count(a, b)
+            if c is not None:
+                stored[key] = Edge(key[0], key[1], RelType.RELATED_TO, float(c),
+                                   {"count": int(c)})
     pairs: dict[tuple[str, str], int] = {}
     for a, lst in lists.items():
         for c, b in lst:

@@ -39,6 +39,7 @@ from graph.extract import Extraction, IncrementalResolution
 from graph.ids import spellings
 from graph.link import (
     TERM_RELS,
+    ConceptColumns,
     Hubs,
     Kept,
     ListSource,
@@ -91,6 +92,9 @@ class CorpusState:
     # source -> its stored SIMILAR_TO list as Near, made from ``similar`` when first asked
     # and dropped when a commit replaces that list
     near: dict[str, list[Near]] = field(default_factory=dict)
+    # each paper's concepts as column numbers, for RELATED_TO's co-mention counts: filled
+    # as asked, an entry dropped by each commit that moves that paper's terms
+    columns: ConceptColumns = field(default_factory=ConceptColumns)
 
 
 def _cite_keys(p: Paper) -> set[str]:
@@ -366,7 +370,7 @@ def region_change(
     with timer("link.related_to"):
         related = related_region(
             pterms, postings, old_terms, lambda t: t.startswith("concept:"), state.related,
-            lambda ids: store.edges_of(list(ids), [RelType.RELATED_TO]),
+            columns=state.columns,
         )
         upsert_edges.extend(related.upsert)
         delete_edges.extend(related.delete)
@@ -472,6 +476,7 @@ def region_change(
     )
 
     def commit(version: str | None) -> None:
+        state.columns.forget([*removed, *moved_papers])
         for pid in removed:
             del state.papers[pid]
             state.pterms.pop(pid, None)

@@ -19,6 +19,7 @@ import pytest
 
 from graph.lexical import word_vectors
 from graph.link import (
+    ConceptColumns,
     Kept,
     _WordDots,
     cooccurrence_edges,
@@ -134,7 +135,7 @@ def test_related_region_equals_the_whole(seed: int) -> None:
     old_terms = {p: old.get(p, {}) for p in changed}
     post_new = _postings(new)
     got = related_region(new, post_new, old_terms, lambda t: t.startswith("concept:"), kept,
-                         _stored_of(before), top_k=top_k)
+                         top_k=top_k)
     after = _apply(before, got.upsert, got.delete, set(post_new))
     _same(after, cooccurrence_edges(new, concepts(new), top_k=top_k))
 
@@ -206,3 +207,44 @@ def test_word_dots_rows_against_equal_row_against_to_the_bit() -> None:
         got = dots.rows_against(wanted)
         for (i, o), g in zip(wanted, got, strict=True):
             assert np.array_equal(g, dots.row_against(i, o)), (size, i)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_related_region_in_sequence_equals_the_whole(seed: int) -> None:
+    """Six changes in a row, the kept lists and one ConceptColumns carried from each to
+    the next as the region state carries them (terms gained and lost, papers added and
+    removed): every step's edges equal the whole computation's."""
+    rng = random.Random(500 + seed)
+    vocab = rng.choice([8, 25])
+    old = _corpus(rng, 80, vocab)
+    top_k, min_count = rng.choice([1, 3, 10]), rng.choice([1, 2])
+    is_concept = lambda t: t.startswith("concept:")  # noqa: E731
+    concepts = lambda ts: [t for t in {x for v in ts.values() for x in v}  # noqa: E731
+                           if is_concept(t)]
+    before = cooccurrence_edges(old, concepts(old), top_k=top_k, min_count=min_count)
+    post = _postings(old)
+    mine: Kept = defaultdict(list)
+    for e in before:
+        mine[e.source].append((e.weight, e.target))
+        mine[e.target].append((e.weight, e.source))
+    kept = {a: sorted(lst, key=lambda cb: (-cb[0], len(post[cb[1]]), cb[1]))[:top_k]
+            for a, lst in mine.items()}
+    columns = ConceptColumns()
+    for _ in range(6):
+        new = _change(rng, old, vocab)
+        for q in rng.sample(sorted(new), min(len(new), rng.randint(0, 3))):
+            if len(new[q]) > 1:
+                terms = dict(new[q])
+                terms.pop(rng.choice(sorted(terms)))
+                new[q] = terms
+        changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
+        post_new = _postings(new)
+        got = related_region(new, post_new, {p: old.get(p, {}) for p in changed}, is_concept,
+                             kept, top_k=top_k, min_count=min_count, columns=columns)
+        after = _apply(before, got.upsert, got.delete, set(post_new))
+        _same(after, cooccurrence_edges(new, concepts(new), top_k=top_k, min_count=min_count))
+        for c in [c for c in kept if not post_new.get(c)]:
+            del kept[c]
+        kept.update((c, lst) for c, lst in got.lists.items() if post_new.get(c))
+        columns.forget(changed)
+        before, old = list(after.values()), new
