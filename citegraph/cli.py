@@ -592,30 +592,35 @@ def serve(
         console.print(f"No graph yet: building one from {s.seeds_dir}/ first.")
         report = _run_pipeline(paths=[s.seeds_dir], replace=True)
         _print_report(report, False)
+    from citegraph.workers import serve_workers, worker_sockets
+
     bind_host = host or s.host
-    bind_port = port or s.port
+    n_workers = workers or s.workers
+    try:
+        # bound before the app is built: a port in use fails at once, with one worker too
+        sockets = worker_sockets(bind_host, s.port if port is None else port, n_workers)
+    except CitegraphError as exc:
+        raise _fail(exc) from None
+    bind_port = sockets[0].getsockname()[1]
     console.print(
         f"Serving on http://{bind_host}:{bind_port}/  "
         f"(GraphQL: /graphql, explorer: /, health: /healthz). Ctrl-C stops."
     )
-    n_workers = workers or s.workers
     if n_workers > 1:
         # each worker builds its app from the environment: hand it the resolved settings
         os.environ["CITEGRAPH_STORE"] = s.store
         os.environ["CITEGRAPH_DATA_DIR"] = str(s.data_dir.resolve())
         console.print(f"[dim]{n_workers} worker processes[/dim]")
-        from citegraph.workers import serve_workers
-
-        try:
-            serve_workers(n_workers, bind_host, bind_port)
-        except CitegraphError as exc:
-            raise _fail(exc) from None
+        serve_workers(n_workers, sockets)
         return
     try:
         application = create_app(s)
     except CitegraphError as exc:
+        for sock in sockets:
+            sock.close()
         raise _fail(exc) from None
-    uvicorn.run(application, host=bind_host, port=bind_port, log_level="warning")
+    config = uvicorn.Config(application, host=bind_host, port=bind_port, log_level="warning")
+    uvicorn.Server(config).run(sockets=sockets)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -13,8 +13,11 @@ one socket as before.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import socket
 import sys
+from typing import Any
 
 import uvicorn
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
@@ -23,7 +26,9 @@ from graph.errors import CitegraphError
 
 log = logging.getLogger(__name__)
 
-APP = "api.main:create_app_from_env"
+APP = "citegraph.workers:worker_app"
+#: the supervisor's pid, handed to its workers through the environment
+MASTER_ENV = "CITEGRAPH_SUPERVISOR_PID"
 
 
 class ListenError(CitegraphError):
@@ -106,11 +111,26 @@ class Supervisor(Multiprocess):
         super().terminate_all()
 
 
-def serve_workers(workers: int, host: str, port: int) -> None:
-    """Run ``workers`` server processes on ``host:port`` until SIGINT or SIGTERM."""
+def worker_app() -> Any:
+    """One worker's app (a uvicorn factory). The worker stops with its supervisor: a
+    SIGKILL'd supervisor's workers went on serving and held the port, so the next
+    ``serve`` failed with "address in use" (2 of 2 trials in the outside probe)."""
+    from api.main import create_app_from_env
+    from graph.embed import die_with_parent
+
+    parent = int(os.environ.get(MASTER_ENV) or 0)
+    if parent:
+        die_with_parent(parent, signal.SIGTERM)
+    return create_app_from_env()
+
+
+def serve_workers(workers: int, sockets: list[socket.socket]) -> None:
+    """Run ``workers`` server processes on ``sockets`` (:func:`worker_sockets`) until
+    SIGINT or SIGTERM."""
+    host, port = sockets[0].getsockname()[:2]
     config = uvicorn.Config(
         APP, factory=True, workers=workers, host=host, port=port, log_level="warning"
     )
-    sockets = worker_sockets(host, port, workers, config.backlog)
+    os.environ[MASTER_ENV] = str(os.getpid())
     log.debug("%d workers on %d socket(s)", workers, len(sockets))
     Supervisor(config, sockets=sockets).run()

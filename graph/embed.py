@@ -504,7 +504,7 @@ def _encode_in_child(request: dict[str, Any]) -> None:
     """The body of :class:`EncodeProcess`'s child."""
     import pickle
 
-    _die_with_parent(request["parent"])
+    die_with_parent(request["parent"])
     with os.fdopen(request["out"], "wb") as out:
 
         def send(message: tuple[Any, ...]) -> None:
@@ -550,16 +550,18 @@ def _how_it_ended(code: int) -> str:
     return f"exit code {code}"
 
 
-def _die_with_parent(parent: int) -> None:
-    """Linux: the kernel kills this process when its parent dies (a SIGKILL'd writer
-    must not leave a model loading for no one)."""
+def die_with_parent(parent: int, sig: int | None = None) -> None:
+    """Linux: the kernel sends this process ``sig`` (default SIGKILL) when its parent
+    dies (a SIGKILL'd writer must not leave a model loading for no one, nor a SIGKILL'd
+    server supervisor its workers serving)."""
     import ctypes
     import signal
     import sys
 
     if sys.platform.startswith("linux"):
+        sig = int(signal.SIGKILL) if sig is None else int(sig)
         with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+            ctypes.CDLL(None, use_errno=True).prctl(1, sig)  # PR_SET_PDEATHSIG
             if os.getppid() != parent:  # it died before the call above
                 os._exit(1)
 

@@ -8,12 +8,14 @@ its own ``SO_REUSEPORT`` socket and the kernel hashes connections across them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -86,7 +88,10 @@ def test_connections_are_spread_over_both_workers(hard_seed_dir: Path, tmp_path:
 
 
 @pytest.mark.slow
-def test_serve_on_a_busy_port_says_so(hard_seed_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_serve_on_a_busy_port_says_so(hard_seed_dir: Path, tmp_path: Path, workers: int) -> None:
+    """Before the app is built: one worker used to build it (~12 s), print "Serving on",
+    then fail in uvicorn's bind with exit code 3, the code of rejected records."""
     data = tmp_path / "data"
     shutil.copytree(hard_seed_dir, data)
     with socket.socket() as other:
@@ -95,13 +100,51 @@ def test_serve_on_a_busy_port_says_so(hard_seed_dir: Path, tmp_path: Path) -> No
         port = other.getsockname()[1]
         out = subprocess.run(
             [sys.executable, "-m", "citegraph", "--data-dir", str(data), "serve",
-             "--host", HOST, "--port", str(port), "--workers", "2"],
+             "--host", HOST, "--port", str(port), "--workers", str(workers)],
             capture_output=True, text=True, timeout=120,
             env={**os.environ, "HF_HUB_OFFLINE": "1"},
         )
-    assert out.returncode != 0
+    assert out.returncode == 1, (out.returncode, out.stderr[-2000:])
     assert f"cannot listen on {HOST}:{port}" in out.stderr, out.stderr[-2000:]
     assert "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert "Serving on" not in out.stdout, out.stdout[-2000:]
+
+
+@pytest.mark.slow
+def test_a_killed_supervisor_takes_its_workers_with_it(
+    hard_seed_dir: Path, tmp_path: Path
+) -> None:
+    """SIGKILL of ``serve --workers 2``'s supervisor: its workers stop and free the port
+    (they went on serving, and the next ``serve`` failed with "address in use")."""
+    data = tmp_path / "data"
+    shutil.copytree(hard_seed_dir, data)
+    server = start_server(data, {"CITEGRAPH_WORKERS": "2"})
+    workers: list[int] = []
+    try:
+        workers = sorted(connections_by_worker(server.pid, server.port))
+        assert len(workers) == 2, workers
+        os.kill(server.pid, signal.SIGKILL)
+        server.process.wait(timeout=30)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.2)
+        assert not any(_alive(w) for w in workers), workers
+        with socket.socket() as again:  # the port is free for the next server
+            again.bind((HOST, server.port))
+    finally:
+        for w in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(w, signal.SIGKILL)
+        server.stop()
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie counts as gone: it serves nothing)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
 
 
 @pytest.mark.slow
