@@ -27,6 +27,14 @@ def _open_quote(line: str, delimiter: str) -> bool:
     return delimiter != "\t" and line.count('"') % 2 == 1
 
 
+def _explained(exc: csv.Error, delimiter: str) -> str:
+    """csv's message, with what it means where it is terse."""
+    if "expected after" in str(exc):
+        return (f"text follows a quoted cell before the next {delimiter!r} (a quote inside "
+                f'a quoted cell is written twice: ""); csv: {exc}')
+    return str(exc)
+
+
 def _read_table_into(path: Path, col: Collector) -> None:
     decoded = decode_file(path, col)
     if decoded is None:
@@ -46,10 +54,14 @@ def _read_table_into(path: Path, col: Collector) -> None:
         # csv's line_num counts the items it is fed; feeding it our own lines keeps it in
         # step with the file's real line numbers (a lone CR inside a cell is not a line).
         lines = (line + "\n" for line in decoded.lines[start:])
+        # strict: a quote that closes a cell and is followed by more text, or that opens
+        # one never closed, is an error. Lenient csv read a stray quote as the start of a
+        # cell that ran into the next rows: a 3-cell row made of two records, the second
+        # lost without a word (outside probe, session 11)
         reader = (
             csv.reader(lines, delimiter=delimiter, quoting=csv.QUOTE_NONE)
             if delimiter == "\t"
-            else csv.reader(lines, delimiter=delimiter)
+            else csv.reader(lines, delimiter=delimiter, strict=True)
         )
         restart: int | None = None
         consumed = start
@@ -60,10 +72,18 @@ def _read_table_into(path: Path, col: Collector) -> None:
             except StopIteration:
                 break
             except csv.Error as exc:
-                col.problem(name, first, f"unreadable row: {exc}")
-                if start + reader.line_num <= consumed:  # no progress: give up on the rest
+                reached = start + reader.line_num
+                if reached > first and _open_quote(decoded.lines[first - 1], delimiter):
+                    # the row's quote ran into the lines after it: report the row, and
+                    # read those lines as rows again
+                    col.problem(name, first, "a quote opened on this line is not closed "
+                                f"where its row ends ({exc})")
+                    restart = first
+                    break
+                col.problem(name, first, f"unreadable row: {_explained(exc, delimiter)}")
+                if reached <= consumed:  # no progress: give up on the rest
                     return
-                consumed = start + reader.line_num
+                consumed = reached
                 continue
             consumed = start + reader.line_num
             if (
