@@ -262,8 +262,11 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
             + (f" ({report.long_texts} longer than the model window)" if report.long_texts else "")
             + "."
         )
-        if report.added or report.removed:
-            console.print(f"Added {len(report.added)} papers, removed {len(report.removed)}.")
+        if report.added or report.removed or report.updated:
+            console.print(
+                f"Added {len(report.added)} papers, updated {report.updated}, "
+                f"removed {len(report.removed)}."
+            )
         if report.stats is not None:
             _print_stats(report.stats.nodes, report.stats.edges)
         stages = ", ".join(f"{k} {v:.1f}s" for k, v in report.stage_seconds.items())

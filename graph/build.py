@@ -1056,13 +1056,28 @@ _RECORD_FIELDS = ("text_hash", "title", "venue", "year", "authors", "keywords", 
                   "references")
 
 
+def _with_stored_fields(p: Paper, old: Paper) -> Paper:
+    """``p`` (an update of the stored ``old``) with ``old``'s value of every field its
+    record gave none for: a record with only an id and a new abstract changes the text,
+    not the title, venue or year (which an update used to erase in silence)."""
+    if p.given is None:
+        return p
+    kept: dict[str, Any] = {
+        f: getattr(old, f) for f in _RECORD_FIELDS if f != "text_hash" and f not in p.given
+    }
+    if "title" in kept and old.title:
+        kept["label"] = old.label
+    return dataclasses.replace(p, **kept) if kept else p
+
+
 def _merge_into(corpus: dict[str, Paper], new: Sequence[Paper], report: BuildReport) -> None:
     """Add ``new`` to ``corpus`` (in place): updates of stored ids first, then new ids.
 
     * a record equal to the stored one in every field the input gives (not where it was
       read from) changes nothing: a duplicate;
-    * an update applies whatever changed: title, year, references, or the text, unless
-      the new text is another paper's (reported, not applied);
+    * an update applies whatever changed among the fields its record gives (title, year,
+      references, the text ...; the others keep their stored values), unless the new
+      text is another paper's (reported, not applied);
     * a new id whose text a paper already has (after this batch's updates: a text moved
       to a new id in one add goes in) is a duplicate and said so;
     * an id given twice in one batch: the first counts, the others are reported;
@@ -1090,6 +1105,7 @@ def _merge_into(corpus: dict[str, Paper], new: Sequence[Paper], report: BuildRep
     holder = {q.text_hash: pid for pid, q in sorted(corpus.items())}
     for p in updates:
         old = corpus[p.id]
+        p = _with_stored_fields(p, old)
         if all(getattr(old, f) == getattr(p, f) for f in _RECORD_FIELDS):
             report.duplicates += 1
             continue

@@ -39,6 +39,9 @@ class Paper:
     urls: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
     source: str | None = None  # "file:line" the record came from
+    # the fields its input record gave a value for (None: all, e.g. read from a store);
+    # an update of a stored paper keeps the stored value of every other field
+    given: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     kind: NodeKind = field(default=NodeKind.PAPER, init=False)
 
@@ -155,7 +158,7 @@ def reserved_paper_id(value: str) -> str | None:
 
 
 def _fields_of(cls: type[Any]) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "kind")
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in ("kind", "given"))
 
 
 #: the fields storage keeps of each node class (all but ``kind``), in order

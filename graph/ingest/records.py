@@ -236,19 +236,25 @@ def paper_from_record(
     year = _as_year(rec.get("year"), notes)
     if year is None and venue and (m := _YEAR_RE.search(venue)):
         year = int(m.group(1))
+    values: dict[str, Any] = {
+        "title": title,
+        "venue": venue,
+        "year": year,
+        "authors": _as_list(rec.get("authors"), "authors", notes, commas=False),
+        "keywords": _as_list(rec.get("keywords"), "keywords", notes, commas=True),
+        "urls": tuple(urls),
+        "references": _as_list(rec.get("references"), "references", notes, commas=False),
+    }
     return Paper(
         id=given_id or f"p-{digest[:12]}",
         label=title or placeholder_label(abstract),
         abstract=abstract,
         text_hash=digest,
-        title=title,
-        venue=venue,
-        year=year,
-        authors=_as_list(rec.get("authors"), "authors", notes, commas=False),
-        keywords=_as_list(rec.get("keywords"), "keywords", notes, commas=True),
-        urls=tuple(urls),
-        references=_as_list(rec.get("references"), "references", notes, commas=False),
         source=_display(source),
+        # a field left out, empty or dropped for a bad value gives nothing: an update
+        # of a stored paper keeps its stored value (the text is always given)
+        given=frozenset(["text_hash", *(k for k, v in values.items() if v not in (None, ()))]),
+        **values,
     )
 
 

@@ -102,6 +102,35 @@ def test_a_new_title_or_reference_with_the_same_abstract_is_applied(tmp_path: Pa
         pipe.close()
 
 
+def test_an_update_keeps_the_fields_its_record_leaves_out(tmp_path: Path) -> None:
+    """Outside probe, session 11: a record with a stored id and only a new abstract
+    erased the paper's venue, year and title in silence."""
+    full = paper_from_record(
+        {"id": "u1", "abstract": A, "title": "Graph learning", "venue": "ICLR 2025",
+         "authors": ["Ada Lovelace"], "references": ["u2"]},
+        source="test:u1",
+    )
+    pipe, store = _build(tmp_path, [full, _paper("u2", B)])
+    try:
+        report = pipe.run(store, add_papers=[_paper("u1", C)])
+        u1 = store.snapshot().nodes["u1"]
+        assert isinstance(u1, Paper)
+        assert u1.abstract == C and report.updated == 1 and not report.problems
+        assert (u1.title, u1.label, u1.venue, u1.year) == (
+            "Graph learning", "Graph learning", "ICLR 2025", 2025)
+        assert (u1.authors, u1.references) == (("Ada Lovelace",), ("u2",))
+        # a field the record gives is changed; the same record again is a duplicate
+        report = pipe.run(store, add_papers=[paper_from_record(
+            {"id": "u1", "abstract": C, "venue": "NeurIPS 2024"}, source="test:u1-venue")])
+        u1 = store.snapshot().nodes["u1"]
+        assert isinstance(u1, Paper)
+        assert (u1.venue, u1.year, u1.title) == ("NeurIPS 2024", 2024, "Graph learning")
+        report = pipe.run(store, add_papers=[_paper("u1", C)])
+        assert report.updated == 0 and report.duplicates == 1
+    finally:
+        pipe.close()
+
+
 def test_an_id_twice_in_one_add_keeps_the_first_and_says_so(tmp_path: Path) -> None:
     pipe, store = _build(tmp_path, [_paper("s1", A)])
     try:
