@@ -249,15 +249,14 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
         console.print_json(json.dumps(report.as_dict()))
     else:
         for p in report.problems:
-            err.print(f"[yellow]skipped[/yellow] {p}")
+            err.print(f"[yellow]{'kept' if p.kept else 'skipped'}[/yellow] {p}")
+        rejected = sum(not p.kept for p in report.problems)
+        dropped = len(report.problems) - rejected
         console.print(
             f"Read {report.papers_read} papers"
             + (f", merged {report.duplicates} duplicates" if report.duplicates else "")
-            + (
-                f", [yellow]rejected {len(report.problems)} records[/yellow]"
-                if report.problems
-                else ""
-            )
+            + (f", [yellow]rejected {rejected} records[/yellow]" if rejected else "")
+            + (f", [yellow]dropped {dropped} fields[/yellow]" if dropped else "")
             + f"; embedded {report.embedded} new texts"
             + (f" ({report.long_texts} longer than the model window)" if report.long_texts else "")
             + "."

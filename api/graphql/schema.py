@@ -334,8 +334,17 @@ def _report(rep: BuildReport, problems: list[str]) -> t.ChangeReport:
         removed=[strawberry.ID(x) for x in rep.removed],
         updated=rep.updated, duplicates=rep.duplicates, nodes_written=rep.nodes_written,
         edges_written=rep.edges_written, nodes_deleted=rep.nodes_deleted,
-        edges_deleted=rep.edges_deleted, problems=problems + [str(p) for p in rep.problems],
+        edges_deleted=rep.edges_deleted,
+        problems=problems + [_input_problem(p) for p in rep.problems],
     )
+
+
+def _input_problem(problem: object) -> str:
+    """A write's problem, worded like the input checks' (``input[i]: ...``): a record's
+    source is ``api:addPapers[i]``, and one answer used both prefixes (outside probe)."""
+    text = str(problem)
+    head = "api:addPapers["
+    return "input[" + text[len(head):] if text.startswith(head) else text
 
 
 @strawberry.type

@@ -19,6 +19,7 @@ class InputProblem:
     path: str
     line: int | None
     reason: str
+    kept: bool = False  # the record went in, without the field this drops
 
     def __str__(self) -> str:
         if self.line is None:

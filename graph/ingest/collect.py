@@ -46,10 +46,11 @@ class Collector:
         self._by_hash: dict[str, int] = {}
         self._by_id: dict[str, int] = {}
 
-    def problem(self, path: str, line: int | None, reason: str) -> None:
+    def problem(self, path: str, line: int | None, reason: str, *, kept: bool = False) -> None:
+        """Report ``reason`` at ``path:line``; ``kept``: the record still went in."""
         path = _display(path)
         logger.debug("%s:%s: %s", path, line, reason)
-        self.result.problems.append(InputProblem(path, line, reason))
+        self.result.problems.append(InputProblem(path, line, reason, kept))
 
     def add(self, paper: Paper, path: str, line: int | None) -> None:
         papers = self.result.papers
@@ -96,5 +97,5 @@ class Collector:
             self.problem(path, line, f"{where.lstrip(': ')}{': ' if where else ''}{exc}")
             return
         for note in notes:
-            self.problem(path, line, note)
+            self.problem(path, line, note, kept=True)
         self.add(paper, path, line)

@@ -113,3 +113,20 @@ def test_a_paper_id_equal_to_an_alias_does_not_hide_the_concept(writable_dir: Pa
         assert gql.data(filtered)["papers"]["totalCount"] == count + 1
         # the paper is still found by its id
         assert gql.data('{ paper(id: "LLM") { key } }')["paper"] == {"key": "LLM"}
+
+
+def test_write_problems_use_the_input_prefix(writable_dir: Path) -> None:
+    """Field checks said ``input[i]: ...`` and the write's own checks (an id given twice)
+    ``api:addPapers[i]: ...`` in one answer (outside probe, session 11)."""
+    settings = seed_settings(writable_dir, api_key="s3cret", request_timeout_s=120.0)
+    store = EmbeddedStore(settings.graph_db)
+    app = create_app(settings, opener=lambda _s: store)
+    with TestClient(app) as c:
+        report = GQL(c).raw(ADD, headers={"X-API-Key": "s3cret"}, **{"in": [
+            {"id": "p-twice", "abstract": ABSTRACT},
+            {"id": "p-twice", "abstract": ABSTRACT + " Again."},
+            {"abstract": "too short"},
+        ]})["data"]["addPapers"]
+        assert report["added"] == ["p-twice"]
+        assert sorted(p.split(":", 1)[0] for p in report["problems"]) == ["input[1]", "input[2]"]
+        assert "given twice" in next(p for p in report["problems"] if p.startswith("input[1]"))

@@ -65,3 +65,14 @@ def test_well_quoted_cells_over_several_lines_are_read_whole(tmp_path: Path) -> 
     assert result.papers[1].abstract.endswith("It goes on, over lines.")
     # line numbers stay the file's: the row after the two-line cell is on line 5
     assert [p.source for p in result.papers][2].endswith(":5")
+
+
+def test_a_dropped_field_is_a_problem_of_a_record_kept(tmp_path: Path) -> None:
+    """A record kept without one bad field is reported as kept, not as rejected (the CLI
+    counted it among the rejected records, outside probe of session 11)."""
+    path = tmp_path / "in.csv"
+    path.write_text("id,year,abstract\n"
+                    f'q-1,{"9" * 50},"{ABS.format(1)}"\nq-2,2024,"too short"\n', encoding="utf-8")
+    result = read_table(path)
+    assert [p.id for p in result.papers] == ["q-1"]
+    assert [(p.line, p.kept) for p in result.problems] == [(2, True), (3, False)]
