@@ -54,6 +54,7 @@ from graph.extract.tokens import (
     _fold,
     _head_of,
     _is_acronym,
+    _lower_acronym,
     _verb_ing,
 )
 from graph.model import Concept, Dataset, NodeKind, concept_id, dataset_id
@@ -439,7 +440,7 @@ class Resolver:
             else:
                 parts = []
                 for w, sw in zip(ws, surf, strict=True):
-                    if _is_acronym(sw):
+                    if _is_acronym(sw) or (_lower_acronym(sw) and _lower_acronym(w)):
                         words.add(w)
                         parts.append(local.get(w) or unamb.get(w) or w)
                     else:

@@ -17,6 +17,7 @@ from graph.extract.tokens import (
     _head_of,
     _is_acronym,
     _key,
+    _lower_acronym,
     _verb_ing,
 )
 from graph.model import Concept, Dataset, NodeKind, concept_id, dataset_id
@@ -96,7 +97,8 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
         if len(surf) != len(words):
             return m.key
         return " ".join(
-            (local.get(w) or unambiguous.get(w) or w) if _is_acronym(sw) else w
+            (local.get(w) or unambiguous.get(w) or w)
+            if _is_acronym(sw) or (_lower_acronym(sw) and _lower_acronym(w)) else w
             for w, sw in zip(words, surf, strict=True)
         )
 

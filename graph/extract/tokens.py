@@ -98,6 +98,23 @@ def _is_acronym(tok: str) -> bool:
     return any(_ACRONYM_PART_RE.match(part) for part in tok.split("-"))
 
 
+#: a lower-case word rarer than this in English (wordfreq's Zipf scale) may be an acronym
+#: written in lower case: "llm" 2.3, "lora" 2.6, "vit" 2.6, "nerf" 2.9; not "gan" 3.1,
+#: "rag" 3.6, "clip" 4.3, "map" 4.8
+_LOWER_ACRONYM_ZIPF = 3.0
+
+
+@lru_cache(maxsize=1 << 16)
+def _lower_acronym(tok: str) -> bool:
+    """"llm", "lora": a short lower-case word rare in English, which expands like the
+    acronym it may be when the paper or the corpus defines that acronym (an abstract
+    written all in lower case made "llm" a concept beside "large language model"). The
+    resolver asks it of the word as written and of its key ("meshes" is rare, "mesh" not:
+    not the MESH a paper of ICLR 2021 defines)."""
+    return (2 <= len(tok) <= 6 and tok.isascii() and tok.isalpha() and tok.islower()
+            and zipf_frequency(tok, "en") < _LOWER_ACRONYM_ZIPF)
+
+
 def _acronym_singular(tok: str) -> str:
     m = _ACRONYM_PLURAL_RE.match(tok)
     if m and m.group(1)[-1].isupper() and sum(c.isupper() for c in m.group(1)) >= 2:

@@ -92,6 +92,22 @@ def test_bare_acronym_maps_to_corpus_definition() -> None:
     assert concept_id("large language model") in res.paper_terms["b"]
 
 
+def test_an_acronym_written_in_lower_case_maps_to_its_definition() -> None:
+    """An abstract all in lower case made "llm" a concept of its own beside "large
+    language model" (outside probe, session 11); an everyday word ("meshes") that spells
+    an acronym the corpus defines stays itself."""
+    defines = extract("Large Language Models (LLMs) are strong few-shot learners. We also "
+                      "propose a MEta-Soft-Hierarchical framework (MESH) for control.")
+    lower = extract("we fine-tune an llm with a new reward model and show that the llm "
+                    "becomes more helpful on dialogue benchmarks.")
+    meshes = extract("We learn implicit surfaces from raw point clouds and unoriented meshes "
+                     "with a sign agnostic loss on triangle meshes.")
+    res = resolve({"a": defines, "b": lower, "c": meshes})
+    assert concept_id("large language model") in res.paper_terms["b"]
+    assert concept_id("llm") not in res.paper_terms["b"]
+    assert not any("hierarchical" in t for t in res.paper_terms["c"]), res.paper_terms["c"]
+
+
 def test_dpo_merged(seeds: dict[str, str], resolution: Resolution) -> None:
     assert "Direct Preference Optimization (DPO)" in seeds[_paper_with(seeds, "(DPO)")]
     cid = concept_id("direct preference optimization")
