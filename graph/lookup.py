@@ -104,7 +104,13 @@ def matches(
     if first is None:
         return []
     out = [first]
-    if first.id in spellings(ref):  # an id names one node
+    if first.id in spellings(ref):
+        # an id names one node, but may be another node's name too: a paper with id "LLM"
+        # took the name from the concept with that alias in silence (outside probe)
+        others = [k for k in (kinds or list(NodeKind)) if k is not first.kind]
+        named = store.find_node(ref, others) if others else None
+        if named is not None and named.id != first.id:
+            out.append(named)
         return out
     if kinds is None or NodeKind.PAPER in kinds:
         out += [n for n in _short_named(store, ref, short_names) if n.id != first.id]

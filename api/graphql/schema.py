@@ -13,6 +13,7 @@ a store primitive, or :mod:`api.graphql.pages`) in a worker thread and convert t
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -52,6 +53,10 @@ Ctx = Info[Context, None]
 # --------------------------------------------------------------------------- helpers
 
 
+#: the ids ingest gives a paper without one (``p-`` and 12 hex digits of its text's hash)
+_GENERATED_ID = re.compile(r"p-[0-9a-f]{12}")
+
+
 async def find(
     info: Ctx, ref: str, kinds: Collection[NodeKind] | None, argument: str
 ) -> model.GraphNode:
@@ -63,6 +68,12 @@ async def find(
     node = await info.context.loaders.nodes.load(key)
     if node is not None and kinds is not None and node.kind not in kinds and decoded is None:
         # an id is free text: a paper with id "LLM" must not hide the concept aliased so
+        node = None
+    if node is not None and decoded is None and node.kind is NodeKind.PAPER and (
+        not _GENERATED_ID.fullmatch(ref)
+    ):
+        # a paper id is free text: "LLM" may also be a concept's alias. Say so (the
+        # response said nothing: outside probe, session 11); a generated id is no name
         node = None
     if node is None and decoded is None:
         wanted = list(kinds) if kinds else None

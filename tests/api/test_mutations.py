@@ -113,6 +113,12 @@ def test_a_paper_id_equal_to_an_alias_does_not_hide_the_concept(writable_dir: Pa
         assert gql.data(filtered)["papers"]["totalCount"] == count + 1
         # the paper is still found by its id
         assert gql.data('{ paper(id: "LLM") { key } }')["paper"] == {"key": "LLM"}
+        # an argument that takes an id or a name takes the paper, and says the name is
+        # the concept's too (it said nothing: outside probe, session 11)
+        body = gql.raw('{ neighborhood(id: "LLM", depth: 1, limit: 5) { nodes { id } } }')
+        [resolved] = body["extensions"]["resolved"]
+        assert resolved["used"]["id"] == "LLM"
+        assert [o["id"] for o in resolved["others"]] == ["concept:large-language-model"]
 
 
 def test_write_problems_use_the_input_prefix(writable_dir: Path) -> None:
