@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from graph.errors import CitegraphError, StoreUnavailableError, WriteLockTimeoutError
 from graph.lexical import LexicalIndex
@@ -60,9 +60,9 @@ def limit_blas_threads() -> None:
 GC_YOUNG_THRESHOLD = 10_000
 
 
-def freeze_warm_heap() -> None:
+def freeze_warm_heap() -> bool:
     """Hand what the warm-up left alive to ``gc.freeze()``, once per process, and make
-    the young generation larger.
+    the young generation larger; True when this call froze it.
 
     A warmed server holds ~2 million long-lived objects (the graph mirror, the word
     index, the model, the primed pipeline) that no request frees. The cyclic collector
@@ -75,11 +75,36 @@ def freeze_warm_heap() -> None:
     same process (tests) leaves the collector as the first one set it.
     """
     if gc.get_freeze_count():
-        return
+        return False
+    t0 = time.perf_counter()
     gc.collect()
     gc.freeze()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
-    log.info("%d objects of the warm heap frozen for the cyclic GC", gc.get_freeze_count())
+    log.info("%d objects of the warm heap frozen for the cyclic GC in %.2fs",
+             gc.get_freeze_count(), time.perf_counter() - t0)
+    return True
+
+
+def freeze_more(*, collect: bool = True) -> None:
+    """Freeze what was made since :func:`freeze_warm_heap` (the model, the primed write
+    pipeline). With ``collect``, after one more collection over those objects only."""
+    t0 = time.perf_counter()
+    before = gc.get_freeze_count()
+    found = gc.collect() if collect else 0
+    gc.freeze()
+    log.info("%d more objects frozen in %.2fs (%d unreachable collected)",
+             gc.get_freeze_count() - before, time.perf_counter() - t0, found)
+
+
+class Readiness(NamedTuple):
+    """What /readyz says: ``ok`` once the store answers and the warm-up has read what
+    queries need; ``status`` is "ready", "starting" (``warming`` says which step) or
+    "unavailable" (``store`` says why)."""
+
+    ok: bool
+    status: str
+    store: str
+    warming: str | None = None
 
 
 class Services:
@@ -115,6 +140,11 @@ class Services:
         self._pipeline: Pipeline | None = None
         self._closing = threading.Event()  # set by close(): the warm-up stops between steps
         self._warm_thread: threading.Thread | None = None
+        # cleared while the warm-up reads the graph and loads the model: /readyz says
+        # "starting" until then (set: no warm-up runs, readiness is the store's alone)
+        self._reads_warm = threading.Event()
+        self._reads_warm.set()
+        self._warm_step = ""
         self._cache: dict[str, Any] = {}
         self._cache_version: str | None = None
 
@@ -149,14 +179,18 @@ class Services:
                 )
             return self._store
 
-    def ready(self) -> tuple[bool, str]:
-        """(reachable, detail) for /readyz: opens the store if needed, then pings it."""
+    def ready(self) -> Readiness:
+        """What /readyz says: opens the store if needed and pings it, then asks whether
+        the warm-up still reads what queries need (a query sent before then waited on
+        the graph's first read beside the model's import: 10 s and more on ICLR 2021)."""
         try:
             store = self.store()
             store.ping()
         except CitegraphError as exc:
-            return False, str(exc)
-        return True, self.settings.store
+            return Readiness(False, "unavailable", str(exc))
+        if not self._reads_warm.is_set():
+            return Readiness(False, "starting", self.settings.store, self._warm_step)
+        return Readiness(True, "ready", self.settings.store)
 
     #: seconds close() waits for the warm-up to notice it and stop (a model load under
     #: way cannot be cut short, and a process exiting with a thread inside torch aborts)
@@ -192,26 +226,27 @@ class Services:
 
     def start_warm_up(self) -> None:
         """Run :meth:`warm_up` in a background thread that :meth:`close` stops."""
+        self._reads_warm.clear()
         self._warm_thread = threading.Thread(
             target=self.warm_up, name="citegraph-warm-up", daemon=True
         )
         self._warm_thread.start()
 
     def warm_up(self) -> None:
-        """Load the model and read the papers' words now (in the background at startup),
-        so no request pays for either. Stops between steps once :meth:`close` began, and
-        stops quietly when the process exits under it."""
+        """Read the graph and its word indexes, load the model, then prime the write
+        pipeline (in the background at startup), so no request pays for any of them.
+        /readyz says "starting" until the model is loaded. Stops between steps once
+        :meth:`close` began, and stops quietly when the process exits under it."""
         try:
-            warm = self._warm_up()
+            self._warm_up()
         except Exception:
             if not self._exiting():
                 raise
             # an import or a load cut short by the interpreter's exit ("can't register
             # atexit after shutdown", "cannot schedule new futures"): not a broken install
             log.info("warm-up stopped: the process is exiting")
-            return
-        if warm and not self._exiting():
-            freeze_warm_heap()
+        finally:
+            self._reads_warm.set()  # whatever happened, readiness is the store's again
 
     def _exiting(self) -> bool:
         """close() began, or the main thread has ended (the interpreter is exiting: its
@@ -219,8 +254,27 @@ class Services:
         install)."""
         return self._closing.is_set() or not threading.main_thread().is_alive()
 
-    def _warm_up(self) -> bool:
-        """The steps of :meth:`warm_up`; True once the graph was read (the heap is warm)."""
+    def _step(self, what: str) -> None:
+        self._warm_step = what
+        log.debug("warm-up: %s", what)
+
+    def _warm_up(self) -> None:
+        """The steps of :meth:`warm_up`, in this order: the graph first, alone. Read
+        beside the model's import (a few seconds of the GIL), the first read of ICLR
+        2021 took 10 s and more instead of 3.6 s, and the query that waited on it timed
+        out."""
+        t0 = time.perf_counter()
+        read = self._warm_reads()
+        t_read = time.perf_counter() - t0
+        if not read:
+            self._reads_warm.set()  # no graph to read: readiness is the store's (/readyz)
+        if self._exiting():
+            return
+        # frozen before the model's import, not after: each full collection the import
+        # set off walked the whole graph (the model took 12.7 s instead of ~9 on ICLR)
+        froze = read and freeze_warm_heap()
+        self._step("loading the embedding model")
+        t1 = time.perf_counter()
         try:
             import torch
         except ImportError:  # the embedder says so on first use
@@ -233,8 +287,36 @@ class Services:
                 self.embedder().enable_fast_queries(self.settings.compute_threads)
         except CitegraphError as exc:
             self._failed("embedding model not loaded", exc)
+        if self._exiting() or not read:
+            return
+        t_model = time.perf_counter() - t1
+        if froze:
+            self._step("freezing the model")
+            freeze_more()  # before ready, not after: it holds the GIL for a while
+        self._reads_warm.set()
+        log.info("ready for queries in %.1fs (graph and word indexes %.1fs, model %.1fs)",
+                 time.perf_counter() - t0, t_read, t_model)
         if self._exiting():
-            return False
+            return
+        try:
+            # the corpus resolved once now: the first addPapers then resolves only what
+            # it reaches (~5 s less on ICLR 2021)
+            t2 = time.perf_counter()
+            with self.write_lock:
+                self.pipeline().prime(self.store(), stop=self._closing)
+            log.info("write pipeline primed in %.1fs", time.perf_counter() - t2)
+        except Exception as exc:
+            self._failed("warm-up of the write pipeline failed", exc)
+            return
+        if froze and not self._exiting():
+            # no collection first: this one runs while requests are served, and one over
+            # the primed pipeline held the GIL 0.6 s on ICLR 2021 and found nothing
+            freeze_more(collect=False)
+
+    def _warm_reads(self) -> bool:
+        """The graph read into memory, the word indexes built; False when the store
+        could not be read."""
+        self._step("reading the graph")
         try:
             store = self.store()
             self.lexical.sync(store)
@@ -242,7 +324,8 @@ class Services:
             self._failed("word index not read", exc)
             return False
         if self._exiting():
-            return False
+            return True
+        self._step("reading the keyword index and the extractor's word lists")
         try:
             # the keyword index and the extractor's word lists (related(text:)) load on
             # first use too: a second or more each on ICLR 2021, in every worker
@@ -251,15 +334,6 @@ class Services:
             self.service().text_terms("warm up")
         except Exception as exc:  # only a head start: a request meets the same error
             self._failed("warm-up of the keyword index and extractor failed", exc)
-        if self._exiting():
-            return False
-        try:
-            # the corpus resolved once now: the first addPapers then resolves only what
-            # it reaches (~5 s less on ICLR 2021)
-            with self.write_lock:
-                self.pipeline().prime(store, stop=self._closing)
-        except Exception as exc:
-            self._failed("warm-up of the write pipeline failed", exc)
         return True
 
     def _failed(self, what: str, exc: Exception) -> None:

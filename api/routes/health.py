@@ -1,4 +1,5 @@
-"""Liveness (``/healthz``: the process answers) and readiness (``/readyz``: the store does)."""
+"""Liveness (``/healthz``: the process answers) and readiness (``/readyz``: the store
+answers and the warm-up has read the graph and loaded the model)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ def router(services: Services) -> APIRouter:
 
     @routes.get("/readyz")
     async def readyz() -> JSONResponse:
-        ok, detail = await run_in_threadpool(services.ready)
-        body = {"status": "ready" if ok else "unavailable", "store": detail}
-        return JSONResponse(body, status_code=200 if ok else 503)
+        ready = await run_in_threadpool(services.ready)
+        body = {"status": ready.status, "store": ready.store}
+        if ready.warming:
+            body["warming"] = ready.warming
+        return JSONResponse(body, status_code=200 if ready.ok else 503)
 
     return routes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import time
 
 import pytest
 from graphql import build_client_schema, get_introspection_query
@@ -16,9 +17,18 @@ pytestmark = pytest.mark.slow
 
 def test_health_and_ready(client) -> None:  # type: ignore[no-untyped-def]
     assert client.get("/healthz").json() == {"status": "ok"}
-    r = client.get("/readyz")
-    assert r.status_code == 200
-    assert r.json()["status"] == "ready"
+    # "starting" (503) while the warm-up reads the graph and loads the model, then ready
+    seen = []
+    for _ in range(1200):
+        r = client.get("/readyz")
+        seen.append((r.status_code, r.json()["status"], r.json().get("warming")))
+        if r.status_code == 200:
+            break
+        time.sleep(0.1)
+    assert seen[-1] == (200, "ready", None), seen[-5:]
+    assert all(code == 503 and status == "starting" and warming
+               for code, status, warming in seen[:-1]), seen
+    assert client.get("/readyz").json() == {"status": "ready", "store": "embedded"}
 
 
 def test_root_page_and_graphiql(client) -> None:  # type: ignore[no-untyped-def]
