@@ -41,7 +41,8 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -82,8 +83,11 @@ log = logging.getLogger(__name__)
 
 FORMAT = "citegraph-db"
 #: 2 added the ``names`` table, 3 the keyword index (``search_names``, ``search_body``,
-#: ``search_ids``): a citegraph that does not keep them must not write here
-FORMAT_VERSION = 3
+#: ``search_ids``), 4 the node and edge counts (meta ``counts``): a citegraph that does
+#: not keep them must not write here
+FORMAT_VERSION = 4
+#: meta key of the node counts by kind and edge counts by type, kept by every commit
+COUNTS_KEY = "counts"
 #: a read checks for other processes' commits at most this often (seconds)
 SYNC_INTERVAL_S = 0.2
 #: a change of at least this many node and edge rows is written with a page cache of
@@ -206,6 +210,8 @@ class EmbeddedStore(QueryLayer):
                         )
                 _fill_names(db)
                 EmbeddedStore._index_if_needed(db)
+                if db.execute("SELECT 1 FROM meta WHERE key = ?", (COUNTS_KEY,)).fetchone() is None:
+                    _store_counts(db, _counted(db))  # a database made before format 4
         except (ValueError, TypeError, KeyError) as exc:  # a node row not written by citegraph
             raise StoreError(f"the graph database {path} has a damaged row: {exc}") from exc
         except sqlite3.DatabaseError as exc:
@@ -555,7 +561,7 @@ class EmbeddedStore(QueryLayer):
                 db.execute(f"PRAGMA cache_size = {-BIG_CHANGE_CACHE_KIB}")
             db.execute("BEGIN IMMEDIATE")
             try:
-                self._write_rows(seq, rows)
+                self._write_rows(seq, rows, big=big)
                 fts.write(db, change.upsert_nodes, rows.delete_nodes)
                 summary = {
                     "nodes_upserted": len(rows.nodes),
@@ -593,18 +599,29 @@ class EmbeddedStore(QueryLayer):
         """A hook just after COMMIT, before memory takes the change (the crash tests kill
         here)."""
 
-    def _write_rows(self, seq: int, rows: Rows) -> None:
+    def _write_rows(self, seq: int, rows: Rows, *, big: bool = False) -> None:
+        """Write ``rows`` in the open transaction, and move the kept counts (meta
+        ``counts``) by what they add and remove: found row by row for a change of an add's
+        size, counted again whole after a ``big`` one (a build)."""
         db = self._db
+        delta = _Counts() if not big else None
         for s, t, typ in rows.delete_edges:
-            db.execute(
+            gone = db.execute(
                 "DELETE FROM edges WHERE source = ? AND target = ? AND type = ?", (s, t, typ)
-            )
+            ).rowcount
+            if delta is not None and gone > 0:
+                delta.edges[typ] -= gone
         db.executemany(
             "INSERT INTO tombstones VALUES (?, 'edge', ?)",
             [(seq, edge_key(s, t, typ)) for s, t, typ in rows.delete_edges],
         )
         for part in chunks(rows.delete_nodes):
             marks = ",".join("?" * len(part))
+            if delta is not None:
+                delta.take(db, f"SELECT type, COUNT(*) FROM edges WHERE source IN ({marks})"  # noqa: S608
+                           f" OR target IN ({marks}) GROUP BY type", [*part, *part], "edges")
+                delta.take(db, f"SELECT kind, COUNT(*) FROM nodes WHERE id IN ({marks})"  # noqa: S608
+                           " GROUP BY kind", part, "nodes")
             db.execute(f"DELETE FROM edges WHERE source IN ({marks})", part)  # noqa: S608 - only placeholders
             db.execute(f"DELETE FROM edges WHERE target IN ({marks})", part)  # noqa: S608
             db.execute(f"DELETE FROM nodes WHERE id IN ({marks})", part)  # noqa: S608
@@ -614,6 +631,16 @@ class EmbeddedStore(QueryLayer):
         )
         # in key order: each insert then lands next to the last one in the B-tree
         rows.nodes.sort(key=_first)
+        if delta is not None:
+            kinds = {nid: kind for nid, kind, _ in rows.nodes}  # the last row of an id wins
+            for part in chunks(sorted(kinds)):
+                marks = ",".join("?" * len(part))
+                for _, was in db.execute(
+                    f"SELECT id, kind FROM nodes WHERE id IN ({marks})", part  # noqa: S608
+                ):
+                    delta.nodes[was] -= 1
+            for kind in kinds.values():
+                delta.nodes[kind] += 1
         db.executemany(
             "INSERT OR REPLACE INTO nodes VALUES (?, ?, ?, ?)",
             ((nid, kind, props, seq) for nid, kind, props in rows.nodes),
@@ -633,6 +660,11 @@ class EmbeddedStore(QueryLayer):
         rebuild = len(rows.edges) >= BIG_CHANGE_ROWS and len(rows.edges) >= int(
             db.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
         )
+        if delta is not None:
+            look = "SELECT 1 FROM edges WHERE source = ? AND target = ? AND type = ?"
+            for key in {(s, t, typ) for s, t, typ, _, _ in rows.edges}:
+                if db.execute(look, key).fetchone() is None:
+                    delta.edges[key[2]] += 1
         if rebuild:
             for name, _ in EDGE_INDEXES:
                 db.execute(f"DROP INDEX IF EXISTS {name}")
@@ -649,6 +681,7 @@ class EmbeddedStore(QueryLayer):
         )
         if rows.model is not None:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", (rows.model,))
+        _store_counts(db, _counted(db) if delta is None else delta.plus(_kept_counts(db)))
 
     def clear(self) -> None:
         """Delete every node, edge and embedding (one transaction)."""
@@ -663,15 +696,16 @@ class EmbeddedStore(QueryLayer):
         return self._sql.get_nodes(ids)
 
     def stats(self) -> GraphStats:
+        """Node counts by kind, edge counts by type: the mirror's, or the ones every commit
+        keeps in the database (a COUNT over 4.4M edges took 2.9 s at 100k papers)."""
         if self._mirror is not None:
             return self._mem().stats()
-        nodes = {k.value: 0 for k in NodeKind}
-        for kind, n in self._query("SELECT kind, COUNT(*) FROM nodes GROUP BY kind"):
-            nodes[kind] = int(n)
-        edges = {t.value: 0 for t in RelType}
-        for typ, n in self._query("SELECT type, COUNT(*) FROM edges GROUP BY type"):
-            edges[typ] = int(n)
-        return GraphStats(nodes=nodes, edges=edges)
+        with self._db_lock:
+            try:
+                counts = _kept_counts(self._db)
+            except sqlite3.Error as exc:
+                raise StoreError(f"graph database read failed: {exc}") from exc
+        return GraphStats(nodes=dict(counts.nodes), edges=dict(counts.edges))
 
     def embedding_model(self) -> str | None:
         rows = self._query("SELECT value FROM meta WHERE key = 'embedding_model'")
@@ -736,6 +770,51 @@ class _SqlCurrent:
     def vector_dims_other_than(self, dim: int) -> dict[str, int]:
         rows = self._store._query("SELECT id, dim FROM embeddings WHERE dim != ?", (dim,))
         return {pid: int(d) for pid, d in rows}
+
+
+
+class _Counts:
+    """Node counts by kind and edge counts by type (every kind and type present)."""
+
+    def __init__(self, nodes: Mapping[str, int] | None = None,
+                 edges: Mapping[str, int] | None = None) -> None:
+        self.nodes: Counter[str] = Counter({k.value: 0 for k in NodeKind})
+        self.edges: Counter[str] = Counter({t.value: 0 for t in RelType})
+        self.nodes.update(nodes or {})
+        self.edges.update(edges or {})
+
+    def take(self, db: sqlite3.Connection, sql: str, params: Sequence[str], what: str) -> None:
+        """Subtract the (name, count) rows of ``sql``: what a delete is about to remove."""
+        into = self.nodes if what == "nodes" else self.edges
+        for name, n in db.execute(sql, params):
+            into[name] -= int(n)
+
+    def plus(self, other: _Counts) -> _Counts:
+        return _Counts({k: other.nodes[k] + self.nodes[k] for k in {*other.nodes, *self.nodes}},
+                       {k: other.edges[k] + self.edges[k] for k in {*other.edges, *self.edges}})
+
+
+def _counted(db: sqlite3.Connection) -> _Counts:
+    """The counts from the tables themselves (O(rows): a build, an old database)."""
+    return _Counts(
+        {kind: int(n) for kind, n in db.execute("SELECT kind, COUNT(*) FROM nodes GROUP BY kind")},
+        {typ: int(n) for typ, n in db.execute("SELECT type, COUNT(*) FROM edges GROUP BY type")},
+    )
+
+
+def _kept_counts(db: sqlite3.Connection) -> _Counts:
+    """The counts meta ``counts`` keeps (counted from the tables when it has none)."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (COUNTS_KEY,)).fetchone()
+    if row is None:
+        return _counted(db)
+    got = json.loads(row[0])
+    return _Counts(got["nodes"], got["edges"])
+
+
+def _store_counts(db: sqlite3.Connection, counts: _Counts) -> None:
+    value = json.dumps({"nodes": dict(sorted(counts.nodes.items())),
+                        "edges": dict(sorted(counts.edges.items()))})
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (COUNTS_KEY, value))
 
 
 _edge_row_key = operator.itemgetter(0, 1, 2)
