@@ -1632,17 +1632,24 @@ def related_region(
     # list is not kept). So an add recomputes only the lists holding b at the k-th count
     # (at 30k papers, 4,700 concepts an add were recomputed for any tie there).
     need: set[str] = set()
+    # each full list's k-th count by column: a hub's row holds nearly every concept, and
+    # a Python step per partner of each df-moved hub was most of an add at 100k papers
+    kth_at = np.full(len(columns.names), -1, dtype=np.int64)
+    if df_moved:
+        for a, lst in kept_lists.items():
+            col = columns.index.get(a)
+            if col is not None and len(lst) >= top_k:
+                kth_at[col] = int(min(c for c, _ in lst))
     for b in sorted(df_moved):
         got = rows.get(b)
         if got is None:
             continue
         up = df_delta[b] > 0
-        for a, count in got.items():
+        for col in got.cols[got.counts == kth_at[got.cols]].tolist():
+            a = columns.names[col]
             if a in rows or a in need:
                 continue
-            lst = kept_lists.get(a, ())
-            if (len(lst) >= top_k and count == min(c for c, _ in lst)
-                    and up == any(q == b for _, q in lst)):
+            if up == any(q == b for _, q in kept_lists.get(a, ())):
                 need.add(a)
     add_rows(need)
     lists: Kept = {a: r.top(top_k) for a, r in rows.items()}
