@@ -1092,8 +1092,12 @@ def _merge_into(corpus: dict[str, Paper], new: Sequence[Paper], report: BuildRep
     for p in new:
         key = id_key(p.id)
         if key in seen:
-            report.problems.append(_problem(p, f"id {p.id!r} given twice in one input; the "
-                                               "first is kept"))
+            if p.given is not None and "id" not in p.given:
+                # the id was made from the text: the record never named it
+                said = f"the same text as an earlier record without an id (both {p.id!r})"
+            else:
+                said = f"id {p.id!r} given twice"
+            report.problems.append(_problem(p, f"{said} in one input; the first is kept"))
             continue
         seen.add(key)
         stored = p.id if p.id in corpus else None

@@ -253,7 +253,8 @@ def paper_from_record(
         source=_display(source),
         # a field left out, empty or dropped for a bad value gives nothing: an update
         # of a stored paper keeps its stored value (the text is always given)
-        given=frozenset(["text_hash", *(k for k, v in values.items() if v not in (None, ()))]),
+        given=frozenset(["text_hash", *(["id"] if given_id else []),
+                         *(k for k, v in values.items() if v not in (None, ()))]),
         **values,
     )
 

@@ -136,3 +136,11 @@ def test_write_problems_use_the_input_prefix(writable_dir: Path) -> None:
         assert report["added"] == ["p-twice"]
         assert sorted(p.split(":", 1)[0] for p in report["problems"]) == ["input[1]", "input[2]"]
         assert "given twice" in next(p for p in report["problems"] if p.startswith("input[1]"))
+        # no id given: the id made from the text is not called "given" (outside probe, F7)
+        again = GQL(c).raw(ADD, headers={"X-API-Key": "s3cret"}, **{"in": [
+            {"abstract": ABSTRACT + " Untitled."},
+            {"abstract": ABSTRACT + " Untitled."},
+        ]})["data"]["addPapers"]
+        (said,) = again["problems"]
+        assert said.startswith("input[1]: the same text as an earlier record without an id")
+        assert "given twice" not in said
