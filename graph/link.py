@@ -324,6 +324,39 @@ def _pool(row: NDArray[np.float64], size: int) -> tuple[NDArray[np.intp], float 
     return finite[row[finite] >= last], last
 
 
+def _blocks(rows: Sequence[int], n: int) -> Iterable[list[int]]:
+    """``rows`` in blocks whose temporaries (~rows x N x 8 bytes, several times over) stay
+    near 64 MB however large N grows."""
+    rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // n))
+    for start in range(0, len(rows), rows_per_block):
+        yield list(rows[start : start + rows_per_block])
+
+
+def _by_id(ids: Sequence[str]) -> NDArray[np.int64]:
+    """Each row's place in id order: the tie-break of every list."""
+    by_id = np.empty(len(ids), dtype=np.int64)
+    by_id[np.argsort(np.asarray(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+    return by_id
+
+
+def _find_pools(
+    sc: _Scorer, block: Sequence[int], min_score: float
+) -> tuple[list[NDArray[np.intp]], list[NDArray[np.float64]], list[float | None]]:
+    """Each row's pool (:func:`_pool` of :meth:`_Scorer.near`), its exact cosines and its
+    last cosine (None: fewer than ``vec.pool`` reach ``min_score``)."""
+    rough = sc.rough(block)  # never your own neighbour
+    pools = []
+    coss = []
+    lasts = []
+    for bi, r in enumerate(block):
+        near, exact = sc.near(r, rough[bi], sc.vec.pool, min_score)
+        local, last = _pool(exact, sc.vec.pool)
+        pools.append(near[local])
+        coss.append(exact[local])
+        lasts.append(last)
+    return pools, coss, lasts
+
+
 def top_k_similar(
     ids: Sequence[str],
     matrix: NDArray[np.float32],
@@ -368,24 +401,13 @@ def _ranked(
     if n < 2 or k <= 0:
         return {ids[r]: [] for r in row_list}, {ids[r]: min_score for r in row_list}
     sc = scorer or _Scorer(vec)
-    by_id = np.empty(n, dtype=np.int64)
-    by_id[np.argsort(np.asarray(ids, dtype=object), kind="stable")] = np.arange(n)
+    by_id = _by_id(ids)
     out: Neighbours = {}
     floors: dict[str, float] = {}
-    # rows per block: each block's temporaries are ~rows x N x 8 bytes, several times over;
-    # keep one near 64 MB however large N grows
-    rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // n))
-    for start in range(0, len(row_list), rows_per_block):
-        block = row_list[start : start + rows_per_block]
-        rough = sc.rough(block)  # never your own neighbour
-        pools = []
-        coss = []
-        for bi, r in enumerate(block):
-            near, exact = sc.near(r, rough[bi], vec.pool, min_score)
-            local, last = _pool(exact, vec.pool)
+    for block in _blocks(row_list, n):
+        pools, coss, lasts = _find_pools(sc, block, min_score)
+        for r, last in zip(block, lasts, strict=True):
             floors[ids[r]] = min_score if last is None else last
-            pools.append(near[local])
-            coss.append(exact[local])
         sc.words_of(list(zip(block, pools, strict=True)))
         for bi, r in enumerate(block):
             pool = pools[bi]
@@ -442,14 +464,98 @@ def csls_similar(
     return lists
 
 
+class _PoolBlock(NamedTuple):
+    """The pools of a block of rows, end to end: row ``bi``'s are ``cols[at[bi]:at[bi + 1]]``
+    (int32: N < 2^31), with their exact cosines and word overlaps (float64, as
+    :meth:`_Scorer.near` and :meth:`_WordDots.rows_against` give them, so b is the same to
+    the bit)."""
+
+    rows: list[int]
+    at: NDArray[np.int64]
+    cols: NDArray[np.int32]
+    cos: NDArray[np.float64]
+    words: NDArray[np.float64] | None  # None: no word vectors (every overlap 0)
+
+
+def _pool_block(sc: _Scorer, block: list[int], min_score: float) -> tuple[_PoolBlock, list[float]]:
+    """The pools of ``block`` (as :func:`_ranked` finds them) and each row's floor."""
+    pools, coss, lasts = _find_pools(sc, block, min_score)
+    words = None
+    if sc._dots is not None:
+        words = np.concatenate(sc._dots.rows_against(list(zip(block, pools, strict=True))))
+    at = np.zeros(len(block) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in pools], out=at[1:])
+    got = _PoolBlock(block, at, np.concatenate(pools).astype(np.int32),
+                     np.concatenate(coss).astype(np.float64), words)
+    return got, [min_score if last is None else last for last in lasts]
+
+
+def _rank_block(
+    pb: _PoolBlock, ids: Sequence[str], by_id: NDArray[np.int64], k: int, w: float,
+    penalty: NDArray[np.float64] | None,
+) -> Neighbours:
+    """:func:`_ranked`'s lists of one block from its pools: the same keys, element by
+    element, and one lexsort whose first key is the row, so each row's order is the one
+    its own lexsort gives (stable, and the id breaks every tie)."""
+    cols = pb.cols.astype(np.intp)
+    words = pb.words if pb.words is not None else np.zeros(len(cols))
+    key = pb.cos + w * words
+    if penalty is not None:
+        key = np.round(key - penalty[cols], HUB_DECIMALS)
+    lens = np.diff(pb.at)
+    seg = np.repeat(np.arange(len(pb.rows)), lens)
+    order = np.lexsort((by_id[cols], -key, seg))
+    # each row's first min(k, len) entries of its stretch of ``order``
+    took = np.minimum(lens, k)
+    start = np.repeat(pb.at[:-1] - np.concatenate(([0], np.cumsum(took)[:-1])), took)
+    picked = order[start + np.arange(int(took.sum()))]
+    got_ids = cols[picked].tolist()
+    got_cos = pb.cos[picked].tolist()
+    got_words = words[picked].tolist()
+    out: Neighbours = {}
+    at = 0
+    for r, t in zip(pb.rows, took.tolist(), strict=True):
+        out[ids[r]] = [Near(ids[j], c, wd) for j, c, wd in zip(
+            got_ids[at : at + t], got_cos[at : at + t], got_words[at : at + t], strict=True)]
+        at += t
+    return out
+
+
 def full_similar(
     vec: PaperVectors, k: int, min_score: float, progress: Callable[[int], None] | None = None
 ) -> tuple[Neighbours, Hubs]:
-    """SIMILAR_TO lists and hubs of every paper (two passes: plain, then CSLS)."""
+    """SIMILAR_TO lists and hubs of every paper: what :func:`plain_similar`, :func:`hubness`
+    and :func:`csls_similar` over every row give, to the bit, with each row's pool (and its
+    exact cosines, floor and word overlaps) found once and both lists ranked from it. A
+    pool does not depend on the CSLS penalty, and finding it again (the float32 block
+    product, the exact rescore) was a third of the pass (bench/similar_build.py). The
+    pools are held until the CSLS pass: 20 bytes an entry, ~200 MB at 100k papers."""
+    ids = vec.ids
+    n = len(ids)
     sc = _Scorer(vec)
-    plain, floors = _ranked(vec, k, min_score, None, progress, scorer=sc)
+    if n < 2 or k <= 0:  # every list empty
+        plain, floors = _ranked(vec, k, min_score, None, progress, scorer=sc)
+        hubs = hubness(plain, floors, sc.w, k)
+        return csls_similar(vec, hubs, k, min_score, progress=progress, scorer=sc), hubs
+    by_id = _by_id(ids)
+    blocks = []
+    plain = {}
+    floors = {}
+    for block in _blocks(range(n), n):
+        pb, block_floors = _pool_block(sc, block, min_score)
+        blocks.append(pb)
+        floors.update(zip((ids[r] for r in block), block_floors, strict=True))
+        plain.update(_rank_block(pb, ids, by_id, k, sc.w, None))
+        if progress is not None:
+            progress(len(block))
     hubs = hubness(plain, floors, sc.w, k)
-    return csls_similar(vec, hubs, k, min_score, progress=progress, scorer=sc), hubs
+    penalty = CSLS_WEIGHT * np.asarray([hubs[pid].r for pid in ids], dtype=np.float64)
+    lists: Neighbours = {}
+    for pb in blocks:
+        lists.update(_rank_block(pb, ids, by_id, k, sc.w, penalty))
+        if progress is not None:
+            progress(len(pb.rows))
+    return lists, hubs
 
 
 def _csls_key(near: Near, r: float, w: float) -> float:
