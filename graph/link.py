@@ -94,6 +94,7 @@ SIMILAR_POOL = 100
 # spare (as graph.query.vectors: d x 2^-24 x 2 ~ 4.6e-5 at d = 384, plus rounding)
 FLOAT32_SLACK = 1e-4
 PAIR_ENTRIES = 2_000_000  # word-vector entries per batch of pairs (_WordDots.pairs)
+POOL_ENTRIES = 500_000  # ... and per group of rows (_WordDots.pools)
 PRODUCT_PER_PAIR_ENTRY = 4  # _WordDots.rows_against: a block's product when it costs less
 PRODUCT_MIN_ROWS = 32  # ... and has at least this many rows (else the setup outweighs it)
 _DF_BUCKETS = 1 << 20
@@ -221,31 +222,39 @@ class _WordDots:
                 return np.concatenate(got) if got else np.zeros(0)
             uniq, cid = np.unique(self.cols, return_inverse=True)
             self._cid = cid.astype(np.intp)
-            self._buf = np.zeros(len(uniq) + 1)
+            self._buf = np.zeros(len(uniq))
         cid, buf = self._cid, self._buf
         assert buf is not None
-        lens = np.asarray([len(o) for o in others], dtype=np.int64)
         right = np.concatenate(others) if len(others) else np.zeros(0, dtype=np.intp)
-        starts = self.indptr[right]
-        counts = self.indptr[right + 1] - starts
-        total = int(counts.sum())
-        if total == 0:
-            return np.zeros(len(right))
-        shift = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-        at = shift + np.arange(total)
-        want = cid[at]
-        partner = np.empty(total)
-        # the entries of row b's pairs: ``cut[b]:cut[b + 1]``
-        cut = np.concatenate(([0], np.cumsum(counts)))[np.concatenate(([0], np.cumsum(lens)))]
-        for b, i in enumerate(rows):
-            mine = cid[self.indptr[i] : self.indptr[i + 1]]
-            buf[mine] = self.data[self.indptr[i] : self.indptr[i + 1]]
-            partner[cut[b] : cut[b + 1]] = buf[want[cut[b] : cut[b + 1]]]
-            buf[mine] = 0.0
-        prod = self.data[at] * partner
-        sums = np.bincount(np.repeat(np.arange(len(right)), counts), weights=prod,
-                           minlength=len(right))
-        return np.round(sums, SCORE_DECIMALS)
+        out = np.zeros(len(right))
+        starts_all = self.indptr[right]
+        counts_all = self.indptr[right + 1] - starts_all
+        # row b's pairs are ``pair[b]:pair[b + 1]``, their entries ``cut[b]:cut[b + 1]``;
+        # rows go in groups of about POOL_ENTRIES entries, so the temporaries stay ~30 MB
+        pair = np.concatenate(([0], np.cumsum([len(o) for o in others]))).astype(np.int64)
+        cut = np.concatenate(([0], np.cumsum(counts_all)))[pair]
+        groups = np.searchsorted(cut, np.arange(POOL_ENTRIES, int(cut[-1]), POOL_ENTRIES))
+        bounds = [0, *sorted({int(g) for g in groups} - {0, len(rows)}), len(rows)]
+        for lo, hi in itertools.pairwise(bounds):
+            p0, p1, e0, total = pair[lo], pair[hi], cut[lo], int(cut[hi] - cut[lo])
+            if total == 0:
+                continue
+            starts, counts = starts_all[p0:p1], counts_all[p0:p1]
+            at = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+            at += np.arange(total)
+            want = cid[at]
+            partner = np.empty(total)
+            for b in range(lo, hi):
+                i = rows[b]
+                a, z = self.indptr[i], self.indptr[i + 1]
+                mine = cid[a:z]
+                buf[mine] = self.data[a:z]
+                partner[cut[b] - e0 : cut[b + 1] - e0] = buf[want[cut[b] - e0 : cut[b + 1] - e0]]
+                buf[mine] = 0.0
+            partner *= self.data[at]
+            out[p0:p1] = np.bincount(np.repeat(np.arange(p1 - p0), counts), weights=partner,
+                                     minlength=p1 - p0)
+        return np.round(out, SCORE_DECIMALS)
 
     def pairs(self, left: NDArray[np.intp], right: NDArray[np.intp]) -> NDArray[np.float64]:
         """words(left[p], right[p]) for every p, to the bit what :meth:`row_against` gives

@@ -553,7 +553,8 @@ def test_the_build_ranks_both_lists_from_one_pool_as_two_passes_do(
     it: the lists, hubs and floors must be, to the bit and in the same order, those of
     plain_similar, hubness and csls_similar (each pass finding the pools again), on
     vectors built for ties (a coarse grid, repeated rows), ids out of row order, with and
-    without word vectors, in one block and in several."""
+    without word vectors, in one block and in several (and the word overlaps of a block
+    in one group of rows and in several)."""
     import graph.link as link
 
     rng = np.random.default_rng(seed)
@@ -568,6 +569,7 @@ def test_the_build_ranks_both_lists_from_one_pool_as_two_passes_do(
     tie = float(np.round(f[0] @ f[-1], 6))  # min_score on a cosine that occurs
     if seed % 3 == 0:
         monkeypatch.setattr(link, "BLOCK_ROWS", 32)  # several blocks
+        monkeypatch.setattr(link, "POOL_ENTRIES", 40)  # the overlaps in several groups
     # and 600 points on a circle: many b - r_j a rounding apart (the CSLS key's rounding)
     circle = normalize(rng.normal(size=(600, 2))).astype(np.float32)
     for pool, k, min_score in [(100, 3, 0.0), (3, 3, tie), (1, 2, -1.0),
