@@ -94,6 +94,7 @@ SIMILAR_POOL = 100
 # spare (as graph.query.vectors: d x 2^-24 x 2 ~ 4.6e-5 at d = 384, plus rounding)
 FLOAT32_SLACK = 1e-4
 PAIR_ENTRIES = 2_000_000  # word-vector entries per batch of pairs (_WordDots.pairs)
+POOL_ENTRIES = 500_000  # ... and per group of rows (_WordDots.pools)
 PRODUCT_PER_PAIR_ENTRY = 4  # _WordDots.rows_against: a block's product when it costs less
 PRODUCT_MIN_ROWS = 32  # ... and has at least this many rows (else the setup outweighs it)
 _DF_BUCKETS = 1 << 20
@@ -131,6 +132,10 @@ class _WordDots:
         self.width = max(int(w.shape[1]), 1)
         self._keys: NDArray[np.int64] | None = None  # row x width + column, made on first use
         self._reach: NDArray[np.int64] | None = None  # per row: sum of its columns' df
+        # each entry's column numbered among the columns in use, and a buffer over them
+        # (:meth:`pools`; made on first use)
+        self._cid: NDArray[np.intp] | None = None
+        self._buf: NDArray[np.float64] | None = None
 
     def row_against(self, i: int, others: NDArray[np.intp]) -> NDArray[np.float64]:
         """words(i, j) for j in ``others``, rounded to SCORE_DECIMALS."""
@@ -198,6 +203,58 @@ class _WordDots:
         narrow = sp.csr_matrix((self.data[keep], pos[keep], indptr), shape=(n_rows, len(mine)))
         dense = (narrow[rows] @ narrow.T.tocsr()).toarray()
         return [np.round(dense[bi][o], SCORE_DECIMALS) for bi, (_, o) in enumerate(wanted)]
+
+    def pools(
+        self, rows: Sequence[int], others: Sequence[NDArray[np.intp]]
+    ) -> NDArray[np.float64]:
+        """:meth:`row_against` of each ``rows[b]`` and ``others[b]``, end to end, to the bit
+        (each pair's products in the other's column order, summed from 0 in that order by
+        one bincount), for the build, which asks for every row once: a row's entries go
+        into a dense buffer over the corpus's columns (numbered once, O(nnz log nnz)), so
+        an entry's partner is one gather, not a binary search, and a row costs three array
+        calls instead of a dozen. A matrix with a column twice in a row (not made by
+        graph.lexical) goes through :meth:`rows_against`."""
+        if self._cid is None:
+            owner = np.repeat(np.arange(len(self.indptr) - 1), np.diff(self.indptr))
+            twice = (np.diff(self.cols) == 0) & (np.diff(owner) == 0)
+            if bool(twice.any()):
+                got = self.rows_against(list(zip(rows, others, strict=True)))
+                return np.concatenate(got) if got else np.zeros(0)
+            uniq, cid = np.unique(self.cols, return_inverse=True)
+            self._cid = cid.astype(np.intp)
+            self._buf = np.zeros(len(uniq))
+        cid, buf = self._cid, self._buf
+        assert buf is not None
+        right = np.concatenate(others) if len(others) else np.zeros(0, dtype=np.intp)
+        out = np.zeros(len(right))
+        starts_all = self.indptr[right]
+        counts_all = self.indptr[right + 1] - starts_all
+        # row b's pairs are ``pair[b]:pair[b + 1]``, their entries ``cut[b]:cut[b + 1]``;
+        # rows go in groups of about POOL_ENTRIES entries, so the temporaries stay ~30 MB
+        pair = np.concatenate(([0], np.cumsum([len(o) for o in others]))).astype(np.int64)
+        cut = np.concatenate(([0], np.cumsum(counts_all)))[pair]
+        groups = np.searchsorted(cut, np.arange(POOL_ENTRIES, int(cut[-1]), POOL_ENTRIES))
+        bounds = [0, *sorted({int(g) for g in groups} - {0, len(rows)}), len(rows)]
+        for lo, hi in itertools.pairwise(bounds):
+            p0, p1, e0, total = pair[lo], pair[hi], cut[lo], int(cut[hi] - cut[lo])
+            if total == 0:
+                continue
+            starts, counts = starts_all[p0:p1], counts_all[p0:p1]
+            at = np.repeat(starts - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+            at += np.arange(total)
+            want = cid[at]
+            partner = np.empty(total)
+            for b in range(lo, hi):
+                i = rows[b]
+                a, z = self.indptr[i], self.indptr[i + 1]
+                mine = cid[a:z]
+                buf[mine] = self.data[a:z]
+                partner[cut[b] - e0 : cut[b + 1] - e0] = buf[want[cut[b] - e0 : cut[b + 1] - e0]]
+                buf[mine] = 0.0
+            partner *= self.data[at]
+            out[p0:p1] = np.bincount(np.repeat(np.arange(p1 - p0), counts), weights=partner,
+                                     minlength=p1 - p0)
+        return np.round(out, SCORE_DECIMALS)
 
     def pairs(self, left: NDArray[np.intp], right: NDArray[np.intp]) -> NDArray[np.float64]:
         """words(left[p], right[p]) for every p, to the bit what :meth:`row_against` gives
@@ -324,6 +381,39 @@ def _pool(row: NDArray[np.float64], size: int) -> tuple[NDArray[np.intp], float 
     return finite[row[finite] >= last], last
 
 
+def _blocks(rows: Sequence[int], n: int) -> Iterable[list[int]]:
+    """``rows`` in blocks whose temporaries (~rows x N x 8 bytes, several times over) stay
+    near 64 MB however large N grows."""
+    rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // n))
+    for start in range(0, len(rows), rows_per_block):
+        yield list(rows[start : start + rows_per_block])
+
+
+def _by_id(ids: Sequence[str]) -> NDArray[np.int64]:
+    """Each row's place in id order: the tie-break of every list."""
+    by_id = np.empty(len(ids), dtype=np.int64)
+    by_id[np.argsort(np.asarray(ids, dtype=object), kind="stable")] = np.arange(len(ids))
+    return by_id
+
+
+def _find_pools(
+    sc: _Scorer, block: Sequence[int], min_score: float
+) -> tuple[list[NDArray[np.intp]], list[NDArray[np.float64]], list[float | None]]:
+    """Each row's pool (:func:`_pool` of :meth:`_Scorer.near`), its exact cosines and its
+    last cosine (None: fewer than ``vec.pool`` reach ``min_score``)."""
+    rough = sc.rough(block)  # never your own neighbour
+    pools = []
+    coss = []
+    lasts = []
+    for bi, r in enumerate(block):
+        near, exact = sc.near(r, rough[bi], sc.vec.pool, min_score)
+        local, last = _pool(exact, sc.vec.pool)
+        pools.append(near[local])
+        coss.append(exact[local])
+        lasts.append(last)
+    return pools, coss, lasts
+
+
 def top_k_similar(
     ids: Sequence[str],
     matrix: NDArray[np.float32],
@@ -368,24 +458,13 @@ def _ranked(
     if n < 2 or k <= 0:
         return {ids[r]: [] for r in row_list}, {ids[r]: min_score for r in row_list}
     sc = scorer or _Scorer(vec)
-    by_id = np.empty(n, dtype=np.int64)
-    by_id[np.argsort(np.asarray(ids, dtype=object), kind="stable")] = np.arange(n)
+    by_id = _by_id(ids)
     out: Neighbours = {}
     floors: dict[str, float] = {}
-    # rows per block: each block's temporaries are ~rows x N x 8 bytes, several times over;
-    # keep one near 64 MB however large N grows
-    rows_per_block = max(32, min(BLOCK_ROWS, BLOCK_CELLS // n))
-    for start in range(0, len(row_list), rows_per_block):
-        block = row_list[start : start + rows_per_block]
-        rough = sc.rough(block)  # never your own neighbour
-        pools = []
-        coss = []
-        for bi, r in enumerate(block):
-            near, exact = sc.near(r, rough[bi], vec.pool, min_score)
-            local, last = _pool(exact, vec.pool)
+    for block in _blocks(row_list, n):
+        pools, coss, lasts = _find_pools(sc, block, min_score)
+        for r, last in zip(block, lasts, strict=True):
             floors[ids[r]] = min_score if last is None else last
-            pools.append(near[local])
-            coss.append(exact[local])
         sc.words_of(list(zip(block, pools, strict=True)))
         for bi, r in enumerate(block):
             pool = pools[bi]
@@ -442,14 +521,96 @@ def csls_similar(
     return lists
 
 
+class _PoolBlock(NamedTuple):
+    """The pools of a block of rows, end to end: row ``bi``'s are ``cols[at[bi]:at[bi + 1]]``
+    (int32: N < 2^31), with their exact cosines and word overlaps (float64, as
+    :meth:`_Scorer.near` and :meth:`_WordDots.rows_against` give them, so b is the same to
+    the bit)."""
+
+    rows: list[int]
+    at: NDArray[np.int64]
+    cols: NDArray[np.int32]
+    cos: NDArray[np.float64]
+    words: NDArray[np.float64] | None  # None: no word vectors (every overlap 0)
+
+
+def _pool_block(sc: _Scorer, block: list[int], min_score: float) -> tuple[_PoolBlock, list[float]]:
+    """The pools of ``block`` (as :func:`_ranked` finds them) and each row's floor."""
+    pools, coss, lasts = _find_pools(sc, block, min_score)
+    words = sc._dots.pools(block, pools) if sc._dots is not None else None
+    at = np.zeros(len(block) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in pools], out=at[1:])
+    got = _PoolBlock(block, at, np.concatenate(pools).astype(np.int32),
+                     np.concatenate(coss).astype(np.float64), words)
+    return got, [min_score if last is None else last for last in lasts]
+
+
+def _rank_block(
+    pb: _PoolBlock, ids: Sequence[str], by_id: NDArray[np.int64], k: int, w: float,
+    penalty: NDArray[np.float64] | None,
+) -> Neighbours:
+    """:func:`_ranked`'s lists of one block from its pools: the same keys, element by
+    element, and one lexsort whose first key is the row, so each row's order is the one
+    its own lexsort gives (stable, and the id breaks every tie)."""
+    cols = pb.cols.astype(np.intp)
+    words = pb.words if pb.words is not None else np.zeros(len(cols))
+    key = pb.cos + w * words
+    if penalty is not None:
+        key = np.round(key - penalty[cols], HUB_DECIMALS)
+    lens = np.diff(pb.at)
+    seg = np.repeat(np.arange(len(pb.rows)), lens)
+    order = np.lexsort((by_id[cols], -key, seg))
+    # each row's first min(k, len) entries of its stretch of ``order``
+    took = np.minimum(lens, k)
+    start = np.repeat(pb.at[:-1] - np.concatenate(([0], np.cumsum(took)[:-1])), took)
+    picked = order[start + np.arange(int(took.sum()))]
+    got_ids = cols[picked].tolist()
+    got_cos = pb.cos[picked].tolist()
+    got_words = words[picked].tolist()
+    out: Neighbours = {}
+    at = 0
+    for r, t in zip(pb.rows, took.tolist(), strict=True):
+        out[ids[r]] = [Near(ids[j], c, wd) for j, c, wd in zip(
+            got_ids[at : at + t], got_cos[at : at + t], got_words[at : at + t], strict=True)]
+        at += t
+    return out
+
+
 def full_similar(
     vec: PaperVectors, k: int, min_score: float, progress: Callable[[int], None] | None = None
 ) -> tuple[Neighbours, Hubs]:
-    """SIMILAR_TO lists and hubs of every paper (two passes: plain, then CSLS)."""
+    """SIMILAR_TO lists and hubs of every paper: what :func:`plain_similar`, :func:`hubness`
+    and :func:`csls_similar` over every row give, to the bit, with each row's pool (and its
+    exact cosines, floor and word overlaps) found once and both lists ranked from it. A
+    pool does not depend on the CSLS penalty, and finding it again (the float32 block
+    product, the exact rescore) was a third of the pass (bench/similar_build.py). The
+    pools are held until the CSLS pass: 20 bytes an entry, ~200 MB at 100k papers."""
+    ids = vec.ids
+    n = len(ids)
     sc = _Scorer(vec)
-    plain, floors = _ranked(vec, k, min_score, None, progress, scorer=sc)
+    if n < 2 or k <= 0:  # every list empty
+        plain, floors = _ranked(vec, k, min_score, None, progress, scorer=sc)
+        hubs = hubness(plain, floors, sc.w, k)
+        return csls_similar(vec, hubs, k, min_score, progress=progress, scorer=sc), hubs
+    by_id = _by_id(ids)
+    blocks = []
+    plain = {}
+    floors = {}
+    for block in _blocks(range(n), n):
+        pb, block_floors = _pool_block(sc, block, min_score)
+        blocks.append(pb)
+        floors.update(zip((ids[r] for r in block), block_floors, strict=True))
+        plain.update(_rank_block(pb, ids, by_id, k, sc.w, None))
+        if progress is not None:
+            progress(len(block))
     hubs = hubness(plain, floors, sc.w, k)
-    return csls_similar(vec, hubs, k, min_score, progress=progress, scorer=sc), hubs
+    penalty = CSLS_WEIGHT * np.asarray([hubs[pid].r for pid in ids], dtype=np.float64)
+    lists: Neighbours = {}
+    for pb in blocks:
+        lists.update(_rank_block(pb, ids, by_id, k, sc.w, penalty))
+        if progress is not None:
+            progress(len(pb.rows))
+    return lists, hubs
 
 
 def _csls_key(near: Near, r: float, w: float) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import pickle
 from collections import Counter
 from typing import Any
 
@@ -20,10 +21,13 @@ from graph.link import (
     Near,
     PaperVectors,
     cooccurrence_edges,
+    csls_similar,
     full_similar,
+    hubness,
     hubs_from_edges,
     linking_cap,
     neighbours_from_edges,
+    plain_similar,
     shared_term_edges,
     similar_edges,
     term_weight,
@@ -539,6 +543,46 @@ def test_hubs_ride_on_the_rank_1_edge_alone() -> None:
     # a list whose rank-1 edge is gone (a hand-edited store): recompute everything
     assert hubs_from_edges([e for e in edges if e.attrs["rank"] != 1 or e.source != "p0"],
                            ids, 0.0, 3, vec) is None
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_build_ranks_both_lists_from_one_pool_as_two_passes_do(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """full_similar finds each row's pool once and ranks the plain and the CSLS lists from
+    it: the lists, hubs and floors must be, to the bit and in the same order, those of
+    plain_similar, hubness and csls_similar (each pass finding the pools again), on
+    vectors built for ties (a coarse grid, repeated rows), ids out of row order, with and
+    without word vectors, in one block and in several (and the word overlaps of a block
+    in one group of rows and in several)."""
+    import graph.link as link
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 160))
+    base = np.round(rng.normal(size=(n, int(rng.choice([2, 4, 16])))) * 2) / 2
+    base[rng.integers(0, n, n // 3)] = base[rng.integers(0, n, n // 3)]
+    base[np.abs(base).sum(axis=1) == 0, 0] = 1.0
+    m = (base / np.linalg.norm(base, axis=1, keepdims=True)).astype(np.float32)
+    ids = [f"p{int(x):04d}" for x in rng.permutation(3 * n)[:n]]
+    words = word_vectors(_texts(n, seed)) if seed % 2 == 0 else None
+    f = m.astype(np.float64)
+    tie = float(np.round(f[0] @ f[-1], 6))  # min_score on a cosine that occurs
+    if seed % 3 == 0:
+        monkeypatch.setattr(link, "BLOCK_ROWS", 32)  # several blocks
+        monkeypatch.setattr(link, "POOL_ENTRIES", 40)  # the overlaps in several groups
+    # and 600 points on a circle: many b - r_j a rounding apart (the CSLS key's rounding)
+    circle = normalize(rng.normal(size=(600, 2))).astype(np.float32)
+    for pool, k, min_score in [(100, 3, 0.0), (3, 3, tie), (1, 2, -1.0),
+                               (int(rng.integers(2, 12)), int(rng.integers(1, 6)), tie),
+                               (int(rng.integers(2, 12)), 2, 0.3)]:
+        vec = PaperVectors(ids, m, words, pool=pool)
+        if min_score == 0.3:
+            vec = PaperVectors([f"c{i:03d}" for i in range(600)], circle, pool=pool)
+        got = full_similar(vec, k, min_score)
+        plain, floors = plain_similar(vec, k, min_score)
+        hubs = hubness(plain, floors, vec.word_weight if vec.words is not None else 0.0, k)
+        want = (csls_similar(vec, hubs, k, min_score), hubs)
+        assert pickle.dumps(got) == pickle.dumps(want)  # every float to the bit, in order
 
 
 def _whole_rows(self: Any, i: int, rough: np.ndarray, size: int, min_score: float,
