@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -88,7 +89,16 @@ def _main(
         overrides["store"] = store
     if data_dir:
         overrides["data_dir"] = data_dir
-    state.settings = Settings(**overrides)
+    try:
+        state.settings = Settings(**overrides)
+    except ValidationError as exc:
+        # a CITEGRAPH_* variable out of range or of the wrong type: one line each, not a
+        # traceback (CITEGRAPH_SIMILAR_K=0 used to fail deep in a build)
+        for problem in exc.errors():
+            name = ".".join(str(x) for x in problem["loc"])
+            err.print(f"[red]error:[/red] setting {name} (CITEGRAPH_{name.upper()}): "
+                      f"{problem['msg']}, got {problem.get('input')!r}")
+        raise typer.Exit(EXIT_USAGE) from None
 
 
 @contextmanager

@@ -26,7 +26,7 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".citegraph")
     seeds_dir: Path = Path("seeds")
     # how long a writer waits for another process's write to finish before giving up
-    write_lock_timeout_s: float = 600.0
+    write_lock_timeout_s: float = Field(600.0, ge=0)
 
     # ---- input
     max_input_file_bytes: int = Field(default=DEFAULT_MAX_INPUT_FILE_BYTES, gt=0)
@@ -44,16 +44,16 @@ class Settings(BaseSettings):
     neo4j_database: str = Field(
         "neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "CITEGRAPH_NEO4J_DATABASE")
     )
-    neo4j_batch_size: int = 1000
+    neo4j_batch_size: int = Field(1000, ge=1)
     # changes with more rows commit batch by batch: 25,000 rows of papers with 384-d
     # embeddings overran 256 MiB of transaction memory, 10,000 fit (docs/neo4j.md)
-    neo4j_max_tx_rows: int = 10_000
-    neo4j_max_retry_s: float = 3.0  # how long the driver retries a failed transaction
+    neo4j_max_tx_rows: int = Field(10_000, ge=1)
+    neo4j_max_retry_s: float = Field(3.0, ge=0)  # how long the driver retries a failed transaction
 
     # ---- embeddings
     model: str = "all-MiniLM-L6-v2"  # name, path, or the packaged default
     embed_dtype: Literal["float32", "bfloat16"] = "float32"
-    embed_batch_size: int = 32
+    embed_batch_size: int = Field(32, ge=1)
     # How abstracts longer than the model's window are embedded: see docs/embeddings.md.
     long_text: Literal["truncate", "chunks", "head_tail"] = "truncate"
     # What encodes a query's text in a server: the stock model's transformer exported to
@@ -66,18 +66,18 @@ class Settings(BaseSettings):
     embed_in_process_ahead: bool = True
 
     # ---- edges
-    similar_k: int = 10
-    similar_min_score: float = 0.3
+    similar_k: int = Field(10, ge=1, le=100)  # at most the pool it ranks (graph.link)
+    similar_min_score: float = Field(0.3, ge=-1.0, le=1.0)
     # a SHARES_TERM partner needs shared terms weighing this much; a linking term weighs
     # ln(e x 1000 / df) >= 1 (graph.link.term_weight, no N in it): 1 = any one shared
     # linking term, 2 = two, or one in at most 430 papers
-    shared_term_min_weight: float = 1.0
-    shared_term_max_df: float = 0.2  # terms in more than this share of papers link nothing
-    shared_term_top_k: int = 20
+    shared_term_min_weight: float = Field(1.0, gt=0)
+    shared_term_max_df: float = Field(0.2, gt=0, le=1.0)  # terms in more than this share of papers link nothing
+    shared_term_top_k: int = Field(20, ge=1)
 
     # ---- API
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: int = Field(8000, ge=0, le=65535)
     # server processes (`citegraph serve --workers`); each holds the model and the graph
     workers: int = Field(1, ge=1, le=32)
     # torch threads per server process for encoding queries; numpy's BLAS gets one. A
@@ -88,20 +88,20 @@ class Settings(BaseSettings):
     compute_threads: int = Field(1, ge=1, le=64)
     api_key: SecretStr | None = None
     cors_origins: list[str] = []
-    max_depth: int = 3
-    max_page_size: int = 100
-    max_neighborhood_nodes: int = 500
-    max_hops: int = 6
-    max_paths: int = 10
-    max_query_depth: int = 12
+    max_depth: int = Field(3, ge=1)
+    max_page_size: int = Field(100, ge=1)
+    max_neighborhood_nodes: int = Field(500, ge=1)
+    max_hops: int = Field(6, ge=1)
+    max_paths: int = Field(10, ge=1)
+    max_query_depth: int = Field(12, ge=1)
     # estimated fan-out x depth of one query (api/limits.py). The tests', README's and
     # explorer's queries cost at most ~3,300, GraphiQL's introspection ~52,000 (it depends
     # on the query's shape, not on the schema's size); 3 hops of similar(first: 100): 2 million.
-    max_query_cost: int = 60_000
-    max_aliases: int = 30
-    max_tokens: int = 2000
-    max_body_bytes: int = 100_000
-    request_timeout_s: float = 10.0
+    max_query_cost: int = Field(60_000, ge=1)
+    max_aliases: int = Field(30, ge=1)
+    max_tokens: int = Field(2000, ge=1)
+    max_body_bytes: int = Field(100_000, ge=1)
+    request_timeout_s: float = Field(10.0, gt=0)
 
     @property
     def graph_db(self) -> Path:

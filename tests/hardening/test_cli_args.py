@@ -59,3 +59,32 @@ def test_a_query_on_a_data_dir_without_a_graph_says_so_and_writes_nothing(
     assert proc.returncode == 1, err
     assert "no graph in" in err and "citegraph build" in err and "Traceback" not in err
     assert not missing.exists()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("CITEGRAPH_SIMILAR_K", "0", "greater than or equal to 1"),
+        ("CITEGRAPH_SIMILAR_K", "ten", "valid integer"),
+        ("CITEGRAPH_SIMILAR_MIN_SCORE", "2", "less than or equal to 1"),
+        ("CITEGRAPH_REQUEST_TIMEOUT_S", "-1", "greater than 0"),
+        ("CITEGRAPH_SHARED_TERM_MAX_DF", "0", "greater than 0"),
+    ],
+)
+def test_a_setting_out_of_range_is_one_clear_error(
+    tmp_path: Path, variable: str, value: str, said: str
+) -> None:
+    """A bad CITEGRAPH_* variable: one line naming it, exit 2, nothing made. (k = 0 used
+    to pass and fail deep in a build with an IndexError; a word for a number printed a
+    pydantic traceback.)"""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", variable: value}
+    done = subprocess.run(
+        [sys.executable, "-m", "citegraph", "--data-dir", str(tmp_path / "d"), "build",
+         str(ROOT / "seeds")],
+        cwd=ROOT, env=env, capture_output=True, timeout=120, check=False,
+    )
+    lines = done.stderr.decode().strip().splitlines()
+    assert done.returncode == 2, done.stderr.decode()[-2000:]
+    assert len(lines) == 1 and variable in lines[0] and said in lines[0], lines
+    assert repr(value) in lines[0]
+    assert not (tmp_path / "d").exists()
