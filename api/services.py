@@ -232,6 +232,14 @@ class Services:
         )
         self._warm_thread.start()
 
+    def wait_warm_up(self, timeout: float | None = None) -> bool:
+        """Wait until the background warm-up has ended (True) or ``timeout`` passed."""
+        thread = self._warm_thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
     def warm_up(self) -> None:
         """Read the graph and its word indexes, load the model, then prime the write
         pipeline (in the background at startup), so no request pays for any of them.

@@ -145,7 +145,7 @@ def test_server_killed_under_the_api_then_back(server: Server, hard_seed_dir: Pa
     # a generous request limit, to see how long the API itself takes to tell
     app = create_app(server.settings(hard_seed_dir, request_timeout_s=60.0))
     with TestClient(app) as c:
-        assert c.get("/readyz").status_code == 200
+        _wait_ready(c, RECOVER_S)  # "starting" while the warm-up reads and loads the model
         before = _stats(c)
         assert before["totalNodes"] > 0
 
