@@ -72,7 +72,8 @@ class Settings(BaseSettings):
     # ln(e x 1000 / df) >= 1 (graph.link.term_weight, no N in it): 1 = any one shared
     # linking term, 2 = two, or one in at most 430 papers
     shared_term_min_weight: float = Field(1.0, gt=0)
-    shared_term_max_df: float = Field(0.2, gt=0, le=1.0)  # terms in more than this share of papers link nothing
+    # terms in more than this share of papers link nothing
+    shared_term_max_df: float = Field(0.2, gt=0, le=1.0)
     shared_term_top_k: int = Field(20, ge=1)
 
     # ---- API
