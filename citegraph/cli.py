@@ -102,12 +102,14 @@ def _main(
 
 
 @contextmanager
-def _service(*, reads_only: bool = False) -> Iterator[GraphService]:
+def _service(*, reads_only: bool = False, embeds: bool = False) -> Iterator[GraphService]:
     """The use cases over the configured store, for one command.
 
     ``reads_only``: the command needs a graph to be there; with the embedded store and no
     graph file it says so (a mistyped --data-dir would otherwise show an empty graph, and
-    leave an empty database behind).
+    leave an empty database behind). ``embeds``: the command will likely embed new texts;
+    the model starts loading in a second process now (graph.embed.EncodeProcess), beside
+    the rest of the command's start, and is stopped if the write needs no model.
     """
     s = state.settings
     if reads_only and s.store == "embedded" and not (
@@ -125,12 +127,16 @@ def _service(*, reads_only: bool = False) -> Iterator[GraphService]:
         raise typer.Exit(EXIT_ERROR) from None
     except (OSError, sqlite3.Error) as exc:
         raise _fail_os(exc) from None
-    service = GraphService(state.settings, store, Embedding(state.settings))
+    embedding = Embedding(s)
+    if embeds and s.embed_in_process_ahead:
+        embedding.embedder().load_elsewhere()
+    service = GraphService(state.settings, store, embedding)
     try:
         yield service
         for r in service.resolutions:  # "PaRa" is a concept and a paper: say which was used
             err.print(f"[yellow]note:[/yellow] {escape(r.message())}")
     finally:
+        embedding.close()
         store.close()
 
 
@@ -240,7 +246,7 @@ def _run_pipeline(**kwargs: Any) -> BuildReport:
     gc.disable()
     state.exit_at_once = True
     try:
-        with _sigterm_raises(), _service() as service:
+        with _sigterm_raises(), _service(embeds=bool(kwargs.get("paths"))) as service:
             before = service.store.version()
             try:
                 return service.write(progress=RichProgress(), **kwargs)

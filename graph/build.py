@@ -60,7 +60,6 @@ from graph.cache import BlobCache
 from graph.embed import (
     Embedder,
     EmbeddingCache,
-    EncodeProcess,
     SentenceTransformerEmbedder,
     embed_cached,
     text_key,
@@ -783,6 +782,7 @@ class Pipeline:
                     report.stats = store.stats()
         finally:
             self._ahead = None
+            _stop_elsewhere(self.embedder)
         report.stage_seconds["total"] = time.perf_counter() - t0
         return report
 
@@ -800,6 +800,7 @@ class Pipeline:
             keys = [text_key(embedding_text(p)) for p in new_papers]
             cached = self.embedding_cache.get_many(self.embedder.key, keys)
             if len(cached) == len(set(keys)):
+                _stop_elsewhere(self.embedder)
                 return
             # stored vectors of unchanged papers seed the cache (a graph moved to a
             # machine without the cache embeds nothing); only the papers read are looked
@@ -815,10 +816,11 @@ class Pipeline:
                 and not embedder.loaded
                 and todo
             ):
+                _stop_elsewhere(embedder)
                 with self._step(report, "embed.new"):
                     self.embed_all(new_papers, stored, report)
                 return
-            background = EncodeProcess(embedder, list(todo.values()))
+            background = embedder.encode_elsewhere(list(todo.values()))
         try:
             with self._timed(report, "ahead"):
                 self.progress.message(
@@ -951,6 +953,12 @@ class Pipeline:
             # a long-lived pipeline keeps the state of what it just wrote (graph.region)
             with self._step(report, "state"):
                 self._state = self._state_of(graph, store.version(), self._resolver)
+
+
+def _stop_elsewhere(embedder: Embedder) -> None:
+    """A model loading in a second process for this write (load_elsewhere) is not needed."""
+    if isinstance(embedder, SentenceTransformerEmbedder):
+        embedder.stop_elsewhere()
 
 
 @dataclass

@@ -24,7 +24,7 @@ import threading
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -115,11 +115,35 @@ class SentenceTransformerEmbedder:
         self._queries: OnnxQueryModel | None = None
         self.query_difference: float | None = None  # the fast path's, on PROBE_TEXTS
         self.truncated = 0  # texts longer than the window seen by the last encode()
+        self._elsewhere: EncodeProcess | None = None  # load_elsewhere()'s child
 
     @property
     def loaded(self) -> bool:
         """Whether the model is in memory already (a first encode pays import + load)."""
         return self._model is not None
+
+    def load_elsewhere(self) -> None:
+        """Start loading the model in a second process now, for :meth:`encode_elsewhere`.
+
+        For a one-shot command that will embed: started first thing, the child's import
+        and load run beside the command's own start (its imports, reading its input)."""
+        if self._elsewhere is None and self._model is None:
+            self._elsewhere = EncodeProcess(self)
+
+    def encode_elsewhere(self, texts: Sequence[str]) -> EncodeProcess:
+        """``texts`` encoded in a second process: :meth:`load_elsewhere`'s, else a new one."""
+        child, self._elsewhere = self._elsewhere, None
+        if child is None:
+            return EncodeProcess(self, texts)
+        child.send(texts)
+        return child
+
+    def stop_elsewhere(self) -> None:
+        """End :meth:`load_elsewhere`'s child if it was not needed."""
+        child, self._elsewhere = self._elsewhere, None
+        if child is not None:
+            log.info("no text to embed: the model's process is stopped")
+            child.close()
 
     @property
     def key(self) -> str:
@@ -410,6 +434,10 @@ class EncodeProcess:
     files with the same settings and encodes the same texts in the same order and
     batches, so its vectors are the caller's own. It dies with the caller (Linux:
     ``PR_SET_PDEATHSIG``).
+
+    Started without ``texts``, the child loads the model at once and waits for
+    :meth:`send` (a command starts it first thing, before it has read its input or
+    imported the pipeline); :meth:`close` before that ends it.
     """
 
     # once its answer is sent the child ends at once (os._exit): an orderly interpreter
@@ -418,11 +446,13 @@ class EncodeProcess:
     # is flushed and closed by then, and the child writes nothing else
     _CHILD = (
         "import pickle, sys; request = pickle.load(sys.stdin.buffer); "
-        "from graph.embed import _encode_in_child, _end_child; _encode_in_child(request); "
-        "_end_child()"
+        "from graph.embed import _encode_in_child, _end_child; "
+        "_encode_in_child(request, sys.stdin.buffer); _end_child()"
     )
 
-    def __init__(self, embedder: SentenceTransformerEmbedder, texts: Sequence[str]) -> None:
+    def __init__(
+        self, embedder: SentenceTransformerEmbedder, texts: Sequence[str] | None = None
+    ) -> None:
         import pickle
         import subprocess
         import sys
@@ -448,12 +478,34 @@ class EncodeProcess:
         finally:
             os.close(write_fd)
         self._answers = os.fdopen(read_fd, "rb")
-        spec = (embedder.model_name, embedder.dtype, embedder.batch_size, embedder.long_text)
-        request = {"spec": spec, "texts": list(texts), "out": write_fd, "parent": os.getpid()}
+        self.spec = (embedder.model_name, embedder.dtype, embedder.batch_size, embedder.long_text)
+        request = {"spec": self.spec, "out": write_fd, "parent": os.getpid()}
         assert self._process.stdin is not None
+        self._requests: IO[bytes] | None = self._process.stdin
         try:
-            with self._process.stdin as stdin:
-                pickle.dump(request, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(request, self._requests, protocol=pickle.HIGHEST_PROTOCOL)
+            self._requests.flush()
+        except BrokenPipeError:
+            pass  # the child is gone already: result() says how
+        self.total = 0
+        if texts is not None:
+            self.send(texts)
+
+    @property
+    def waiting(self) -> bool:
+        """Started without texts, and none sent yet."""
+        return self._requests is not None
+
+    def send(self, texts: Sequence[str]) -> None:
+        """The texts to encode (once)."""
+        import pickle
+
+        if self._requests is None:
+            raise RuntimeError("this process has its texts already")
+        requests, self._requests = self._requests, None
+        try:
+            with requests:
+                pickle.dump(list(texts), requests, protocol=pickle.HIGHEST_PROTOCOL)
         except BrokenPipeError:
             pass  # the child is gone already: result() says how
         self.total = len(texts)
@@ -491,6 +543,10 @@ class EncodeProcess:
         """Stop the child if it still runs. Safe to call twice."""
         import subprocess
 
+        if self._requests is not None:  # never given texts: it ends at the end of input
+            requests, self._requests = self._requests, None
+            with contextlib.suppress(OSError):
+                requests.close()
         self._answers.close()
         try:
             self._process.wait(1)  # it ends by itself once it has sent its answer
@@ -500,8 +556,9 @@ class EncodeProcess:
         self._log.close()
 
 
-def _encode_in_child(request: dict[str, Any]) -> None:
-    """The body of :class:`EncodeProcess`'s child."""
+def _encode_in_child(request: dict[str, Any], requests: IO[bytes]) -> None:
+    """The body of :class:`EncodeProcess`'s child: load the model, then read the texts
+    from ``requests`` (its end: no texts, nothing to do) and encode them."""
     import pickle
 
     die_with_parent(request["parent"])
@@ -516,7 +573,12 @@ def _encode_in_child(request: dict[str, Any]) -> None:
             embedder = SentenceTransformerEmbedder(
                 model, dtype=dtype, batch_size=batch_size, long_text=long_text
             )
-            vectors = embedder.encode(request["texts"], progress=lambda n: send(("progress", n)))
+            embedder.max_tokens  # noqa: B018 - loads the model before the texts come
+            try:
+                texts = pickle.load(requests)  # noqa: S301 - our own caller
+            except EOFError:  # the caller needed no texts after all
+                return
+            vectors = embedder.encode(texts, progress=lambda n: send(("progress", n)))
             send(("vectors", np.ascontiguousarray(vectors, dtype=np.float32), embedder.truncated))
         except (BrokenPipeError, KeyboardInterrupt):  # the caller is gone or stopping
             pass

@@ -102,6 +102,12 @@ class Embedding:
                 )
             return self._embedder
 
+    def close(self) -> None:
+        """Stop a model still loading in a second process for nothing (load_elsewhere)."""
+        with self._lock:
+            if self._embedder is not None:
+                self._embedder.stop_elsewhere()
+
     def vector(self, text: str) -> list[float]:
         """One query text as a unit vector."""
         return [float(x) for x in self.embedder().encode_queries([text])[0]]

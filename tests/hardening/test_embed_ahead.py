@@ -286,3 +286,51 @@ def test_killing_the_writer_kills_its_embedding_process(
         if child is not None and _alive(child):
             os.kill(child, signal.SIGKILL)
     _same(_load(data), before)
+
+
+def test_a_model_started_early_and_not_needed_is_stopped_before_the_write(
+    hard_seed_dir: Path, tmp_path: Path, abstracts: list[str]
+) -> None:
+    """``citegraph add`` starts the model's process before it has read its input; an
+    add whose texts are all in the embedding cache stops it at once, and writes what a
+    process that never started one writes."""
+    ids = _batch(tmp_path / "a.jsonl", "early-", abstracts[:3])
+    warm = _cold(hard_seed_dir, tmp_path / "warm")
+    rc, _, err = _finish(_cli(warm, "add", str(tmp_path / "a.jsonl")))
+    assert rc == 0, err[-2000:]
+    rc, _, err = _finish(_cli(warm, "remove", *sorted(ids)))
+    assert rc == 0, err[-2000:]
+    rc, out, err = _finish(_cli(warm, "--verbose", "add", str(tmp_path / "a.jsonl"), "--json"))
+    assert rc == 0, err[-2000:]
+    assert json.loads(out)["embedded"] == 0
+    assert "no text to embed: the model's process is stopped" in err, err[-2000:]
+    assert "in a second process" not in err
+    # the stop comes before the graph work, not when the command ends
+    assert err.index("the model's process is stopped") < err.index("resolved "), err[-3000:]
+    plain = _cold(hard_seed_dir, tmp_path / "plain")
+    shutil.copytree(warm / "cache", plain / "cache")
+    rc, _, err = _finish(_cli(plain, "add", str(tmp_path / "a.jsonl"),
+                              CITEGRAPH_EMBED_IN_PROCESS_AHEAD="false"))
+    assert rc == 0, err[-2000:]
+    _same(_load(warm), _load(plain))
+
+
+def test_a_process_started_without_texts_encodes_what_it_is_sent_later(
+    abstracts: list[str]
+) -> None:
+    from graph.embed import EncodeProcess, SentenceTransformerEmbedder
+
+    embedder = SentenceTransformerEmbedder()
+    waiting = EncodeProcess(embedder)
+    assert waiting.waiting
+    time.sleep(0.5)  # the child has started loading before it knows what to encode
+    waiting.send(abstracts[:3])
+    assert not waiting.waiting
+    vectors, _ = waiting.result()
+    assert np.array_equal(vectors, embedder.encode(abstracts[:3]))  # to the bit
+    unused = EncodeProcess(embedder)
+    pid = unused._process.pid
+    unused.close()  # never sent texts: it ends (or is killed) without an answer
+    assert not _alive(pid)
+    with pytest.raises(RuntimeError):
+        waiting.send(abstracts[:1])
