@@ -1438,6 +1438,7 @@ class RegionEdges:
     upsert: list[Edge]
     delete: list[tuple[str, str, RelType]]
     lists: Kept
+    co: CoRows | None = None  # RELATED_TO's kept co-mention rows, for ConceptColumns.commit
 
 
 def _changes(
@@ -1612,16 +1613,36 @@ def shared_terms_region(
     return RegionEdges(upsert, delete, new_lists)
 
 
+#: a concept held by at least this many papers keeps its whole co-mention row between
+#: changes (:class:`ConceptColumns`): its next row is the kept one moved by the changed
+#: papers' terms, not a product over all its papers (~50,000 of 100,000 hold the top
+#: synthetic concept); a smaller row is cheaper to count again than to keep
+KEEP_ROWS_FROM = 256
+
+
+class CoRows(NamedTuple):
+    """What a change does to the kept co-mention rows, applied when it commits
+    (:meth:`ConceptColumns.commit`)."""
+
+    moved: frozenset[str]  # concepts whose counts the change moves: their kept rows go
+    rows: dict[str, tuple[NDArray[np.int64], NDArray[np.int64]]]  # new whole rows to keep
+
+
 class ConceptColumns:
     """Each paper's concepts as column numbers, kept between adds (the region state holds
     one): :func:`_co_rows` stacks them into its paper x concept matrix without a Python
     step per term. Columns are numbered as concepts first appear, never reused; a paper's
-    entry is made when first asked and dropped when its terms change (:meth:`forget`)."""
+    entry is made when first asked and dropped when its terms change (:meth:`forget`).
+
+    Also the whole co-mention rows of big concepts (``co``: partner columns, sorted, and
+    counts >= 1, the concept itself left out), as the committed graph has them; a change
+    brings them forward only when it commits (:meth:`commit`)."""
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
         self.names: list[str] = []
         self.rows: dict[str, NDArray[np.int64]] = {}
+        self.co: dict[str, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
 
     def column(self, term: str) -> int:
         """The column of ``term``, numbered now if it has none."""
@@ -1647,18 +1668,29 @@ class ConceptColumns:
         for p in papers:
             self.rows.pop(p, None)
 
+    def commit(self, papers: Iterable[str], co: CoRows | None) -> None:
+        """A change committed: ``papers`` (whose terms it moved) are forgotten, and the
+        kept co-mention rows become the change's (:func:`related_region`'s ``co``)."""
+        self.forget(papers)
+        if co is not None:
+            for c in co.moved:
+                self.co.pop(c, None)
+            self.co.update(co.rows)
+
 
 class _CoRow:
     """One concept's co-mention counts (>= min_count, itself left out) from a
     :func:`_co_rows` batch: partner columns and counts (ties ranked by id in :meth:`top`)."""
 
-    __slots__ = ("cols", "counts", "df", "index", "names")
+    __slots__ = ("cols", "counts", "df_of", "index", "names")
 
     def __init__(
-        self, names: list[str], index: Mapping[str, int], df: NDArray[np.int64],
+        self, names: list[str], index: Mapping[str, int],
+        df_of: Callable[[NDArray[np.int64]], NDArray[np.int64]],
         cols: NDArray[np.int64], counts: NDArray[np.int64],
     ) -> None:
-        self.names, self.index, self.df, self.cols, self.counts = names, index, df, cols, counts
+        self.names, self.index, self.df_of = names, index, df_of
+        self.cols, self.counts = cols, counts
 
     def items(self) -> Iterable[tuple[str, int]]:
         names = self.names
@@ -1676,21 +1708,51 @@ class _CoRow:
         """The ``top_k`` partners by (-count, the partner's df, id), as (count, partner)."""
         if top_k <= 0 or not len(self.cols):
             return []
-        df = self.df[self.cols]
-        at = np.arange(len(self.cols))
+        cols, counts = self.cols, self.counts
+        if len(cols) > top_k:
+            # the top k all count at least the k-th largest count (each partner below it
+            # has k ahead of it): only those need their df (a hub's row holds thousands)
+            floor = np.partition(counts, len(counts) - top_k)[len(counts) - top_k]
+            at = np.flatnonzero(counts >= floor)
+            cols, counts = cols[at], counts[at]
+        df = self.df_of(cols)
+        at = np.arange(len(cols))
         if len(at) > top_k:
             # column numbers are not in id order: everything that ties with the k-th by
             # (-count, df) or ranks above it, then ordered by id in Python
-            kth = np.lexsort((df, -self.counts))[top_k - 1]
-            c, d = self.counts[kth], df[kth]
-            at = np.flatnonzero((self.counts > c) | ((self.counts == c) & (df <= d)))
+            kth = np.lexsort((df, -counts))[top_k - 1]
+            c, d = counts[kth], df[kth]
+            at = np.flatnonzero((counts > c) | ((counts == c) & (df <= d)))
         names = self.names
         ranked = sorted(
             (-n, f, names[col])
-            for n, f, col in zip(self.counts[at].tolist(), df[at].tolist(),
-                                 self.cols[at].tolist(), strict=True)
+            for n, f, col in zip(counts[at].tolist(), df[at].tolist(), cols[at].tolist(),
+                                 strict=True)
         )[:top_k]
         return [(float(-n), name) for n, _, name in ranked]
+
+
+def _moved_row(
+    kept: tuple[NDArray[np.int64], NDArray[np.int64]], own: int,
+    changes: Sequence[tuple[NDArray[np.int64], NDArray[np.int64]]],
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """A kept whole co-mention row moved by the changed papers' concept columns (old,
+    new): -1 with each other old concept of a paper that held it, +1 with each new one."""
+    cols, counts = [kept[0]], [kept[1]]
+    for old, new in changes:
+        for part, sign in ((old, -1), (new, 1)):
+            if own in part:
+                others = part[part != own]
+                cols.append(others)
+                counts.append(np.full(len(others), sign, dtype=np.int64))
+    if len(cols) == 1:
+        return kept
+    every = np.concatenate(cols)
+    at, inverse = np.unique(every, return_inverse=True)
+    sums = np.zeros(len(at), dtype=np.int64)
+    np.add.at(sums, inverse, np.concatenate(counts))
+    alive = sums > 0
+    return at[alive], sums[alive]
 
 
 def _co_rows(
@@ -1700,43 +1762,66 @@ def _co_rows(
     is_concept: Callable[[str], bool],
     min_count: int,
     columns: ConceptColumns,
-    moved: Collection[str],
-) -> list[tuple[str, _CoRow]]:
-    """The co-mention counts of the ``wanted`` concepts with every concept, as one sparse
-    product over the papers that hold one of them (what :func:`cooccurrence_edges`
-    counts, for those rows only: integer counts, the same in any order).
+    old_terms: Mapping[str, Collection[str]],
+    keep_from: int = KEEP_ROWS_FROM,
+) -> tuple[list[tuple[str, _CoRow]], dict[str, tuple[NDArray[np.int64], NDArray[np.int64]]]]:
+    """The co-mention counts of the ``wanted`` concepts with every concept (what
+    :func:`cooccurrence_edges` counts, for those rows only: integer counts, the same in
+    any order), and the whole rows to keep for those held by >= ``keep_from`` papers.
 
-    ``columns``: the papers' concept columns, kept between calls except for ``moved``
-    papers (whose terms this change sets)."""
+    A row ``columns`` keeps is moved by the changed papers' terms (``old_terms``: each
+    changed paper's terms before the change); the others are one sparse product over the
+    papers that hold one of them. ``columns``' paper entries are kept between calls except
+    for the changed papers."""
     import scipy.sparse as sp
 
     if not wanted:
-        return []
-    papers: set[str] = set()
-    for a in wanted:
-        papers.update(postings.get(a, ()))
-    parts = [columns.of(q, paper_terms[q], is_concept, keep=q not in moved)
-             for q in sorted(papers)]
-    own = np.asarray([columns.column(a) for a in wanted], dtype=np.int64)
+        return [], {}
     names, index = columns.names, columns.index
-    indptr = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(c) for c in parts], out=indptr[1:])
-    indices = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-    x = sp.csr_matrix((np.ones(len(indices), dtype=np.int64), indices, indptr),
-                      shape=(len(parts), len(names)))
-    m = (x[:, own].T.tocsr() @ x).tocsr()
-    m.sort_indices()
-    df = np.zeros(len(names), dtype=np.int64)
-    present = np.unique(m.indices)
-    df[present] = [len(postings.get(names[c], ())) for c in present.tolist()]
+    own = {a: columns.column(a) for a in wanted}
+    whole: dict[str, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
+    kept_rows = [a for a in wanted if a in columns.co]
+    if kept_rows:
+        changes = [
+            (np.asarray([columns.column(t) for t in old if is_concept(t)], dtype=np.int64),
+             columns.of(q, paper_terms.get(q, ()), is_concept, keep=False))
+            for q, old in sorted(old_terms.items())
+        ]
+        for a in kept_rows:
+            whole[a] = _moved_row(columns.co[a], own[a], changes)
+    counted = [a for a in wanted if a not in whole]
+    if counted:
+        papers: set[str] = set()
+        for a in counted:
+            papers.update(postings.get(a, ()))
+        parts = [columns.of(q, paper_terms[q], is_concept, keep=q not in old_terms)
+                 for q in sorted(papers)]
+        mine = np.asarray([own[a] for a in counted], dtype=np.int64)
+        indptr = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([len(c) for c in parts], out=indptr[1:])
+        indices = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        x = sp.csr_matrix((np.ones(len(indices), dtype=np.int64), indices, indptr),
+                          shape=(len(parts), len(names)))
+        m = (x[:, mine].T.tocsr() @ x).tocsr()
+        m.sort_indices()
+        for r, a in enumerate(counted):
+            lo, hi = m.indptr[r], m.indptr[r + 1]
+            cols = m.indices[lo:hi].astype(np.int64)
+            counts = m.data[lo:hi].astype(np.int64)
+            other = (cols != own[a]) & (counts > 0)
+            whole[a] = (cols[other], counts[other])
+
+    def df_of(cols: NDArray[np.int64]) -> NDArray[np.int64]:
+        return np.asarray([len(postings.get(names[c], ())) for c in cols.tolist()],
+                          dtype=np.int64)
+
     out = []
-    for r, a in enumerate(wanted):
-        lo, hi = m.indptr[r], m.indptr[r + 1]
-        cols = m.indices[lo:hi].astype(np.int64)
-        counts = m.data[lo:hi].astype(np.int64)
-        keep = (cols != own[r]) & (counts >= min_count)
-        out.append((a, _CoRow(names, index, df, cols[keep], counts[keep])))
-    return out
+    for a in wanted:
+        cols, counts = whole[a]
+        keep = counts >= min_count
+        out.append((a, _CoRow(names, index, df_of, cols[keep], counts[keep])))
+    big = {a: whole[a] for a in wanted if len(postings.get(a, ())) >= keep_from}
+    return out, big
 
 
 def related_region(
@@ -1749,6 +1834,7 @@ def related_region(
     min_count: int = 2,
     top_k: int = 10,
     columns: ConceptColumns | None = None,
+    keep_rows_from: int = KEEP_ROWS_FROM,
 ) -> RegionEdges:
     """The RELATED_TO rows an add or remove changes (:func:`cooccurrence_edges`' edges).
 
@@ -1761,7 +1847,9 @@ def related_region(
     both lists give), so none is read: a hub concept has an edge from nearly every concept
     whose list keeps it, and reading them made an add cost O(N).
     ``columns``: the caller's :class:`ConceptColumns`, kept between changes (a new one
-    when None).
+    when None); the result's ``co`` goes to its :meth:`ConceptColumns.commit` when the
+    change commits (the whole co-mention rows of concepts held by >= ``keep_rows_from``
+    papers, kept for the next change).
     """
     columns = columns if columns is not None else ConceptColumns()
     held_by: set[str] = set()
@@ -1778,11 +1866,13 @@ def related_region(
         return bool(postings.get(c))
 
     rows: dict[str, _CoRow] = {}
+    keep: dict[str, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
 
     def add_rows(wanted: Iterable[str]) -> None:
-        for a, r in _co_rows(sorted(wanted), paper_terms, postings, is_concept, min_count,
-                             columns, old_terms.keys()):
-            rows[a] = r
+        got, big = _co_rows(sorted(wanted), paper_terms, postings, is_concept, min_count,
+                            columns, old_terms, keep_rows_from)
+        rows.update(got)
+        keep.update(big)
 
     add_rows(a for a in held_by if alive(a))
     # every live concept of df_moved is held by a changed paper, so its row is here
@@ -1852,4 +1942,8 @@ def related_region(
     made = [Edge(a, b, RelType.RELATED_TO, float(c), {"count": c}) for (a, b), c in pairs.items()]
     upsert, delete = _changes(made, stored, RelType.RELATED_TO, alive)
     delete = [k for k in delete if k[0] in rows or k[1] in rows]
-    return RegionEdges(upsert, delete, lists)
+    # a kept row moves only through a changed paper holding its concept (held_by);
+    # the other rows computed here (the tie-break's) are as they were
+    co = CoRows(frozenset(held_by), {a: r for a, r in keep.items() if a in held_by
+                                     or a not in columns.co})
+    return RegionEdges(upsert, delete, lists, co)

@@ -476,7 +476,7 @@ def region_change(
     )
 
     def commit(version: str | None) -> None:
-        state.columns.forget([*removed, *moved_papers])
+        state.columns.commit([*removed, *moved_papers], related.co)
         for pid in removed:
             del state.papers[pid]
             state.pterms.pop(pid, None)

@@ -11,8 +11,8 @@ column compaction) must give the dot products of the former buffer algorithm to 
 from __future__ import annotations
 
 import random
-from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Iterable
 
 import numpy as np
 import pytest
@@ -218,6 +218,7 @@ def test_related_region_in_sequence_equals_the_whole(seed: int) -> None:
     vocab = rng.choice([8, 25])
     old = _corpus(rng, 80, vocab)
     top_k, min_count = rng.choice([1, 3, 10]), rng.choice([1, 2])
+    keep_from = rng.choice([1, 5, 10**9])  # rows kept: every one, the big ones, none
     is_concept = lambda t: t.startswith("concept:")  # noqa: E731
     concepts = lambda ts: [t for t in {x for v in ts.values() for x in v}  # noqa: E731
                            if is_concept(t)]
@@ -240,13 +241,15 @@ def test_related_region_in_sequence_equals_the_whole(seed: int) -> None:
         changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
         post_new = _postings(new)
         got = related_region(new, post_new, {p: old.get(p, {}) for p in changed}, is_concept,
-                             kept, top_k=top_k, min_count=min_count, columns=columns)
+                             kept, top_k=top_k, min_count=min_count, columns=columns,
+                             keep_rows_from=keep_from)
         after = _apply(before, got.upsert, got.delete, set(post_new))
         _same(after, cooccurrence_edges(new, concepts(new), top_k=top_k, min_count=min_count))
         for c in [c for c in kept if not post_new.get(c)]:
             del kept[c]
         kept.update((c, lst) for c, lst in got.lists.items() if post_new.get(c))
-        columns.forget(changed)
+        columns.commit(changed, got.co)
+        _rows_true(columns, new, is_concept)
         before, old = list(after.values()), new
 
 
@@ -294,6 +297,7 @@ def test_related_region_follows_the_tie_break_of_untouched_lists(seed: int) -> N
     vocab = rng.choice([40, 120])
     old = _tied_corpus(rng, rng.choice([60, 150]), vocab)
     top_k, min_count = rng.choice([1, 2, 3]), rng.choice([1, 2])
+    keep_from = rng.choice([1, 8, 10**9])  # rows kept: every one, the hubs', none
     is_concept = lambda t: t.startswith("concept:")  # noqa: E731
     concepts = lambda ts: [t for t in {x for v in ts.values() for x in v}  # noqa: E731
                            if is_concept(t)]
@@ -311,11 +315,74 @@ def test_related_region_follows_the_tie_break_of_untouched_lists(seed: int) -> N
         changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
         post_new = _postings(new)
         got = related_region(new, post_new, {p: old.get(p, {}) for p in changed}, is_concept,
-                             kept, top_k=top_k, min_count=min_count, columns=columns)
+                             kept, top_k=top_k, min_count=min_count, columns=columns,
+                             keep_rows_from=keep_from)
         after = _apply(before, got.upsert, got.delete, set(post_new))
         _same(after, cooccurrence_edges(new, concepts(new), top_k=top_k, min_count=min_count))
         for c in [c for c in kept if not post_new.get(c)]:
             del kept[c]
         kept.update((c, lst) for c, lst in got.lists.items() if post_new.get(c))
-        columns.forget(changed)
+        columns.commit(changed, got.co)
+        _rows_true(columns, new, is_concept)
         before, old = list(after.values()), new
+
+
+def _rows_true(columns: ConceptColumns, terms: dict[str, dict[str, float]],
+               is_concept: Callable[[str], bool]) -> None:
+    """Every whole co-mention row ``columns`` keeps is the corpus's own, counted again."""
+    for a, (cols, counts) in columns.co.items():
+        true: Counter[str] = Counter()
+        for ts in terms.values():
+            if a in ts:
+                true.update(t for t in ts if t != a and is_concept(t))
+        got = {columns.names[c]: n for c, n in zip(cols.tolist(), counts.tolist(), strict=True)}
+        assert got == dict(true), a
+        assert list(cols) == sorted(cols)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_kept_co_rows_move_only_with_a_commit(seed: int) -> None:
+    """A change computed and not committed (its write failed) leaves the kept rows as
+    the committed corpus has them: the next change, computed from them, still equals the
+    whole computation, and every kept row equals its count from scratch."""
+    rng = random.Random(1300 + seed)
+    vocab = 40
+    old = _tied_corpus(rng, 120, vocab)
+    top_k, min_count = rng.choice([1, 3]), rng.choice([1, 2])
+    is_concept = lambda t: t.startswith("concept:")  # noqa: E731
+    concepts = lambda ts: [t for t in {x for v in ts.values() for x in v}  # noqa: E731
+                           if is_concept(t)]
+    before = cooccurrence_edges(old, concepts(old), top_k=top_k, min_count=min_count)
+    post = _postings(old)
+    mine: Kept = defaultdict(list)
+    for e in before:
+        mine[e.source].append((e.weight, e.target))
+        mine[e.target].append((e.weight, e.source))
+    kept = {a: sorted(lst, key=lambda cb: (-cb[0], len(post[cb[1]]), cb[1]))[:top_k]
+            for a, lst in mine.items()}
+    columns = ConceptColumns()
+    kept_any = 0
+    for step in range(8):
+        if step % 2:  # a change that never commits
+            lost = _small_change(rng, old, vocab)
+            lost_changed = {p for p in old.keys() | lost.keys() if old.get(p) != lost.get(p)}
+            related_region(lost, _postings(lost), {p: old.get(p, {}) for p in lost_changed},
+                           is_concept, kept, top_k=top_k, min_count=min_count,
+                           columns=columns, keep_rows_from=1)
+            _rows_true(columns, old, is_concept)
+        new = _small_change(rng, old, vocab)
+        changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
+        post_new = _postings(new)
+        got = related_region(new, post_new, {p: old.get(p, {}) for p in changed}, is_concept,
+                             kept, top_k=top_k, min_count=min_count, columns=columns,
+                             keep_rows_from=1)
+        after = _apply(before, got.upsert, got.delete, set(post_new))
+        _same(after, cooccurrence_edges(new, concepts(new), top_k=top_k, min_count=min_count))
+        for c in [c for c in kept if not post_new.get(c)]:
+            del kept[c]
+        kept.update((c, lst) for c, lst in got.lists.items() if post_new.get(c))
+        columns.commit(changed, got.co)
+        _rows_true(columns, new, is_concept)
+        kept_any += len(columns.co)
+        before, old = list(after.values()), new
+    assert kept_any  # the kept rows were there to be used
