@@ -64,20 +64,23 @@ def _dump(lists: dict[str, list[Near]], hubs: dict[str, Any]) -> bytes:
     return pickle.dumps((sorted(lists.items()), sorted(hubs.items())))
 
 
-@pytest.mark.parametrize(("seed", "pool", "words"), [
-    (1, 3, True), (2, 5, True), (3, 8, False), (4, 4, True), (5, 12, True), (6, 2, False),
+@pytest.mark.parametrize(("seed", "pool", "words", "size"), [
+    (1, 3, True, 40), (2, 5, True, 40), (3, 8, False, 40), (4, 4, True, 40),
+    (5, 12, True, 40), (6, 2, False, 40),
+    # more rows than an add reaches: lists that move only through a moved r
+    (7, 6, True, 250), (8, 10, True, 250), (9, 4, False, 250),
 ])
 def test_kept_pools_give_the_whole_computation_through_adds_removes_and_changes(
-    seed: int, pool: int, words: bool
+    seed: int, pool: int, words: bool, size: int
 ) -> None:
     rng = np.random.default_rng(100 + seed)
-    universe_vec, text = _universe(seed, 90)
+    universe_vec, text = _universe(seed, size + 50)
     vec = dict(universe_vec)
     universe = sorted(vec)
     k = 3
     f = np.asarray(vec["p000"], np.float64), np.asarray(vec["p001"], np.float64)
     min_score = float(np.round(f[0] @ f[1], 6)) if seed % 2 else 0.1  # ties with the floor
-    current = sorted(rng.choice(universe, size=40, replace=False).tolist())
+    current = sorted(rng.choice(universe, size=size, replace=False).tolist())
     keep: list[SimilarPools] = []
     lists, hubs = full_similar(_vec(current, vec, text, pool, words), k, min_score, keep=keep)
     pools = keep[0]
