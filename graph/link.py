@@ -872,8 +872,18 @@ class SimilarPools:
             pb.words if pb.words is not None else np.zeros(len(pb.cols)) for pb in blocks
         ]) if blocks else np.zeros(0)
         owner = np.repeat(np.arange(n, dtype=np.int32), size)
-        return cls(ids, start, size, cols.astype(np.int32), cos.astype(np.float64),
-                   words.astype(np.float64), owner, len(cols), pool, min_score)
+        # room for the rows later adds write again (a quarter more), so the first of them
+        # does not copy the whole arena
+        used = len(cols)
+        cap = used + used // 4 + 1024
+
+        def room(a: NDArray[Any]) -> NDArray[Any]:
+            out = np.zeros(cap, dtype=a.dtype)
+            out[:used] = a
+            return out
+
+        return cls(ids, start, size, room(cols.astype(np.int32)), room(cos.astype(np.float64)),
+                   room(words.astype(np.float64)), room(owner), used, pool, min_score)
 
     def row(self, i: int) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
         """Row i's pool: members, cosines, word overlaps (views of the arena)."""
