@@ -81,6 +81,7 @@ from graph.link import (
     Hubs,
     Neighbours,
     PaperVectors,
+    SimilarPools,
     citation_edges,
     cooccurrence_edges,
     full_similar,
@@ -420,9 +421,11 @@ class Pipeline:
             with self._step(report, "link.similar"):
                 ids, matrix = data.embedding_ids, data.embeddings
                 self.progress.start("link", 2 * len(ids))
+                pools: list[SimilarPools] = []
                 neighbours, hubs, vec, kept = self._similar(
-                    ids, matrix, papers, lexical.words, previous, data.embedding_model
+                    ids, matrix, papers, lexical.words, previous, data.embedding_model, pools
                 )
+                data.similar_pools = pools[0] if pools else None
                 self.progress.finish()
                 k, floor = self.settings.similar_k, self.settings.similar_min_score
                 for pid in kept:  # the stored rows still exact: the same objects, for the diff
@@ -489,6 +492,7 @@ class Pipeline:
         words: Any,
         previous: GraphData | None,
         model: str | None,
+        pools: list[SimilarPools] | None = None,
     ) -> tuple[Neighbours, Hubs, PaperVectors, dict[str, list[Edge]]]:
         """SIMILAR_TO lists (CSLS order), hubs and the vectors they were ranked by: only
         the rows that can change when the previous graph has its hubs stored, else every
@@ -508,7 +512,7 @@ class Pipeline:
                 pre = _stored_similar(previous, self.settings, vec)
             hubs_prev = pre.hubs
         if previous is None or pre is None or hubs_prev is None:
-            lists, hubs = full_similar(vec, k, floor, progress=self.progress.advance)
+            lists, hubs = full_similar(vec, k, floor, progress=self.progress.advance, keep=pools)
             return lists, hubs, vec, {}
         # a paper whose text changed (its title too: both are embedded) counts as removed
         # and added again

@@ -577,14 +577,17 @@ def _rank_block(
 
 
 def full_similar(
-    vec: PaperVectors, k: int, min_score: float, progress: Callable[[int], None] | None = None
+    vec: PaperVectors, k: int, min_score: float, progress: Callable[[int], None] | None = None,
+    keep: list[SimilarPools] | None = None,
 ) -> tuple[Neighbours, Hubs]:
     """SIMILAR_TO lists and hubs of every paper: what :func:`plain_similar`, :func:`hubness`
     and :func:`csls_similar` over every row give, to the bit, with each row's pool (and its
     exact cosines, floor and word overlaps) found once and both lists ranked from it. A
     pool does not depend on the CSLS penalty, and finding it again (the float32 block
     product, the exact rescore) was a third of the pass (bench/similar_build.py). The
-    pools are held until the CSLS pass: 20 bytes an entry, ~200 MB at 100k papers."""
+    pools are held until the CSLS pass: 20 bytes an entry, ~200 MB at 100k papers.
+    ``keep`` (a list): the pools are appended to it as :class:`SimilarPools`, for the
+    region state (graph.region) to rank later adds from (nothing when no row has a list)."""
     ids = vec.ids
     n = len(ids)
     sc = _Scorer(vec)
@@ -610,6 +613,8 @@ def full_similar(
         lists.update(_rank_block(pb, ids, by_id, k, sc.w, penalty))
         if progress is not None:
             progress(len(pb.rows))
+    if keep is not None:
+        keep.append(SimilarPools.of_blocks(ids, blocks, vec.pool, min_score))
     return lists, hubs
 
 
@@ -825,6 +830,323 @@ def update_csls_rows(
                 redo.add(i)
     fresh = csls_similar(vec, hubs, k, min_score, rows=sorted(redo), scorer=sc)
     return fresh, hubs
+
+
+class SimilarPools:
+    """Every row's SIMILAR_TO pool, kept between writes by the region state (graph.region):
+    its members (row numbers, int32), their exact cosines and word overlaps (float64, as
+    :meth:`_Scorer.near` and :class:`_WordDots` give them), so an add ranks a row its new
+    papers reach from the old pool and those papers, not from a product against all N.
+
+    One arena for all rows: row i's entries are ``start[i]:start[i] + size[i]`` of
+    ``cols``/``cos``/``words`` (``owner``: the row of each slot); a row that changes is
+    written again at the end, and the slots it left are dropped when the arena grows.
+    ~24 bytes a pool entry: ~240 MB at 100k papers and a pool of 100. Changed only by
+    :meth:`apply`, at a write's commit (:func:`update_csls_pools` reads, never writes)."""
+
+    def __init__(
+        self, ids: Sequence[str], start: NDArray[np.int64], size: NDArray[np.int64],
+        cols: NDArray[np.int32], cos: NDArray[np.float64], words: NDArray[np.float64],
+        owner: NDArray[np.int32], used: int, pool: int, min_score: float,
+    ) -> None:
+        self.ids = list(ids)
+        self.start, self.size = start, size
+        self.cols, self.cos, self.words, self.owner = cols, cos, words, owner
+        self.used = used
+        self.pool, self.min_score = pool, min_score
+
+    @classmethod
+    def of_blocks(
+        cls, ids: Sequence[str], blocks: Sequence[_PoolBlock], pool: int, min_score: float
+    ) -> SimilarPools:
+        """The pools :func:`full_similar` found (its blocks cover the rows in order)."""
+        n = len(ids)
+        size = np.zeros(n, dtype=np.int64)
+        for pb in blocks:
+            size[pb.rows] = np.diff(pb.at)
+        start = np.zeros(n, dtype=np.int64)
+        np.cumsum(size[:-1], out=start[1:])
+        cols = np.concatenate([pb.cols for pb in blocks]) if blocks else np.zeros(0, np.int32)
+        cos = np.concatenate([pb.cos for pb in blocks]) if blocks else np.zeros(0)
+        words = np.concatenate([
+            pb.words if pb.words is not None else np.zeros(len(pb.cols)) for pb in blocks
+        ]) if blocks else np.zeros(0)
+        owner = np.repeat(np.arange(n, dtype=np.int32), size)
+        # room for the rows later adds write again (a quarter more), so the first of them
+        # does not copy the whole arena
+        used = len(cols)
+        cap = used + used // 4 + 1024
+
+        def room(a: NDArray[Any]) -> NDArray[Any]:
+            out = np.zeros(cap, dtype=a.dtype)
+            out[:used] = a
+            return out
+
+        return cls(ids, start, size, room(cols.astype(np.int32)), room(cos.astype(np.float64)),
+                   room(words.astype(np.float64)), room(owner), used, pool, min_score)
+
+    def row(self, i: int) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
+        """Row i's pool: members, cosines, word overlaps (views of the arena)."""
+        a = int(self.start[i])
+        b = a + int(self.size[i])
+        return self.cols[a:b].astype(np.intp), self.cos[a:b], self.words[a:b]
+
+    def holding(self, members: NDArray[np.bool_]) -> NDArray[np.intp]:
+        """The slots (live ones) whose member is marked in ``members`` (one flag a row)."""
+        hits = np.flatnonzero(members[self.cols[: self.used]])
+        o = self.owner[hits]
+        live = (hits >= self.start[o]) & (hits < self.start[o] + self.size[o])
+        return hits[live]
+
+    def apply(self, change: PoolChange) -> None:
+        """Bring the pools to ``change`` (its rows and row numbering): at a commit."""
+        n = len(change.ids)
+        rows = sorted(change.rows)
+        parts = [change.rows[i] for i in rows]
+        lens = np.asarray([len(p[0]) for p in parts], dtype=np.int64)
+        total = int(lens.sum())
+        if change.remap is not None or self.used + total > len(self.cols):
+            # the live slots of the rows that stay, renumbered, into a new arena with room
+            old_n = len(self.ids)
+            keep = np.ones(old_n, dtype=bool)
+            remap = (change.remap if change.remap is not None
+                     else np.arange(old_n, dtype=np.int64))
+            keep &= remap >= 0
+            changed_old = np.zeros(old_n, dtype=bool)
+            back = np.full(n, -1, dtype=np.int64)
+            back[remap[remap >= 0]] = np.flatnonzero(remap >= 0)
+            was = back[rows] if rows else np.zeros(0, dtype=np.int64)
+            changed_old[was[was >= 0]] = True
+            keep &= ~changed_old
+            kept_rows = np.flatnonzero(keep)
+            sizes = self.size[kept_rows]
+            live = int(sizes.sum())
+            slots = np.repeat(self.start[kept_rows] - np.concatenate(
+                ([0], np.cumsum(sizes)[:-1])), sizes) + np.arange(live)
+            cap = int(1.25 * (live + total)) + 1024
+            cols = np.zeros(cap, dtype=np.int32)
+            cos = np.zeros(cap)
+            words = np.zeros(cap)
+            owner = np.zeros(cap, dtype=np.int32)
+            moved_cols = remap[self.cols[slots]]
+            assert not len(moved_cols) or int(moved_cols.min()) >= 0, "a stale pool kept"
+            cols[:live] = moved_cols
+            cos[:live] = self.cos[slots]
+            words[:live] = self.words[slots]
+            new_rows = remap[kept_rows]
+            owner[:live] = np.repeat(new_rows, sizes)
+            start = np.zeros(n, dtype=np.int64)
+            size = np.zeros(n, dtype=np.int64)
+            start[new_rows] = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+            size[new_rows] = sizes
+            self.cols, self.cos, self.words, self.owner = cols, cos, words, owner
+            self.start, self.size, self.used = start, size, live
+        elif n > len(self.ids):
+            grow = n - len(self.ids)
+            self.start = np.concatenate((self.start, np.zeros(grow, dtype=np.int64)))
+            self.size = np.concatenate((self.size, np.zeros(grow, dtype=np.int64)))
+        at = self.used
+        for i, (c, cs, wd) in zip(rows, parts, strict=True):
+            m = len(c)
+            self.cols[at : at + m] = c
+            self.cos[at : at + m] = cs
+            self.words[at : at + m] = wd
+            self.owner[at : at + m] = i
+            self.start[i] = at
+            self.size[i] = m
+            at += m
+        self.used = at
+        self.ids = list(change.ids)
+
+
+class PoolChange(NamedTuple):
+    """What :func:`update_csls_pools` would make of the kept pools: the new row numbering
+    (``ids``; ``remap``: old row -> new row, -1 gone; None: the old rows first, unmoved)
+    and the rows whose pool is new (members as new row numbers, cosines, word overlaps)."""
+
+    ids: Sequence[str]
+    remap: NDArray[np.int64] | None
+    rows: dict[int, tuple[NDArray[np.int32], NDArray[np.float64], NDArray[np.float64]]]
+
+
+def _top_k(
+    key: NDArray[np.float64], cols: NDArray[np.intp], ids: Sequence[str], k: int
+) -> NDArray[np.intp]:
+    """The positions of the k highest ``key`` (ties: the member with the lower id), as
+    ``np.lexsort((by_id[cols], -key))[:k]`` orders them, without ranking every id."""
+    if not len(key):
+        return np.zeros(0, dtype=np.intp)
+    order = np.argsort(-key, kind="stable")
+    if len(order) <= k:
+        top = order
+    else:
+        bar = key[order[k - 1]]
+        top = order[key[order] >= bar]
+    if len(top) > 1 and (len(top) > k or bool((np.diff(key[top]) == 0).any())):
+        top = np.asarray(sorted(top.tolist(), key=lambda t: (-key[t], ids[int(cols[t])])),
+                         dtype=np.intp)
+    return top[:k]
+
+
+def update_csls_pools(
+    previous: ListSource,
+    previous_hubs: Mapping[str, Hub],
+    pools: SimilarPools,
+    vec: PaperVectors,
+    new_ids: Iterable[str],
+    removed_ids: Iterable[str],
+    k: int,
+    min_score: float,
+) -> tuple[Neighbours, Hubs, PoolChange]:
+    """:func:`update_csls_rows` from the kept pools (``pools``, of the stored graph): the
+    same lists and hubs, to the bit, and what the pools become (:meth:`SimilarPools.apply`
+    it once the write commits).
+
+    A row's pool is its ``pool`` nearest at or above ``min_score`` (with ties), so while
+    none of its members leaves, every paper outside it stays below its last cosine, and
+    its new pool is the pool of (the old pool and the new papers): no product against N.
+    A row that loses a member (a removed paper, or one whose vector changed: ~``pool``
+    rows a removed paper) and each new paper's row are found from all N, as before. Then
+    every row whose pool moved is ranked again (plain and CSLS) from its pool, and the
+    CSLS lists that may move through a moved r are found as :func:`update_csls_rows` does,
+    but from the pools: a paper whose r moved enters only the lists of rows whose pool
+    holds it, at the key its pool entry gives."""
+    ids = vec.ids
+    n = len(ids)
+    removed = set(removed_ids)
+    if n < 2 or k <= 0 or pools.pool != vec.pool or pools.min_score != min_score:
+        raise ValueError("these pools were not kept for these lists")
+    index = {pid: i for i, pid in enumerate(ids)}
+    new = sorted(set(new_ids) & index.keys())
+    is_new = set(new)
+    sc = _Scorer(vec)
+    empty = Hub(0.0, min_score, 0.0)
+    hubs: Hubs = {p: previous_hubs.get(p, empty) for p in ids if p not in is_new}
+    old_ids = pools.ids
+    n_old = len(old_ids)
+    remap: NDArray[np.int64] | None = None
+    if not (n_old <= n and not removed.intersection(old_ids) and list(ids[:n_old]) == old_ids):
+        remap = np.asarray([-1 if p in removed else index.get(p, -1) for p in old_ids],
+                           dtype=np.int64)
+    to_new = remap if remap is not None else np.arange(n_old, dtype=np.int64)
+    to_old = np.full(n, -1, dtype=np.int64)
+    to_old[to_new[to_new >= 0]] = np.flatnonzero(to_new >= 0)
+
+    # rows that lost a member: their pool is found again from all N
+    gone = to_new < 0
+    refill: set[int] = set()
+    if bool(gone.any()):
+        slots = pools.holding(gone)
+        owners = to_new[pools.owner[slots]]
+        refill.update(int(i) for i in np.unique(owners[owners >= 0]))
+    fresh_rows = sorted(index[p] for p in new)
+    whole = sorted(refill | set(fresh_rows))
+    new_pools: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64],
+                               float | None]] = {}
+    for block in _blocks(whole, n):
+        got, coss, lasts = _find_pools(sc, block, min_score)
+        words = (sc._dots.rows_against(list(zip(block, got, strict=True)))
+                 if sc._dots is not None else [np.zeros(len(g)) for g in got])
+        for r, g, c, wd, last in zip(block, got, coss, words, lasts, strict=True):
+            new_pools[r] = (g, c, wd, last)
+
+    # rows a new paper reaches: their pool and the new papers
+    if fresh_rows:
+        floor = np.fromiter((hubs[p].floor if p not in is_new else np.inf for p in ids),
+                            dtype=np.float64, count=n)
+        new_arr = np.asarray(fresh_rows, dtype=np.intp)
+        scores = sc.cos(sc.full[new_arr])
+        reached = np.flatnonzero((scores >= floor[None, :] - TIE_SLACK).any(axis=0))
+        merge = [int(i) for i in reached if int(i) not in new_pools]
+        entering: list[tuple[int, NDArray[np.intp], NDArray[np.float64]]] = []
+        for i in merge:
+            if to_old[i] < 0:
+                raise ValueError(f"{ids[i]} is neither new nor in the kept pools")
+            exact = np.round(sc.full[new_arr] @ sc.full[i], SCORE_DECIMALS)
+            ok = exact >= min_score
+            entering.append((i, new_arr[ok], exact[ok]))
+        lens = [len(js) for _, js, _ in entering]
+        n_pairs = int(np.sum(lens)) if lens else 0
+        pair_words = (
+            sc._dots.pairs(np.repeat(np.asarray(merge, dtype=np.intp), lens),
+                           np.concatenate([js for _, js, _ in entering]))
+            if sc._dots is not None and n_pairs else np.zeros(n_pairs)
+        )
+        at = 0
+        for i, js, cj in entering:
+            old_cols, old_cos, old_words = pools.row(int(to_old[i]))
+            cols = np.concatenate((to_new[old_cols], js))
+            cos = np.concatenate((old_cos, cj))
+            wds = np.concatenate((old_words, pair_words[at : at + len(js)]))
+            at += len(js)
+            local, last = _pool(cos, vec.pool)
+            new_pools[i] = (cols[local], cos[local], wds[local], last)
+
+    # the plain lists and hubs of every row whose pool moved
+    plain: Neighbours = {}
+    floors: dict[str, float] = {}
+    for i, (cols, cos, wds, last) in new_pools.items():
+        key = cos + sc.w * wds
+        top = _top_k(key, cols, ids, k)
+        plain[ids[i]] = [Near(ids[int(cols[t])], float(cos[t]), float(wds[t])) for t in top]
+        floors[ids[i]] = min_score if last is None else last
+    moved = set(new)
+    for pid, hub in hubness(plain, floors, sc.w, k).items():
+        old = hubs.get(pid)
+        if old != hub:
+            if pid not in is_new and (old is None or old.r != hub.r):
+                moved.add(pid)
+            hubs[pid] = hub
+
+    redo = set(new_pools)
+    for pid in previous.holding(removed | moved):
+        if pid in index:
+            redo.add(index[pid])
+    r_all = np.fromiter((hubs[p].r for p in ids), dtype=np.float64, count=n)
+    penalty = CSLS_WEIGHT * r_all
+    # a row whose pool did not move, holding a paper whose r moved: ranked again when
+    # that paper's key reaches its list's k-th (or its list is short)
+    old_moved = np.zeros(n_old, dtype=bool)
+    moved_old = to_old[[index[p] for p in moved if p not in is_new]]
+    old_moved[moved_old[moved_old >= 0]] = True
+    if bool(old_moved.any()):
+        slots = pools.holding(old_moved)
+        owners = to_new[pools.owner[slots]]
+        ok = owners >= 0
+        slots, owners = slots[ok], owners[ok]
+        fresh_owner = np.fromiter((int(o) not in redo for o in owners), dtype=bool,
+                                  count=len(owners))
+        slots, owners = slots[fresh_owner], owners[fresh_owner]
+        cand = sorted({int(o) for o in owners})
+        previous.need(ids[i] for i in cand)
+        thr = np.full(n, np.inf)
+        for i in cand:
+            lst = previous.get(ids[i])
+            if len(lst) < k:
+                redo.add(i)
+                continue
+            last_nb = lst[k - 1]
+            thr[i] = _csls_key(last_nb, hubs[last_nb.id][0], sc.w)
+        key = np.round(pools.cos[slots] + sc.w * pools.words[slots]
+                       - penalty[to_new[pools.cols[slots]]], HUB_DECIMALS)
+        hit = key >= thr[owners] - TIE_SLACK
+        redo.update(int(i) for i in np.unique(owners[hit]))
+
+    fresh: Neighbours = {}
+    for i in sorted(redo):
+        if i in new_pools:
+            cols, cos, wds, _ = new_pools[i]
+        else:
+            old_cols, cos, wds = pools.row(int(to_old[i]))
+            cols = to_new[old_cols]
+        key = np.round(cos + sc.w * wds - penalty[cols], HUB_DECIMALS)
+        top = _top_k(key, cols, ids, k)
+        fresh[ids[i]] = [Near(ids[int(cols[t])], float(cos[t]), float(wds[t])) for t in top]
+    change = PoolChange(list(ids), remap, {
+        i: (c.astype(np.int32), cs.astype(np.float64), wd.astype(np.float64))
+        for i, (c, cs, wd, _) in new_pools.items()
+    })
+    return fresh, hubs, change
 
 
 def similar_edges(

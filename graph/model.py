@@ -276,6 +276,9 @@ class GraphData:
     # paper id -> row in ``embeddings`` (float32, L2-normalised, shape (n, dim))
     embedding_ids: list[str] = field(default_factory=list)
     embeddings: Any = None  # numpy.ndarray | None; Any keeps numpy out of the domain types
+    # derived, never stored: the build's SIMILAR_TO pools (graph.link.SimilarPools, rows as
+    # ``embedding_ids``), for the region state to rank later adds from; None: not computed
+    similar_pools: Any = None
 
     def add_edge(self, edge: Edge) -> None:
         self.edges[edge.key] = edge

@@ -16,8 +16,11 @@ from the store only the stored edges and nodes of what the change reaches
 * papers, vectors: the added, removed and changed papers;
 * concepts, datasets, MENTIONS/USES/INTRODUCES: the papers whose terms the resolver moved
   and the terms whose node it may have changed;
-* SIMILAR_TO: :func:`graph.link.update_csls_rows` (the rows an add can change; a k x N
-  product of the new vectors against all);
+* SIMILAR_TO: :func:`graph.link.update_csls_pools` (the rows an add can change, ranked
+  from every row's pool kept in the state: a k x N product of the new vectors against
+  all, and a row that lost a pool member found again from all N), or, without kept pools
+  (a state read from a snapshot), :func:`graph.link.update_csls_rows` (each row it
+  reaches found again from all N);
 * SHARES_TERM, RELATED_TO: :func:`graph.link.shared_terms_region`,
   :func:`graph.link.related_region`;
 * CITES: the new papers' references, and the papers whose references name an id or a
@@ -45,11 +48,14 @@ from graph.link import (
     ListSource,
     Near,
     PaperVectors,
+    PoolChange,
+    SimilarPools,
     hubs_from_edges,
     mention_edges,
     related_region,
     shared_terms_region,
     similar_edges,
+    update_csls_pools,
     update_csls_rows,
 )
 from graph.model import Edge, GraphChange, GraphData, GraphNode, Paper, RelType, node_to_props
@@ -95,6 +101,9 @@ class CorpusState:
     # each paper's concepts as column numbers, for RELATED_TO's co-mention counts: filled
     # as asked, an entry dropped by each commit that moves that paper's terms
     columns: ConceptColumns = field(default_factory=ConceptColumns)
+    # every row's SIMILAR_TO pool, rows as ``ids`` (the build's, kept; moved by each
+    # commit); None (a state read from a snapshot): each add ranks its rows from all N
+    pools: SimilarPools | None = None
 
 
 def _cite_keys(p: Paper) -> set[str]:
@@ -206,10 +215,15 @@ def state_from_graph(
     )
     if set(ids) != set(papers):
         return None
+    pools = data.similar_pools
+    if not isinstance(pools, SimilarPools) or pools.ids != ids or (
+        pools.min_score != floor or pools.pool != marker.pool
+    ):
+        pools = None
     return CorpusState(
         version, data.embedding_model, papers, dict(extractions), pterms, postings,
         dict(similar), holders, hubs, dict(shared), related, ids, matrix,
-        words([papers[pid] for pid in ids]), cites, titles, dict(shares),
+        words([papers[pid] for pid in ids]), cites, titles, dict(shares), pools=pools,
     )
 
 
@@ -407,9 +421,15 @@ def region_change(
         word_matrix = sp.vstack(word_parts, format="csr") if word_parts else state.words[:0]
         vec = PaperVectors(ids, matrix, word_matrix)
         k, floor = s.similar_k, s.similar_min_score
-        fresh, hubs = update_csls_rows(
-            _StateLists(state), state.hubs, gone, vec, fresh_ids, gone_ids, k, floor
-        )
+        pool_change: PoolChange | None = None
+        if state.pools is not None and len(ids) >= 2 and k > 0:
+            fresh, hubs, pool_change = update_csls_pools(
+                _StateLists(state), state.hubs, state.pools, vec, fresh_ids, gone_ids, k, floor
+            )
+        else:
+            fresh, hubs = update_csls_rows(
+                _StateLists(state), state.hubs, gone, vec, fresh_ids, gone_ids, k, floor
+            )
         rows = set(fresh) | {p for p, h in hubs.items() if state.hubs.get(p) != h}
         lists = _StateLists(state)
         new_similar: dict[str, list[Edge]] = {}
@@ -521,6 +541,11 @@ def region_change(
             del state.related[c]
         state.related.update(related.lists)
         state.ids, state.matrix, state.words = ids, matrix, word_matrix
+        if state.pools is not None:
+            if pool_change is None:
+                state.pools = None  # too few papers or no lists: nothing kept to move
+            else:
+                state.pools.apply(pool_change)
         for pid, was in before.items():
             for key in _cite_keys(was):
                 state.cites.get(key, set()).discard(pid)

@@ -1,0 +1,125 @@
+"""SIMILAR_TO from the kept pools (graph.link.update_csls_pools) equals the whole computation.
+
+The region state keeps every row's pool between writes (graph.link.SimilarPools) and ranks
+the rows an add reaches from them. A pool gone stale (a member that left, a paper that
+entered without being merged, a cosine or overlap from an old vector, rows numbered wrong
+after a remove) shows up as a list, a hub or a pool that differs from ``full_similar`` of
+the same corpus: each step of a random sequence of adds, removes and text changes, with
+the pools carried from step to step and applied only when the step "commits", is compared
+with it to the bit (pickled), on vectors made for ties.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+
+from graph.lexical import word_vectors
+from graph.link import (
+    ListSource,
+    Near,
+    PaperVectors,
+    SimilarPools,
+    full_similar,
+    update_csls_pools,
+)
+
+_VOCAB = [f"w{i:02d}" for i in range(30)]
+
+
+def _universe(seed: int, n: int) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Vectors on a coarse grid (exact ties at a pool's edge), repeated rows, pairs 1e-7
+    apart, and short texts over a small vocabulary (tied word overlaps)."""
+    rng = np.random.default_rng(seed)
+    base = np.round(rng.normal(size=(n, 4)) * 2) / 2
+    base[np.abs(base).sum(axis=1) == 0, 0] = 1.0
+    base[n // 2 : n // 2 + 6] = base[:6]
+    base[n // 2 + 6 : n // 2 + 10] = base[6:10] + 1e-7 * rng.normal(size=(4, 4))
+    m = (base / np.linalg.norm(base, axis=1, keepdims=True)).astype(np.float32)
+    ids = [f"p{i:03d}" for i in range(n)]
+    texts = [" ".join(rng.choice(_VOCAB, size=int(rng.integers(2, 7)))) for _ in range(n)]
+    texts[n // 2 : n // 2 + 6] = texts[:6]
+    return dict(zip(ids, m, strict=True)), dict(zip(ids, texts, strict=True))
+
+
+def _vec(ids: list[str], vec: dict[str, np.ndarray], text: dict[str, str], pool: int,
+         words: bool) -> PaperVectors:
+    return PaperVectors(ids, np.asarray([vec[p] for p in ids], dtype=np.float32),
+                        word_vectors([text[p] for p in ids]) if words else None, pool=pool)
+
+
+def _pools_by_id(pools: SimilarPools) -> dict[str, list[tuple[str, float, float]]]:
+    out = {}
+    for i, pid in enumerate(pools.ids):
+        cols, cos, words = pools.row(i)
+        out[pid] = sorted((pools.ids[int(c)], float(a), float(b))
+                          for c, a, b in zip(cols, cos, words, strict=True))
+    return out
+
+
+def _dump(lists: dict[str, list[Near]], hubs: dict[str, Any]) -> bytes:
+    return pickle.dumps((sorted(lists.items()), sorted(hubs.items())))
+
+
+@pytest.mark.parametrize(("seed", "pool", "words", "size"), [
+    (1, 3, True, 40), (2, 5, True, 40), (3, 8, False, 40), (4, 4, True, 40),
+    (5, 12, True, 40), (6, 2, False, 40),
+    # more rows than an add reaches: lists that move only through a moved r
+    (7, 6, True, 250), (8, 10, True, 250), (9, 4, False, 250),
+])
+def test_kept_pools_give_the_whole_computation_through_adds_removes_and_changes(
+    seed: int, pool: int, words: bool, size: int
+) -> None:
+    rng = np.random.default_rng(100 + seed)
+    universe_vec, text = _universe(seed, size + 50)
+    vec = dict(universe_vec)
+    universe = sorted(vec)
+    k = 3
+    f = np.asarray(vec["p000"], np.float64), np.asarray(vec["p001"], np.float64)
+    min_score = float(np.round(f[0] @ f[1], 6)) if seed % 2 else 0.1  # ties with the floor
+    current = sorted(rng.choice(universe, size=size, replace=False).tolist())
+    keep: list[SimilarPools] = []
+    lists, hubs = full_similar(_vec(current, vec, text, pool, words), k, min_score, keep=keep)
+    pools = keep[0]
+    order = list(current)  # the rows as the region state numbers them
+    for step in range(10):
+        outside = [p for p in universe if p not in current]
+        kind = step % 4
+        added = set(rng.choice(outside, size=min(int(rng.integers(1, 5)), len(outside)),
+                               replace=False).tolist())
+        removed: set[str] = set()
+        changed: set[str] = set()
+        if kind >= 2:
+            removed = set(rng.choice(current, size=2, replace=False).tolist())
+        if kind == 3:
+            changed = set(rng.choice([p for p in current if p not in removed], size=1).tolist())
+            for p in changed:  # its text changed: a new vector (sometimes another's)
+                other = universe[int(rng.integers(len(universe)))]
+                vec[p] = vec[other].copy() if rng.random() < 0.5 else (
+                    universe_vec[p][::-1].copy())
+                text[p] = text[other]
+        gone = removed | changed
+        # the region's numbering: the rows that stay in their order, then the fresh ones
+        order = [p for p in order if p not in gone] + sorted(added | changed)
+        if step == 5:
+            order = sorted(order)  # any numbering: the pools are renumbered
+        now = sorted(set(order))
+        v = _vec(order, vec, text, pool, words)
+        previous = ListSource({p: lst for p, lst in lists.items() if p not in gone})
+        prev_hubs = {p: h for p, h in hubs.items() if p not in gone}
+        if step in (2, 7):  # a write that fails: its change is never applied
+            update_csls_pools(previous, prev_hubs, pools, v, added | changed, gone, k,
+                              min_score)
+        fresh, hubs, change = update_csls_pools(previous, prev_hubs, pools, v,
+                                                added | changed, gone, k, min_score)
+        lists = {p: fresh[p] if p in fresh else lists[p] for p in order}
+        pools.apply(change)
+        want_keep: list[SimilarPools] = []
+        want_lists, want_hubs = full_similar(v, k, min_score, keep=want_keep)
+        assert _dump(lists, hubs) == _dump(want_lists, want_hubs), f"step {step}"
+        assert pools.ids == order
+        assert _pools_by_id(pools) == _pools_by_id(want_keep[0]), f"step {step}"
+        current = now
