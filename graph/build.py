@@ -628,7 +628,8 @@ class Pipeline:
             read = getattr(store, "versioned_snapshot", None)
             data, version = read() if callable(read) else (store.snapshot(), None)
             try:
-                self._state = self._state_of(data, version, self._resolver, stop=stop)
+                self._state = self._state_of(data, version, self._resolver, stop=stop,
+                                             find_pools=True)
             except Stopped:
                 return
 
@@ -639,8 +640,10 @@ class Pipeline:
         resolver: IncrementalResolution,
         *,
         stop: threading.Event | None = None,
+        find_pools: bool = False,
     ) -> _State | None:
-        """The region state of a stored graph (None: the next write goes the whole way)."""
+        """The region state of a stored graph (None: the next write goes the whole way);
+        ``find_pools``: SIMILAR_TO's pools too, if the graph holds none (O(N^2))."""
         papers = sorted((n for n in data.nodes.values() if isinstance(n, Paper)),
                         key=lambda p: p.id)
         extracted = self.extract_all(papers, stop=stop)
@@ -650,7 +653,8 @@ class Pipeline:
             resolver.advance(extracted)
             return None
         state = state_from_graph(
-            data, version, resolver, extracted, self.settings, self._word_vectors
+            data, version, resolver, extracted, self.settings, self._word_vectors,
+            find_pools=find_pools,
         )
         return None if state is None else _State(state, resolver)
 

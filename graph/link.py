@@ -618,6 +618,17 @@ def full_similar(
     return lists, hubs
 
 
+def similar_pools(vec: PaperVectors, k: int, min_score: float) -> SimilarPools | None:
+    """Every row's pool as :func:`full_similar` keeps it (its first pass alone: no list
+    ranked), for a region state read from a stored graph; None where it keeps none."""
+    n = len(vec.ids)
+    if n < 2 or k <= 0:
+        return None
+    sc = _Scorer(vec)
+    blocks = [_pool_block(sc, block, min_score)[0] for block in _blocks(range(n), n)]
+    return SimilarPools.of_blocks(vec.ids, blocks, vec.pool, min_score)
+
+
 def _csls_key(near: Near, r: float, w: float) -> float:
     return round(_base(near, w) - CSLS_WEIGHT * r, HUB_DECIMALS)
 

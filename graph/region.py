@@ -55,6 +55,7 @@ from graph.link import (
     related_region,
     shared_terms_region,
     similar_edges,
+    similar_pools,
     update_csls_pools,
     update_csls_rows,
 )
@@ -135,12 +136,18 @@ def state_from_graph(
     extractions: Mapping[str, Extraction],
     settings: Settings,
     words: Callable[[Sequence[Paper]], Any],
+    *,
+    find_pools: bool = False,
 ) -> CorpusState | None:
     """The state of ``data`` (a snapshot, or the graph a whole-path write just stored),
     with ``resolver`` brought to ``extractions`` (every paper's); None when the stored
     graph is not what this code would write for it (another extractor or resolution,
     SIMILAR_TO or SHARES_TERM rows of older code or other settings): then the next write
-    goes the whole way, and rewrites what differs."""
+    goes the whole way, and rewrites what differs.
+
+    ``find_pools``: when ``data`` holds no SIMILAR_TO pools (a graph read from the
+    store), find them (:func:`graph.link.similar_pools`, O(N^2): a server's warm-up, not
+    a write under the lock); without pools an add ranks each row it reaches from all N."""
     papers = {pid: n for pid, n in data.nodes.items() if isinstance(n, Paper)}
     if set(extractions) != set(papers):
         return None
@@ -220,10 +227,13 @@ def state_from_graph(
         pools.min_score != floor or pools.pool != marker.pool
     ):
         pools = None
+    word_matrix = words([papers[pid] for pid in ids])
+    if pools is None and find_pools:
+        pools = similar_pools(PaperVectors(ids, matrix, word_matrix), k, floor)
     return CorpusState(
         version, data.embedding_model, papers, dict(extractions), pterms, postings,
         dict(similar), holders, hubs, dict(shared), related, ids, matrix,
-        words([papers[pid] for pid in ids]), cites, titles, dict(shares), pools=pools,
+        word_matrix, cites, titles, dict(shares), pools=pools,
     )
 
 

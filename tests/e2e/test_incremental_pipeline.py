@@ -169,6 +169,39 @@ def test_a_primed_pipeline_resolves_only_what_the_first_add_reaches(
         store.close()
 
 
+def test_a_primed_pipeline_finds_the_similar_pools_and_its_adds_equal_rebuilds(
+    tmp_path: Path, seed_papers: list[Paper], settings_dir: Path
+) -> None:
+    """A server's state is read from the store, which keeps no SIMILAR_TO pools: the
+    warm-up finds them, and the adds and removes ranked from them equal rebuilds."""
+    store = EmbeddedStore(tmp_path / "graph.db")
+    builder = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE, incremental=False)
+    try:
+        builder.run(store, add_papers=seed_papers[:60], replace=True)
+    finally:
+        builder.close()
+    served = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE)
+    try:
+        served.prime(store)
+        assert served._state is not None and served._state.state.pools is not None
+        corpus = {p.id: p for p in seed_papers[:60]}
+        steps: list[tuple[list[Paper], list[str]]] = [
+            ([_paper("pooled-1", DEFINES)], []),
+            (seed_papers[60:64], [seed_papers[5].id]),  # a remove refills the rows it left
+            ([], ["pooled-1", seed_papers[61].id]),
+        ]
+        for add, remove in steps:
+            served.run(store, add_papers=add, remove=remove)
+            corpus.update((p.id, p) for p in add)
+            for pid in remove:
+                del corpus[pid]
+            _same(store, settings_dir, corpus)
+            assert served._state is not None and served._state.state.pools is not None
+    finally:
+        served.close()
+        store.close()
+
+
 def test_cli_writes_between_server_writes_equal_rebuilds(
     tmp_path: Path, pipeline: Pipeline, seed_papers: list[Paper], settings_dir: Path
 ) -> None:

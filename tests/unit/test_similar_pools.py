@@ -123,3 +123,21 @@ def test_kept_pools_give_the_whole_computation_through_adds_removes_and_changes(
         assert pools.ids == order
         assert _pools_by_id(pools) == _pools_by_id(want_keep[0]), f"step {step}"
         current = now
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_pools_found_alone_are_the_builds(seed: int) -> None:
+    """A state read from a stored graph finds its pools without ranking a list
+    (graph.link.similar_pools): the same pools as the build's full_similar keeps."""
+    from graph.link import similar_pools
+
+    vec, text = _universe(700 + seed, 120)
+    ids = sorted(vec)
+    for pool, words in ((100, True), (7, False)):
+        v = _vec(ids, vec, text, pool, words)
+        kept: list[SimilarPools] = []
+        full_similar(v, 5, 0.1, keep=kept)
+        alone = similar_pools(v, 5, 0.1)
+        assert alone is not None and kept
+        assert pickle.dumps(_pools_by_id(alone)) == pickle.dumps(_pools_by_id(kept[0]))
+    assert similar_pools(_vec(ids[:1], vec, text, 100, True), 5, 0.1) is None
