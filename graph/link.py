@@ -2224,9 +2224,26 @@ def related_region(
             col = columns.index.get(a)
             if col is not None and len(lst) >= top_k:
                 kth_at[col] = int(min(c for c, _ in lst))
+    # A list changes by the tie-break only if two partners tied at its k-th count swap
+    # order, and a pair swaps only if one's df moved across the other's. So b moves no
+    # list if no other concept's df lies in b's df span (old to new), nor another moved
+    # concept's span overlaps it: a hub's df (tens of thousands) is its own; a rare one's
+    # is shared by many, and those keep the rule above.
+    span = {b: tuple(sorted((len(postings.get(b, ())), len(postings.get(b, ())) - d)))
+            for b, d in df_delta.items() if d}
+    every_df = np.sort(np.fromiter(
+        (len(ps) for t, ps in postings.items() if ps and is_concept(t)), dtype=np.int64))
+
+    def quiet(b: str) -> bool:
+        lo, hi = span[b]
+        inside = int(np.searchsorted(every_df, hi, "right") - np.searchsorted(every_df, lo))
+        if inside - (1 if alive(b) else 0) > 0:  # b's own df now is one of them
+            return False
+        return not any(v != b and v_lo <= hi and lo <= v_hi for v, (v_lo, v_hi) in span.items())
+
     for b in sorted(df_moved):
         got = rows.get(b)
-        if got is None:
+        if got is None or quiet(b):
             continue
         up = df_delta[b] > 0
         for col in got.cols[got.counts == kth_at[got.cols]].tolist():

@@ -386,3 +386,63 @@ def test_kept_co_rows_move_only_with_a_commit(seed: int) -> None:
         kept_any += len(columns.co)
         before, old = list(after.values()), new
     assert kept_any  # the kept rows were there to be used
+
+
+def _mixed_change(rng: random.Random, old: dict[str, dict[str, float]], vocab: int):  # type: ignore[no-untyped-def]
+    """Papers removed and added in one change, and a term or two moved: one concept's
+    df goes up while another's goes down, and the two can cross."""
+    new = {p: dict(ts) for p, ts in old.items()}
+    for p in rng.sample(sorted(new), rng.randint(1, 4)):
+        del new[p]
+    for i, ts in enumerate(_tied_corpus(rng, rng.randint(1, 4), vocab).values()):
+        new[f"q{rng.randint(0, 10**6)}-{i}"] = ts
+    for _ in range(rng.randint(0, 2)):
+        p = rng.choice(sorted(new))
+        ts = dict(new[p])
+        if rng.random() < 0.5 and len(ts) > 1:
+            ts.pop(rng.choice(sorted(ts)))
+        else:
+            ts[f"concept:{rng.randint(1, vocab)}"] = 1.0
+        new[p] = dict(sorted(ts.items()))
+    return new
+
+
+# 0-29 and six sequences where two concepts' dfs cross in one change (a "quiet" concept,
+# whose df span no other concept shares, that skipped the crossing check failed them)
+@pytest.mark.parametrize("seed", [*range(30), 49, 79, 126, 196, 243, 263])
+def test_related_region_with_dfs_crossing_in_one_change(seed: int) -> None:
+    """A concept whose df moves within a span no other concept's df holds moves no list
+    by the tie-break (a hub's is its own) and is skipped; two moved concepts whose spans
+    overlap (one up, one down) can swap in a list no changed paper holds."""
+    rng = random.Random(seed)
+    vocab = rng.choice([15, 40, 120])
+    old = _tied_corpus(rng, rng.choice([40, 60, 150]), vocab)
+    top_k, min_count = rng.choice([1, 2, 3]), rng.choice([1, 2])
+    keep_from = rng.choice([1, 8, 10**9])
+    is_concept = lambda t: t.startswith("concept:")  # noqa: E731
+    concepts = lambda ts: [t for t in {x for v in ts.values() for x in v}  # noqa: E731
+                           if is_concept(t)]
+    before = cooccurrence_edges(old, concepts(old), top_k=top_k, min_count=min_count)
+    post = _postings(old)
+    mine: Kept = defaultdict(list)
+    for e in before:
+        mine[e.source].append((e.weight, e.target))
+        mine[e.target].append((e.weight, e.source))
+    kept = {a: sorted(lst, key=lambda cb: (-cb[0], len(post[cb[1]]), cb[1]))[:top_k]
+            for a, lst in mine.items()}
+    columns = ConceptColumns()
+    for _ in range(8):
+        new = _mixed_change(rng, old, vocab)
+        changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
+        post_new = _postings(new)
+        got = related_region(new, post_new, {p: old.get(p, {}) for p in changed}, is_concept,
+                             kept, top_k=top_k, min_count=min_count, columns=columns,
+                             keep_rows_from=keep_from)
+        after = _apply(before, got.upsert, got.delete, set(post_new))
+        _same(after, cooccurrence_edges(new, concepts(new), top_k=top_k, min_count=min_count))
+        for c in [c for c in kept if not post_new.get(c)]:
+            del kept[c]
+        kept.update((c, lst) for c, lst in got.lists.items() if post_new.get(c))
+        columns.commit(changed, got.co)
+        _rows_true(columns, new, is_concept)
+        before, old = list(after.values()), new
