@@ -33,6 +33,7 @@ mentions, and a concept id that several groups share is rebuilt from all of them
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -270,11 +271,12 @@ class Resolver:
         for c in cids_moved:
             dirty |= self.by_cid.get(c, set())
         rerank: set[str] = set()
+        quiet = self._quiet_moves()
         for c, was in self._dof_w.before.items():
             now = self.df_of[c]
             if (was == 1) != (now == 1):
                 dirty |= self.by_cid.get(c, set())
-            elif was != now:
+            elif was != now and c not in quiet:
                 rerank |= self.by_ranked.get(c, set())
         for f in dids_moved:
             dirty |= self.by_dfold.get(f, set())
@@ -719,6 +721,31 @@ class Resolver:
         self.ranked[p] = ranked
         _index(self.by_ranked, ranked, p, add=True)
         _index(self.by_dfold, {_fold(d.key) for d in ex.datasets}, p, add=True)
+
+    def _quiet_moves(self) -> set[str]:
+        """The concepts whose paper count moved in this update without passing another
+        concept's: no other count lies in the span it moved over (old to new), nor does
+        another moved one's span overlap it. Ranking by count puts such a concept exactly
+        where it was against every other one, so a paper over the cap keeps its cut (a hub
+        held by half the papers moves on nearly every add, and was a re-rank of every
+        paper over the cap that holds it)."""
+        spans: dict[str, tuple[int, int]] = {}
+        for c, was in self._dof_w.before.items():
+            now = self.df_of[c]
+            if was != now:
+                spans[c] = (min(was, now), max(was, now))
+        if not spans:
+            return set()
+        every = sorted(self.df_of.values())
+        quiet: set[str] = set()
+        for c, (lo, hi) in spans.items():
+            inside = bisect.bisect_right(every, hi) - bisect.bisect_left(every, lo)
+            if inside - (1 if c in self.df_of else 0) > 0:  # c's own count now, if any
+                continue
+            if any(o != c and o_lo <= hi and lo <= o_hi for o, (o_lo, o_hi) in spans.items()):
+                continue
+            quiet.add(c)
+        return quiet
 
     def _rank(
         self, merged: Mapping[str, tuple[float, str, int]], own: set[str]

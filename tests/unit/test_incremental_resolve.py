@@ -221,3 +221,63 @@ def test_a_df_move_reranks_a_capped_paper_without_running_it_again(
         del current[f"more-low-{k}"]
     _check(resolver, current)
     assert set(resolver.paper_terms("big")) == kept
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_capped_papers_follow_counts_that_cross_in_one_update(seed: int) -> None:
+    """Papers over the cap keep their most common concepts. A concept whose count moves
+    over a span no other count holds keeps its place against every other (its capped
+    papers are not re-ranked); counts that meet or cross in one update (papers removed
+    and added at once) must re-rank them. Every update equals resolve()."""
+    from graph.extract.resolve import _MAX_CONCEPTS
+
+    rng = random.Random(4100 + seed)
+    n = _MAX_CONCEPTS + 6
+    words = [f"vorpal{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(n)]
+    # concept j in 3j + 1 one-topic papers (distinct counts, gaps of 3), and a few papers
+    # holding every concept: cut at the sixth least common
+    current = {f"big{b}": _mentions(words) for b in range(3)}
+    made = 0
+    for j, w in enumerate(words):
+        for _ in range(3 * j + 1):
+            current[f"f{made:04d}"] = _mentions([w, f"tumtum{made}"])
+            made += 1
+    resolver = Resolver()
+    _check(resolver, current)
+    for _ in range(16):
+        # around the cut: two or three concepts gain or lose 1-6 papers each, in one update
+        for j in rng.sample(range(3, 9), rng.randint(2, 3)):
+            mine = sorted(p for p, ex in current.items()
+                          if p.startswith("f") and ex.concepts[0].key == words[j])
+            if rng.random() < 0.5 and len(mine) > 6:
+                for p in rng.sample(mine, rng.randint(1, 6)):
+                    del current[p]
+            else:
+                for _ in range(rng.randint(1, 6)):
+                    current[f"f{made:04d}"] = _mentions([words[j], f"tumtum{made}"])
+                    made += 1
+        _check(resolver, current)
+
+
+def test_two_counts_that_jump_past_each_other_move_the_cut() -> None:
+    """Concept 5 (16 papers) gains four while concept 6 (19) loses four, in one update:
+    each count ends outside the other's span (20 and 15), so neither alone looks moved
+    past another; together they swap at the cut, and the capped papers must follow."""
+    from graph.extract.resolve import _MAX_CONCEPTS
+
+    n = _MAX_CONCEPTS + 6
+    words = [f"vorpal{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(n)]
+    current = {f"big{b}": _mentions(words) for b in range(2)}
+    for j, w in enumerate(words):
+        for k in range(3 * j + 1):
+            current[f"f{j:02d}-{k:02d}"] = _mentions([w, f"tumtum{j}x{k}"])
+    resolver = Resolver()
+    before = _check(resolver, current)
+    assert concept_id(words[6]) in before.paper_terms["big0"]
+    assert concept_id(words[5]) not in before.paper_terms["big0"]
+    for k in range(4):
+        current[f"up-{k}"] = _mentions([words[5], f"tumtumup{k}"])
+        del current[f"f06-{k:02d}"]
+    after = _check(resolver, current)
+    assert concept_id(words[5]) in after.paper_terms["big0"]
+    assert concept_id(words[6]) not in after.paper_terms["big0"]
