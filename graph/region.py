@@ -315,17 +315,28 @@ def region_change(
     for p in moved_papers:
         if p in corpus:
             pterms[p] = resolver.paper_terms(p)
-    postings = {t: set(ps) for t, ps in state.postings.items()}  # copied: see commit
+    # the state's sets stay as they are until the commit: a term this change moves gets
+    # a copy of its set (copying every set was O(N): ~0.2 s an add at 100k papers)
+    postings = dict(state.postings)
+    copied: set[str] = set()
+
+    def own(t: str) -> set[str]:
+        ps = postings.get(t)
+        if ps is None or t not in copied:
+            copied.add(t)
+            ps = postings[t] = set(ps or ())
+        return ps
+
     for p, was in old_terms.items():
         now = pterms.get(p, {})
         for t in set(was) - set(now):
-            ps = postings.get(t)
-            if ps is not None:
+            if t in postings:
+                ps = own(t)
                 ps.discard(p)
                 if not ps:
                     del postings[t]
         for t in set(now) - set(was):
-            postings.setdefault(t, set()).add(p)
+            own(t).add(p)
 
     upsert_nodes: list[GraphNode] = []
     upsert_edges: list[Edge] = []

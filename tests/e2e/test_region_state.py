@@ -117,10 +117,15 @@ def test_kept_shares_follow_adds_removes_failures_and_other_writers(
     # a write that fails: nothing changes on disk, and what the pipeline keeps is not
     # ahead of the store (it is dropped; the next add reads the graph and is exact)
     store.fail_next = True
+    assert pipeline._state is not None
+    held = pipeline._state.state
+    postings = {t: frozenset(ps) for t, ps in held.postings.items()}
     with pytest.raises(OSError):
         pipeline.run(store, add_papers=seed_papers[48:50], remove=[seed_papers[9].id])
     _same(store, settings_dir, corpus)
     assert not _kept_shares_are_stored(pipeline, store)
+    # the dropped state was not moved in place either (the change copies what it moves)
+    assert {t: frozenset(ps) for t, ps in held.postings.items()} == postings
     pipeline.run(store, add_papers=seed_papers[48:50], remove=[seed_papers[9].id])
     corpus.update({p.id: p for p in seed_papers[48:50]})
     del corpus[seed_papers[9].id]
