@@ -522,3 +522,32 @@ def test_a_paper_keeps_its_own_long_form_where_the_corpus_means_another() -> Non
     })
     assert concept_id("fast bilinear block") in res.paper_terms["d2"]
     assert concept_id("foo bar baz") in res.paper_terms["d1"]
+
+
+def test_the_extractors_version_follows_the_extraction_not_the_resolution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cached extractions are keyed by the rules' version: an edit to an extraction
+    module is a new one; an edit to the resolution's (not cached) keeps the cache."""
+    import shutil
+
+    from graph.extract import rules
+
+    copy = tmp_path / "extract"
+    shutil.copytree(rules._PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def digest() -> str:
+        rules._rules_digest.cache_clear()
+        monkeypatch.setattr(rules, "_PACKAGE", copy)
+        try:
+            return rules._rules_digest()
+        finally:
+            monkeypatch.undo()
+            rules._rules_digest.cache_clear()
+
+    first = digest()
+    for name in ("incremental.py", "resolve.py"):
+        (copy / name).write_text((copy / name).read_text() + "\n# a resolution edit\n")
+    assert digest() == first
+    (copy / "phrases.py").write_text((copy / "phrases.py").read_text() + "\n# a rule edit\n")
+    assert digest() != first
