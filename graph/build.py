@@ -654,7 +654,7 @@ class Pipeline:
             return None
         state = state_from_graph(
             data, version, resolver, extracted, self.settings, self._word_vectors,
-            find_pools=find_pools,
+            find_pools=find_pools, stop=None if stop is None else stop.is_set,
         )
         return None if state is None else _State(state, resolver)
 

@@ -618,14 +618,21 @@ def full_similar(
     return lists, hubs
 
 
-def similar_pools(vec: PaperVectors, k: int, min_score: float) -> SimilarPools | None:
+def similar_pools(
+    vec: PaperVectors, k: int, min_score: float, stop: Callable[[], bool] | None = None
+) -> SimilarPools | None:
     """Every row's pool as :func:`full_similar` keeps it (its first pass alone: no list
-    ranked), for a region state read from a stored graph; None where it keeps none."""
+    ranked), for a region state read from a stored graph; None where it keeps none, or
+    when ``stop()`` turns true between blocks (a server closing during its warm-up)."""
     n = len(vec.ids)
     if n < 2 or k <= 0:
         return None
     sc = _Scorer(vec)
-    blocks = [_pool_block(sc, block, min_score)[0] for block in _blocks(range(n), n)]
+    blocks = []
+    for block in _blocks(range(n), n):
+        if stop is not None and stop():
+            return None
+        blocks.append(_pool_block(sc, block, min_score)[0])
     return SimilarPools.of_blocks(vec.ids, blocks, vec.pool, min_score)
 
 

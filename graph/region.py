@@ -138,6 +138,7 @@ def state_from_graph(
     words: Callable[[Sequence[Paper]], Any],
     *,
     find_pools: bool = False,
+    stop: Callable[[], bool] | None = None,
 ) -> CorpusState | None:
     """The state of ``data`` (a snapshot, or the graph a whole-path write just stored),
     with ``resolver`` brought to ``extractions`` (every paper's); None when the stored
@@ -147,7 +148,8 @@ def state_from_graph(
 
     ``find_pools``: when ``data`` holds no SIMILAR_TO pools (a graph read from the
     store), find them (:func:`graph.link.similar_pools`, O(N^2): a server's warm-up, not
-    a write under the lock); without pools an add ranks each row it reaches from all N."""
+    a write under the lock; ``stop()`` true ends it early); without pools an add ranks
+    each row it reaches from all N."""
     papers = {pid: n for pid, n in data.nodes.items() if isinstance(n, Paper)}
     if set(extractions) != set(papers):
         return None
@@ -229,7 +231,7 @@ def state_from_graph(
         pools = None
     word_matrix = words([papers[pid] for pid in ids])
     if pools is None and find_pools:
-        pools = similar_pools(PaperVectors(ids, matrix, word_matrix), k, floor)
+        pools = similar_pools(PaperVectors(ids, matrix, word_matrix), k, floor, stop)
     return CorpusState(
         version, data.embedding_model, papers, dict(extractions), pterms, postings,
         dict(similar), holders, hubs, dict(shared), related, ids, matrix,

@@ -141,3 +141,21 @@ def test_the_pools_found_alone_are_the_builds(seed: int) -> None:
         assert alone is not None and kept
         assert pickle.dumps(_pools_by_id(alone)) == pickle.dumps(_pools_by_id(kept[0]))
     assert similar_pools(_vec(ids[:1], vec, text, 100, True), 5, 0.1) is None
+
+
+def test_finding_the_pools_stops_when_asked() -> None:
+    """A server closing during its warm-up: the pools pass ends at the next block."""
+    from graph.link import similar_pools
+
+    vec, text = _universe(900, 60)
+    ids = sorted(vec)
+    v = _vec(ids, vec, text, 100, True)
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return True
+
+    assert similar_pools(v, 5, 0.1, stop) is None
+    assert asked == [1]  # asked before the first block, nothing computed
+    assert similar_pools(v, 5, 0.1, lambda: False) is not None
