@@ -19,8 +19,8 @@ from the store only the stored edges and nodes of what the change reaches
 * SIMILAR_TO: :func:`graph.link.update_csls_pools` (the rows an add can change, ranked
   from every row's pool kept in the state: a k x N product of the new vectors against
   all, and a row that lost a pool member found again from all N), or, without kept pools
-  (a state read from a snapshot), :func:`graph.link.update_csls_rows` (each row it
-  reaches found again from all N);
+  (a state read from a snapshot after a whole-path write; a server's warm-up finds them),
+  :func:`graph.link.update_csls_rows` (each row it reaches found again from all N);
 * SHARES_TERM, RELATED_TO: :func:`graph.link.shared_terms_region`,
   :func:`graph.link.related_region`;
 * CITES: the new papers' references, and the papers whose references name an id or a
@@ -102,8 +102,9 @@ class CorpusState:
     # each paper's concepts as column numbers, for RELATED_TO's co-mention counts: filled
     # as asked, an entry dropped by each commit that moves that paper's terms
     columns: ConceptColumns = field(default_factory=ConceptColumns)
-    # every row's SIMILAR_TO pool, rows as ``ids`` (the build's, kept; moved by each
-    # commit); None (a state read from a snapshot): each add ranks its rows from all N
+    # every row's SIMILAR_TO pool, rows as ``ids`` (the build's or the warm-up's, moved
+    # by each commit); None (a state made after a whole-path write): each add ranks its
+    # rows from all N
     pools: SimilarPools | None = None
 
 
