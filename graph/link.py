@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -113,6 +113,153 @@ class PaperVectors:
     words: Any = None  # scipy.sparse CSR, rows aligned with ids
     pool: int = SIMILAR_POOL
     word_weight: float = WORD_WEIGHT
+    # the derived arrays kept for these rows (the region state's), or None: made anew
+    arrays: ScoringArrays | None = None
+
+
+def folded_df(cols: NDArray[Any]) -> NDArray[np.int64]:
+    """How many word-vector entries fall in each of 2^20 column buckets (column mod 2^20)."""
+    return np.bincount(np.asarray(cols, dtype=np.int64) & (_DF_BUCKETS - 1),
+                       minlength=_DF_BUCKETS).astype(np.int64)
+
+
+class _Room:
+    """Arrays with spare rows at the end, shared by a :class:`ScoringArrays` and the one
+    grown from it: growing writes past the parent's end only, so the parent's rows (a
+    committed state's) never move. Only the last array grown from a parent is valid: a
+    change computed and dropped (its write failed) leaves rows that the next one overwrites."""
+
+    def __init__(self, arrays: dict[str, NDArray[Any]]) -> None:
+        self.arrays = arrays
+
+    @staticmethod
+    def make(filled: dict[str, NDArray[Any]], used: int, need: int) -> _Room:
+        cap = need + need // 4 + 64
+        out = {}
+        for name, a in filled.items():
+            b = np.zeros((cap, *a.shape[1:]), dtype=a.dtype)
+            b[:used] = a[:used]
+            out[name] = b
+        return _Room(out)
+
+    def fit(self, used: int, need: int) -> _Room:
+        """This room when it holds ``need`` rows, else a bigger copy of its first ``used``."""
+        if need <= len(next(iter(self.arrays.values()))):
+            return self
+        return _Room.make(self.arrays, used, need)
+
+
+class ScoringArrays:
+    """What :class:`_Scorer` derives from a :class:`PaperVectors` (the rows as float64, their
+    largest norm, the word vectors' int64 columns, row x width + column keys and the
+    folded column dfs), kept by the region state (graph.region) between writes: an add
+    appends its papers' rows (:meth:`grown`), where deriving them from all N again cost
+    ~0.2 s an add at 30k papers and ~0.7 s at 100k. The values are those :class:`_Scorer`
+    and :class:`_WordDots` make from the whole matrices, to the bit (each is per row, or a
+    max or an integer count). Removing a paper or changing a vector makes them anew
+    (:meth:`of`), as the matrices are copied then anyway."""
+
+    def __init__(self, n: int, nnz: int, dim: int, width: int | None, norm: float,
+                 rows: _Room, entries: _Room | None, df: NDArray[np.int64] | None) -> None:
+        self.n, self.nnz, self.dim, self.width, self.norm = n, nnz, dim, width, norm
+        self._rows, self._entries, self._df = rows, entries, df
+
+    @classmethod
+    def of(cls, matrix: NDArray[np.float32], words: Any) -> ScoringArrays:
+        """The arrays of ``matrix`` (rows) and ``words`` (CSR, rows aligned; or None)."""
+        m32 = np.asarray(matrix, dtype=np.float32)
+        n = len(m32)
+        dim = int(m32.shape[1]) if m32.ndim == 2 else 0
+        f64 = m32.astype(np.float64)
+        norm = float(np.sqrt((f64**2).sum(axis=1)).max()) if f64.size else 1.0
+        filled: dict[str, NDArray[Any]] = {"f32": m32.reshape(n, dim), "f64": f64.reshape(n, dim)}
+        width: int | None = None
+        entries: _Room | None = None
+        df: NDArray[np.int64] | None = None
+        nnz = 0
+        if words is not None:
+            w = words.tocsr()
+            w.sort_indices()
+            width = int(w.shape[1])
+            nnz = int(w.nnz)
+            indptr = w.indptr.astype(np.int64)
+            filled["indptr"] = indptr[1:]  # row i ends at indptr[i] (the start, 0, is implied)
+            cols = w.indices.astype(np.int64)
+            owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+            entries = _Room.make({
+                "cols": cols, "cols32": w.indices.astype(np.int32),
+                "data": w.data.astype(np.float64), "keys": owner * max(width, 1) + cols,
+            }, nnz, nnz)
+            df = folded_df(cols)
+        return cls(n, nnz, dim, width, norm, _Room.make(filled, n, n), entries, df)
+
+    def grown(self, rows: NDArray[Any], words: Any) -> ScoringArrays:
+        """These arrays with ``rows`` (vectors) and ``words`` (their word vectors, CSR;
+        None when these have none) appended, sharing this one's spare room."""
+        k = len(rows)
+        if k == 0:
+            return self
+        n2 = self.n + k
+        room = self._rows.fit(self.n, n2)
+        a = room.arrays
+        new32 = np.asarray(rows, dtype=np.float32).reshape(k, self.dim)
+        new64 = new32.astype(np.float64)
+        a["f32"][self.n : n2] = new32
+        a["f64"][self.n : n2] = new64
+        norm = max(self.norm, float(np.sqrt((new64**2).sum(axis=1)).max())) if k else self.norm
+        if self._entries is None or self.width is None:
+            return ScoringArrays(n2, 0, self.dim, None, norm, room, None, None)
+        w = words.tocsr()
+        w.sort_indices()
+        m = int(w.nnz)
+        nnz2 = self.nnz + m
+        a["indptr"][self.n : n2] = self.nnz + w.indptr[1:].astype(np.int64)
+        ent = self._entries.fit(self.nnz, nnz2)
+        e = ent.arrays
+        cols = w.indices.astype(np.int64)
+        owner = np.repeat(np.arange(self.n, n2, dtype=np.int64), np.diff(w.indptr))
+        e["cols"][self.nnz : nnz2] = cols
+        e["cols32"][self.nnz : nnz2] = w.indices
+        e["data"][self.nnz : nnz2] = w.data
+        e["keys"][self.nnz : nnz2] = owner * max(self.width, 1) + cols
+        assert self._df is not None
+        df = self._df + folded_df(cols)
+        return ScoringArrays(n2, nnz2, self.dim, self.width, norm, room, ent, df)
+
+    @property
+    def matrix(self) -> NDArray[np.float32]:
+        """The rows, float32 (a view)."""
+        return self._rows.arrays["f32"][: self.n]
+
+    @property
+    def full(self) -> NDArray[np.float64]:
+        """The rows, float64 (a view)."""
+        return self._rows.arrays["f64"][: self.n]
+
+    def _indptr(self) -> NDArray[np.int64]:
+        return np.concatenate(([0], self._rows.arrays["indptr"][: self.n])).astype(np.int64)
+
+    @property
+    def words(self) -> Any:
+        """The word vectors, a CSR matrix over views of these arrays (None: none)."""
+        if self._entries is None or self.width is None:
+            return None
+        import scipy.sparse as sp
+
+        e = self._entries.arrays
+        return sp.csr_matrix(
+            (e["data"][: self.nnz], e["cols32"][: self.nnz], self._indptr().astype(np.int32)),
+            shape=(self.n, self.width),
+        )
+
+    def dots_arrays(self) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64],
+                                   NDArray[np.int64], NDArray[np.int64]]:
+        """What :class:`_WordDots` makes from the word vectors: indptr, data, columns, keys,
+        folded dfs (views)."""
+        assert self._entries is not None and self._df is not None
+        e = self._entries.arrays
+        return (self._indptr(), e["data"][: self.nnz], e["cols"][: self.nnz],
+                e["keys"][: self.nnz], self._df)
 
 
 class _WordDots:
@@ -123,15 +270,26 @@ class _WordDots:
     a buffer over the corpus's compacted columns: building that compaction cost O(nnz log
     nnz) per write, and a region update (graph.region) asks for a few hundred rows."""
 
-    def __init__(self, words: Any) -> None:
-        w = words.tocsr()
-        w.sort_indices()
-        self.indptr = w.indptr.astype(np.int64)
-        self.data = w.data.astype(np.float64)
-        self.cols = w.indices.astype(np.int64)
-        self.width = max(int(w.shape[1]), 1)
-        self._keys: NDArray[np.int64] | None = None  # row x width + column, made on first use
-        self._reach: NDArray[np.int64] | None = None  # per row: sum of its columns' df
+    def __init__(
+        self, words: Any, kept: tuple[NDArray[np.int64], NDArray[np.float64], NDArray[Any],
+                                      NDArray[np.int64], NDArray[np.int64]] | None = None,
+    ) -> None:
+        # kept (:class:`ScoringArrays`): indptr, data, columns, keys and column dfs made
+        # already, views of the region state's arrays; else all made here from ``words``
+        if kept is not None:
+            self.indptr, self.data, self.cols, keys, df = kept
+            self.width = max(int(words.shape[1]), 1)
+            self._keys: NDArray[np.int64] | None = keys
+            self._df: NDArray[np.int64] | None = df
+        else:
+            w = words.tocsr()
+            w.sort_indices()
+            self.indptr = w.indptr.astype(np.int64)
+            self.data = w.data.astype(np.float64)
+            self.cols = w.indices.astype(np.int64)
+            self.width = max(int(w.shape[1]), 1)
+            self._keys = None  # row x width + column, made on first use
+            self._df = None  # each folded column's df (:meth:`rows_against`), made on first use
         # each entry's column numbered among the columns in use, and a buffer over them
         # (:meth:`pools`; made on first use)
         self._cid: NDArray[np.intp] | None = None
@@ -168,18 +326,15 @@ class _WordDots:
             return []
         if len(wanted) < PRODUCT_MIN_ROWS:
             return [self.row_against(i, o) for i, o in wanted]
-        if self._reach is None:
-            # a row's product work: its columns' document frequencies summed, estimated
-            # with the columns folded into 2^20 buckets (an upper bound; a bincount over
-            # the 2^24 hashed columns would cost more than the product it decides on)
-            n_rows = len(self.indptr) - 1
-            folded = self.cols & (_DF_BUCKETS - 1)
-            df = np.bincount(folded, minlength=_DF_BUCKETS)
-            owner = np.repeat(np.arange(n_rows), np.diff(self.indptr))
-            self._reach = np.bincount(owner, weights=df[folded], minlength=n_rows).astype(
-                np.int64)
+        if self._df is None:
+            self._df = folded_df(self.cols)
+        # a row's product work: its columns' document frequencies summed, estimated with
+        # the columns folded into 2^20 buckets (an upper bound; a bincount over the 2^24
+        # hashed columns would cost more than the product it decides on)
         rows = np.asarray([i for i, _ in wanted], dtype=np.intp)
-        by_product = int(self._reach[rows].sum())
+        entries = np.concatenate(
+            [np.arange(self.indptr[i], self.indptr[i + 1]) for i in rows.tolist()])
+        by_product = int(self._df[self.cols[entries] & (_DF_BUCKETS - 1)].sum())
         by_pairs = int(sum(int((self.indptr[o + 1] - self.indptr[o]).sum()) for _, o in wanted))
         # an entry of the product costs about a quarter of a pair's entry (one C loop
         # against several array passes), plus a few passes over the whole matrix to
@@ -191,8 +346,7 @@ class _WordDots:
 
         # only the columns these rows hold count: every row restricted to them, renumbered
         # in the same (ascending) order, so no corpus-wide transpose over 2^24 columns
-        mine = np.unique(self.cols[np.concatenate(
-            [np.arange(self.indptr[i], self.indptr[i + 1]) for i in rows.tolist()])])
+        mine = np.unique(self.cols[entries])
         if not len(mine):
             return [np.zeros(len(o)) for _, o in wanted]
         pos = np.minimum(np.searchsorted(mine, self.cols), len(mine) - 1)
@@ -300,14 +454,23 @@ class _Scorer:
 
     def __init__(self, vec: PaperVectors) -> None:
         self.vec = vec
-        self.full = np.asarray(vec.matrix, dtype=np.float64)
-        self.m32 = np.asarray(vec.matrix, dtype=np.float32)
+        kept = vec.arrays
+        if kept is not None:
+            self.full = kept.full
+            self.m32 = kept.matrix
+            norm = kept.norm
+        else:
+            self.full = np.asarray(vec.matrix, dtype=np.float64)
+            self.m32 = np.asarray(vec.matrix, dtype=np.float32)
+            norm = float(np.sqrt((self.full**2).sum(axis=1)).max()) if self.full.size else 1.0
         # |float32 a.b - float64 a.b rounded| <= d x 2^-24 x |a| |b| + 5e-7, twice over
         # (FLOAT32_SLACK holds it for unit vectors; longer ones widen it)
-        norm = float(np.sqrt((self.full**2).sum(axis=1)).max()) if self.full.size else 1.0
         self.slack = FLOAT32_SLACK * max(1.0, norm * norm)
         self.w = vec.word_weight if vec.words is not None else 0.0
-        self._dots = _WordDots(vec.words) if vec.words is not None else None
+        self._dots = None
+        if vec.words is not None:
+            self._dots = _WordDots(vec.words, kept.dots_arrays()
+                                   if kept is not None and kept.width is not None else None)
         # a row's pool is the same in the plain and the CSLS pass: its overlaps once
         self._seen: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = {}
 
@@ -868,6 +1031,11 @@ class SimilarPools:
         owner: NDArray[np.int32], used: int, pool: int, min_score: float,
     ) -> None:
         self.ids = list(ids)
+        self.index = {pid: i for i, pid in enumerate(self.ids)}  # id -> row
+        # (the hubs of the last change applied, each row's floor and r from them): what
+        # the next add reads instead of a pass over every hub, when given those hubs
+        self.hub_rows: tuple[Mapping[str, Hub], NDArray[np.float64],
+                             NDArray[np.float64]] | None = None
         self.start, self.size = start, size
         self.cols, self.cos, self.words, self.owner = cols, cos, words, owner
         self.used = used
@@ -974,7 +1142,13 @@ class SimilarPools:
             self.size[i] = m
             at += m
         self.used = at
+        if change.remap is None:  # the old rows kept their numbers: the new ones appended
+            for i in range(len(self.ids), n):
+                self.index[change.ids[i]] = i
+        else:
+            self.index = {pid: i for i, pid in enumerate(change.ids)}
         self.ids = list(change.ids)
+        self.hub_rows = change.hub_rows
 
 
 class PoolChange(NamedTuple):
@@ -985,6 +1159,30 @@ class PoolChange(NamedTuple):
     ids: Sequence[str]
     remap: NDArray[np.int64] | None
     rows: dict[int, tuple[NDArray[np.int32], NDArray[np.float64], NDArray[np.float64]]]
+    # the papers whose hub differs from the previous one (new papers: every one given a hub)
+    hubs_moved: frozenset[str] = frozenset()
+    # the hubs it returned, and each row's floor and r from them (SimilarPools.hub_rows)
+    hub_rows: tuple[Mapping[str, Hub], NDArray[np.float64], NDArray[np.float64]] | None = None
+
+
+class _Appended(Mapping[str, int]):
+    """A row index: the kept one of the old rows, and the rows an add appends."""
+
+    def __init__(self, old: Mapping[str, int], extra: Mapping[str, int]) -> None:
+        self.old, self.extra = old, extra
+
+    def __getitem__(self, key: str) -> int:
+        got = self.old.get(key)
+        return got if got is not None else self.extra[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.old or key in self.extra
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain(self.old, self.extra)
+
+    def __len__(self) -> int:
+        return len(self.old) + len(self.extra)
 
 
 def _top_k(
@@ -1034,18 +1232,38 @@ def update_csls_pools(
     removed = set(removed_ids)
     if n < 2 or k <= 0 or pools.pool != vec.pool or pools.min_score != min_score:
         raise ValueError("these pools were not kept for these lists")
-    index = {pid: i for i, pid in enumerate(ids)}
-    new = sorted(set(new_ids) & index.keys())
+    old_ids = pools.ids
+    n_old = len(old_ids)
+    appended = (n_old <= n and not removed.intersection(old_ids)
+                and list(ids[:n_old]) == old_ids)
+    # an add appends rows: the old rows' numbers are the pools' own (no O(N) dict)
+    index: Mapping[str, int] = (
+        _Appended(pools.index, {p: n_old + j for j, p in enumerate(ids[n_old:])})
+        if appended else {pid: i for i, pid in enumerate(ids)}
+    )
+    new = sorted(p for p in set(new_ids) if p in index)
     is_new = set(new)
     sc = _Scorer(vec)
     empty = Hub(0.0, min_score, 0.0)
-    hubs: Hubs = {p: previous_hubs.get(p, empty) for p in ids if p not in is_new}
-    old_ids = pools.ids
-    n_old = len(old_ids)
+    hubs: Hubs
+    hubs_moved: set[str] = set()  # the papers whose hub is not previous_hubs' any more
+    if appended and not is_new.intersection(old_ids) and previous_hubs.keys() == pools.index.keys():
+        hubs = dict(previous_hubs)  # every old paper's, as below, in one copy
+    else:
+        hubs = {}
+        for p in ids:
+            if p not in is_new:
+                had = previous_hubs.get(p)
+                if had is None:
+                    hubs_moved.add(p)
+                hubs[p] = had if had is not None else empty
     remap: NDArray[np.int64] | None = None
-    if not (n_old <= n and not removed.intersection(old_ids) and list(ids[:n_old]) == old_ids):
+    if not appended:
         remap = np.asarray([-1 if p in removed else index.get(p, -1) for p in old_ids],
                            dtype=np.int64)
+    # every old row's floor and r as arrays, kept with the pools for these very hubs
+    kept_rows = (pools.hub_rows if appended and pools.hub_rows is not None
+                 and pools.hub_rows[0] is previous_hubs else None)
     to_new = remap if remap is not None else np.arange(n_old, dtype=np.int64)
     to_old = np.full(n, -1, dtype=np.int64)
     to_old[to_new[to_new >= 0]] = np.flatnonzero(to_new >= 0)
@@ -1070,8 +1288,11 @@ def update_csls_pools(
 
     # rows a new paper reaches: their pool and the new papers
     if fresh_rows:
-        floor = np.fromiter((hubs[p].floor if p not in is_new else np.inf for p in ids),
-                            dtype=np.float64, count=n)
+        if kept_rows is not None:  # the old rows' floors as kept, the new ones' inf
+            floor = np.concatenate((kept_rows[1], np.full(n - n_old, np.inf)))
+        else:
+            floor = np.fromiter((hubs[p].floor if p not in is_new else np.inf for p in ids),
+                                dtype=np.float64, count=n)
         new_arr = np.asarray(fresh_rows, dtype=np.intp)
         scores = sc.cos(sc.full[new_arr])
         reached = np.flatnonzero((scores >= floor[None, :] - TIE_SLACK).any(axis=0))
@@ -1115,12 +1336,21 @@ def update_csls_pools(
             if pid not in is_new and (old is None or old.r != hub.r):
                 moved.add(pid)
             hubs[pid] = hub
+            hubs_moved.add(pid)
 
     redo = set(new_pools)
     for pid in previous.holding(removed | moved):
         if pid in index:
             redo.add(index[pid])
-    r_all = np.fromiter((hubs[p].r for p in ids), dtype=np.float64, count=n)
+    if kept_rows is not None and is_new <= hubs_moved:
+        r_all = np.concatenate((kept_rows[2], np.zeros(n - n_old)))
+        floor_all = np.concatenate((kept_rows[1], np.zeros(n - n_old)))
+        for p in hubs_moved:
+            i = index[p]
+            r_all[i], floor_all[i] = hubs[p].r, hubs[p].floor
+    else:
+        r_all = np.fromiter((hubs[p].r for p in ids), dtype=np.float64, count=n)
+        floor_all = np.fromiter((hubs[p].floor for p in ids), dtype=np.float64, count=n)
     penalty = CSLS_WEIGHT * r_all
     # a row whose pool did not move, holding a paper whose r moved: ranked again when
     # that paper's key reaches its list's k-th (or its list is short)
@@ -1163,7 +1393,8 @@ def update_csls_pools(
     change = PoolChange(list(ids), remap, {
         i: (c.astype(np.int32), cs.astype(np.float64), wd.astype(np.float64))
         for i, (c, cs, wd, _) in new_pools.items()
-    })
+    }, frozenset(p for p in hubs_moved if previous_hubs.get(p) != hubs.get(p)),
+        (hubs, floor_all, r_all))
     return fresh, hubs, change
 
 
@@ -1751,18 +1982,19 @@ class _SubIndex(_TermIndex):
         for t in terms:
             papers.update(postings[t])
         self.ids = sorted(papers)
-        self.row = {pid: i for i, pid in enumerate(self.ids)}
+        self.row = dict(zip(self.ids, range(len(self.ids)), strict=True))
         self.linking = sorted(terms)
-        self.tindex = {t: i for i, t in enumerate(self.linking)}
+        self.tindex = dict(zip(self.linking, range(len(self.linking)), strict=True))
         self.weight = {t: term_weight(len(postings[t])) for t in self.linking}
         self.shown = {t: round(w, 4) for t, w in self.weight.items()}
-        r_idx: list[int] = []
-        c_idx: list[int] = []
-        for t in self.linking:
-            j = self.tindex[t]
-            for p in postings[t]:
-                r_idx.append(self.row[p])
-                c_idx.append(j)
+        # each term's papers as rows, in C (map over the set): the same entries in the
+        # same order as a Python step per entry made them (~0.1 s an add at 100k papers)
+        sizes = [len(postings[t]) for t in self.linking]
+        r_idx = np.fromiter(
+            map(self.row.__getitem__,
+                itertools.chain.from_iterable(postings[t] for t in self.linking)),
+            dtype=np.int64, count=sum(sizes))
+        c_idx = np.repeat(np.arange(len(self.linking), dtype=np.int64), sizes)
         ones = np.ones(len(r_idx), dtype=np.float64)
         self.x = sp.csr_matrix((ones, (r_idx, c_idx)), shape=(len(self.ids), len(self.linking)))
         w_vec = np.asarray([self.weight[t] for t in self.linking], dtype=np.float64)
@@ -1879,12 +2111,24 @@ def shared_terms_region(
     if soft:
         reached: set[str] = set()
         threshold: dict[str, float] = {}
+        # a list keeping a changed or gone paper q is recomputed. Only a paper that had
+        # terms can be kept (a partner shares one), and a list keeps q only through a
+        # stored edge with q: so only q's stored partners are looked at, not every list
+        listed = {p for p in movers if old_terms.get(p)} | gone
+        keeps_listed: set[str] = set()
+        if listed:
+            for e in stored_of(sorted(listed)):
+                if e.type is not RelType.SHARES_TERM:
+                    continue
+                for p, q in ((e.source, e.target), (e.target, e.source)):
+                    if q in listed and p in soft and any(x == q for _, x in kept_lists.get(p, ())):
+                        keeps_listed.add(p)
         for p in soft:
             lst = kept_lists.get(p, ())
-            if len(lst) < top_k or any(q in movers or q in gone for _, q in lst):
+            if len(lst) < top_k or p in keeps_listed:
                 reached.add(p)
             else:
-                threshold[p] = min(w for w, _ in lst)
+                threshold[p] = min(lst)[0]
         if movers:
             sub = _SubIndex(paper_terms, postings, cap_new, movers)
             if sub.linking:
@@ -1966,6 +2210,10 @@ class CoRows(NamedTuple):
 
     moved: frozenset[str]  # concepts whose counts the change moves: their kept rows go
     rows: dict[str, tuple[NDArray[np.int64], NDArray[np.int64]]]  # new whole rows to keep
+    # how many concepts have each df, and each full list's k-th count by column (-1: not
+    # full), after the change (:attr:`ConceptColumns.df_hist`, :attr:`ConceptColumns.kth`)
+    df_hist: NDArray[np.int64] | None = None
+    kth: tuple[int, NDArray[np.int64]] | None = None
 
 
 class ConceptColumns:
@@ -1983,6 +2231,12 @@ class ConceptColumns:
         self.names: list[str] = []
         self.rows: dict[str, NDArray[np.int64]] = {}
         self.co: dict[str, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
+        # of the committed graph, for :func:`related_region`'s tie-break (made there from
+        # the whole corpus when None: O(concepts), ~0.1 s an add at 30k papers):
+        # df_hist[d] = how many live concepts d papers hold; kth = (top_k, each concept's
+        # full list's k-th count by column, -1 where its list is not full)
+        self.df_hist: NDArray[np.int64] | None = None
+        self.kth: tuple[int, NDArray[np.int64]] | None = None
 
     def column(self, term: str) -> int:
         """The column of ``term``, numbered now if it has none."""
@@ -2016,6 +2270,9 @@ class ConceptColumns:
             for c in co.moved:
                 self.co.pop(c, None)
             self.co.update(co.rows)
+            self.df_hist, self.kth = co.df_hist, co.kth
+        else:
+            self.df_hist = self.kth = None
 
 
 class _CoRow:
@@ -2224,13 +2481,19 @@ def related_region(
     # (at 30k papers, 4,700 concepts an add were recomputed for any tie there).
     need: set[str] = set()
     # each full list's k-th count by column: a hub's row holds nearly every concept, and
-    # a Python step per partner of each df-moved hub was most of an add at 100k papers
+    # a Python step per partner of each df-moved hub was most of an add at 100k papers;
+    # kept by ``columns`` between changes (each change moves the lists it recomputes)
+    # (made here once: every full list's concept gets its column, so a partner numbered
+    # by a later change has its k-th count kept already)
+    full: dict[int, int] = {}
+    if columns.kth is None or columns.kth[0] != top_k:
+        full = {columns.column(a): int(min(c for c, _ in lst))
+                for a, lst in kept_lists.items() if len(lst) >= top_k}
     kth_at = np.full(len(columns.names), -1, dtype=np.int64)
-    if df_moved:
-        for a, lst in kept_lists.items():
-            col = columns.index.get(a)
-            if col is not None and len(lst) >= top_k:
-                kth_at[col] = int(min(c for c, _ in lst))
+    if columns.kth is not None and columns.kth[0] == top_k:
+        kth_at[: len(columns.kth[1])] = columns.kth[1]
+    for col, kth in full.items():
+        kth_at[col] = kth
     # A list changes by the tie-break only if two partners tied at its k-th count swap
     # order, and a pair swaps only if one's df moved across the other's. So b moves no
     # list if no other concept's df lies in b's df span (old to new), nor another moved
@@ -2238,12 +2501,11 @@ def related_region(
     # is shared by many, and those keep the rule above.
     span = {b: tuple(sorted((len(postings.get(b, ())), len(postings.get(b, ())) - d)))
             for b, d in df_delta.items() if d}
-    every_df = np.sort(np.fromiter(
-        (len(ps) for t, ps in postings.items() if ps and is_concept(t)), dtype=np.int64))
+    df_hist = _df_hist_after(columns.df_hist, postings, is_concept, df_delta)
 
     def quiet(b: str) -> bool:
         lo, hi = span[b]
-        inside = int(np.searchsorted(every_df, hi, "right") - np.searchsorted(every_df, lo))
+        inside = int(df_hist[lo : hi + 1].sum())
         if inside - (1 if alive(b) else 0) > 0:  # b's own df now is one of them
             return False
         return not any(v != b and v_lo <= hi and lo <= v_hi for v, (v_lo, v_hi) in span.items())
@@ -2301,6 +2563,39 @@ def related_region(
     delete = [k for k in delete if k[0] in rows or k[1] in rows]
     # a kept row moves only through a changed paper holding its concept (held_by);
     # the other rows computed here (the tie-break's) are as they were
+    list_cols = {a: columns.column(a) for a in lists}
+    kth_now = np.full(len(columns.names), -1, dtype=np.int64)
+    kth_now[: len(kth_at)] = kth_at
+    for a, lst in lists.items():
+        kth_now[list_cols[a]] = int(min(c for c, _ in lst)) if len(lst) >= top_k else -1
+    for a in held_by:
+        if not alive(a) and a in columns.index:
+            kth_now[columns.index[a]] = -1  # its list goes with it
     co = CoRows(frozenset(held_by), {a: r for a, r in keep.items() if a in held_by
-                                     or a not in columns.co})
+                                     or a not in columns.co}, df_hist, (top_k, kth_now))
     return RegionEdges(upsert, delete, lists, co)
+
+
+def _df_hist_after(
+    kept: NDArray[np.int64] | None, postings: Mapping[str, Collection[str]],
+    is_concept: Callable[[str], bool], df_delta: Mapping[str, int],
+) -> NDArray[np.int64]:
+    """How many live concepts each df has after a change: the kept histogram (before it)
+    moved by ``df_delta`` (each concept's df change), or counted from ``postings`` (after
+    it) when none is kept."""
+    if kept is None:
+        dfs = np.fromiter((len(ps) for t, ps in postings.items() if ps and is_concept(t)),
+                          dtype=np.int64)
+        return np.bincount(dfs, minlength=2).astype(np.int64)
+    top = max([len(kept) - 1, *(len(postings.get(b, ())) for b in df_delta)])
+    hist = np.zeros(top + 1, dtype=np.int64)
+    hist[: len(kept)] = kept
+    for b, d in df_delta.items():
+        if not d:
+            continue
+        now = len(postings.get(b, ()))
+        if now - d > 0:
+            hist[now - d] -= 1
+        if now > 0:
+            hist[now] += 1
+    return hist

@@ -49,6 +49,7 @@ from graph.link import (
     Near,
     PaperVectors,
     PoolChange,
+    ScoringArrays,
     SimilarPools,
     hubs_from_edges,
     mention_edges,
@@ -106,6 +107,9 @@ class CorpusState:
     # by each commit); None (a state made after a whole-path write): each add ranks its
     # rows from all N
     pools: SimilarPools | None = None
+    # what SIMILAR_TO's scorer derives from ``matrix`` and ``words`` (float64 rows, the
+    # word vectors' keys), grown by each add's commit; None: made at the next write
+    arrays: ScoringArrays | None = None
 
 
 def _cite_keys(p: Paper) -> set[str]:
@@ -230,13 +234,15 @@ def state_from_graph(
         pools.min_score != floor or pools.pool != marker.pool
     ):
         pools = None
-    word_matrix = words([papers[pid] for pid in ids])
+    arrays = ScoringArrays.of(matrix, words([papers[pid] for pid in ids]))
+    matrix, word_matrix = arrays.matrix, arrays.words
     if pools is None and find_pools:
-        pools = similar_pools(PaperVectors(ids, matrix, word_matrix), k, floor, stop)
+        pools = similar_pools(PaperVectors(ids, matrix, word_matrix, arrays=arrays), k, floor,
+                              stop)
     return CorpusState(
         version, data.embedding_model, papers, dict(extractions), pterms, postings,
         dict(similar), holders, hubs, dict(shared), related, ids, matrix,
-        word_matrix, cites, titles, dict(shares), pools=pools,
+        word_matrix, cites, titles, dict(shares), pools=pools, arrays=arrays,
     )
 
 
@@ -286,16 +292,19 @@ def region_change(
     settings: Settings,
     model: str,
     timer: Callable[[str], Any],
+    touched: Collection[str] | None = None,
 ) -> RegionResult:
     """The change that takes the stored graph (``state``) to ``corpus`` (module docstring).
 
     ``new_extractions``/``new_vectors``: of the added papers and of those whose text
-    changed; ``words``: word vectors (sorted columns, weights) of some papers.
+    changed; ``words``: word vectors (sorted columns, weights) of some papers;
+    ``touched``: the ids whose paper in ``corpus`` may not be the state's (None: any).
     """
     old = state.papers
     added = sorted(corpus.keys() - old.keys())
     removed = sorted(old.keys() - corpus.keys())
-    changed = sorted(p for p in corpus if p in old and corpus[p] is not old[p])
+    changed = sorted(p for p in (corpus if touched is None else touched)
+                     if p in old and p in corpus and corpus[p] is not old[p])
     re_text = [p for p in changed if corpus[p].text_hash != old[p].text_hash]
     from graph.build import embedding_text  # build imports this module
 
@@ -415,35 +424,52 @@ def region_change(
 
     # ---- vectors and SIMILAR_TO
     with timer("link.similar"):
-        gone_ids = set(removed) | set(re_embed)
-        keep = [i for i, pid in enumerate(state.ids) if pid not in gone_ids]
-        fresh_ids = sorted([*added, *re_embed])
-        dim = state.matrix.shape[1] if state.matrix.size else len(next(iter(new_vectors.values())))
-        parts = [state.matrix[keep]] if keep else []
-        if fresh_ids:
-            parts.append(np.vstack([np.asarray(new_vectors[p], np.float32) for p in fresh_ids]))
-        ids = [state.ids[i] for i in keep] + fresh_ids
-        matrix = np.vstack(parts) if parts else np.zeros((0, dim), np.float32)
-        at = {pid: i for i, pid in enumerate(state.ids)}
-        gone = (
-            state.matrix[[at[p] for p in sorted(gone_ids) if p in at]]
-            if gone_ids and state.matrix.size else np.zeros((0, dim), np.float32)
-        )
-
         import scipy.sparse as sp
 
-        word_parts = [state.words[keep]] if keep else []
-        if fresh_ids:
+        gone_ids = set(removed) | set(re_embed)
+        fresh_ids = sorted([*added, *re_embed])
+        dim = state.matrix.shape[1] if state.matrix.size else len(next(iter(new_vectors.values())))
+        fresh_rows = (
+            np.vstack([np.asarray(new_vectors[p], np.float32) for p in fresh_ids])
+            if fresh_ids else np.zeros((0, dim), np.float32)
+        )
+        fresh_words = None
+        if fresh_ids and state.words is not None:
             got = words([papers[p] for p in fresh_ids])
             cols = [np.asarray(got[p][0], dtype=np.int32) for p in fresh_ids]
             vals = [np.asarray(got[p][1], dtype=np.float64) for p in fresh_ids]
             indptr = np.concatenate(([0], np.cumsum([len(c) for c in cols])))
-            word_parts.append(sp.csr_matrix(
+            fresh_words = sp.csr_matrix(
                 (np.concatenate(vals), np.concatenate(cols), indptr),
                 shape=(len(fresh_ids), state.words.shape[1]),
-            ))
-        word_matrix = sp.vstack(word_parts, format="csr") if word_parts else state.words[:0]
-        vec = PaperVectors(ids, matrix, word_matrix)
+            )
+        arrays = state.arrays if state.arrays is not None and state.arrays.n == len(state.ids) \
+            else None
+        gone = np.zeros((0, dim), np.float32)
+        if not gone_ids and arrays is not None and (arrays.dim == dim or not fresh_ids):
+            # an add: the kept arrays grow by the new rows (no copy of the N old ones)
+            arrays = arrays.grown(fresh_rows, fresh_words)
+            ids = [*state.ids, *fresh_ids]
+        else:
+            keep = [i for i, pid in enumerate(state.ids) if pid not in gone_ids]
+            parts = [state.matrix[keep]] if keep else []
+            if fresh_ids:
+                parts.append(fresh_rows)
+            ids = [state.ids[i] for i in keep] + fresh_ids
+            matrix = np.vstack(parts) if parts else np.zeros((0, dim), np.float32)
+            if gone_ids and state.matrix.size:
+                at = {pid: i for i, pid in enumerate(state.ids)}
+                gone = state.matrix[[at[p] for p in sorted(gone_ids) if p in at]]
+            word_matrix = None
+            if state.words is not None:
+                word_parts = [state.words[keep]] if keep else []
+                if fresh_words is not None:
+                    word_parts.append(fresh_words)
+                word_matrix = (sp.vstack(word_parts, format="csr") if word_parts
+                               else state.words[:0])
+            arrays = ScoringArrays.of(matrix, word_matrix)
+        matrix, word_matrix = arrays.matrix, arrays.words
+        vec = PaperVectors(ids, matrix, word_matrix, arrays=arrays)
         k, floor = s.similar_k, s.similar_min_score
         pool_change: PoolChange | None = None
         if state.pools is not None and len(ids) >= 2 and k > 0:
@@ -454,7 +480,10 @@ def region_change(
             fresh, hubs = update_csls_rows(
                 _StateLists(state), state.hubs, gone, vec, fresh_ids, gone_ids, k, floor
             )
-        rows = set(fresh) | {p for p, h in hubs.items() if state.hubs.get(p) != h}
+        if pool_change is not None:
+            rows = set(fresh) | pool_change.hubs_moved
+        else:
+            rows = set(fresh) | {p for p, h in hubs.items() if state.hubs.get(p) != h}
         lists = _StateLists(state)
         new_similar: dict[str, list[Edge]] = {}
         for pid in sorted(rows):
@@ -474,24 +503,34 @@ def region_change(
 
     # ---- CITES
     with timer("link.cites"):
-        titles = {k2: set(v) for k2, v in state.titles.items()}
+        # the state's sets stay as they are until the commit: a title this change moves
+        # gets a copy of its set (copying all of them was O(N))
+        titles = dict(state.titles)
+        owned: set[str] = set()
+
+        def title_set(key: str) -> set[str]:
+            if key not in owned:
+                owned.add(key)
+                titles[key] = set(titles.get(key, ()))
+            return titles[key]
+
         keys: set[str] = set()
         for pid in removed:
             gone_paper = old[pid]
             keys.update(spellings(pid))
             if gone_paper.title:
                 keys.add(_title_key(gone_paper.title))
-                titles[_title_key(gone_paper.title)].discard(pid)
+                title_set(_title_key(gone_paper.title)).discard(pid)
         for pid in [*changed, *added]:
             paper = papers[pid]
             prev = old.get(pid)
             keys.update(spellings(pid))
             if prev is not None and prev.title:
                 keys.add(_title_key(prev.title))
-                titles[_title_key(prev.title)].discard(pid)
+                title_set(_title_key(prev.title)).discard(pid)
             if paper.title:
                 keys.add(_title_key(paper.title))
-                titles.setdefault(_title_key(paper.title), set()).add(pid)
+                title_set(_title_key(paper.title)).add(pid)
         citing = set(added) | set(changed)
         for key in keys:
             citing |= state.cites.get(key, set())
@@ -561,10 +600,12 @@ def region_change(
         for c in list(related.lists):
             if not postings.get(c):
                 related.lists.pop(c)
-        for c in [t for t in state.related if not postings.get(t)]:
+        # a concept left without papers was held by a paper this change moved
+        for c in [t for t in candidates if t in state.related and not postings.get(t)]:
             del state.related[c]
         state.related.update(related.lists)
         state.ids, state.matrix, state.words = ids, matrix, word_matrix
+        state.arrays = arrays
         if state.pools is not None:
             if pool_change is None:
                 state.pools = None  # too few papers or no lists: nothing kept to move

@@ -249,7 +249,7 @@ def test_related_region_in_sequence_equals_the_whole(seed: int) -> None:
             del kept[c]
         kept.update((c, lst) for c, lst in got.lists.items() if post_new.get(c))
         columns.commit(changed, got.co)
-        _rows_true(columns, new, is_concept)
+        _rows_true(columns, new, is_concept, kept, top_k)
         before, old = list(after.values()), new
 
 
@@ -323,13 +323,25 @@ def test_related_region_follows_the_tie_break_of_untouched_lists(seed: int) -> N
             del kept[c]
         kept.update((c, lst) for c, lst in got.lists.items() if post_new.get(c))
         columns.commit(changed, got.co)
-        _rows_true(columns, new, is_concept)
+        _rows_true(columns, new, is_concept, kept, top_k)
         before, old = list(after.values()), new
 
 
 def _rows_true(columns: ConceptColumns, terms: dict[str, dict[str, float]],
-               is_concept: Callable[[str], bool]) -> None:
-    """Every whole co-mention row ``columns`` keeps is the corpus's own, counted again."""
+               is_concept: Callable[[str], bool], kept: Kept, top_k: int) -> None:
+    """Every whole co-mention row ``columns`` keeps is the corpus's own, counted again;
+    so are its df histogram and each full kept list's k-th count."""
+    df: Counter[str] = Counter(t for ts in terms.values() for t in ts if is_concept(t))
+    assert columns.df_hist is not None and columns.kth is not None
+    hist = Counter(df.values())
+    assert {d: int(n) for d, n in enumerate(columns.df_hist.tolist()) if n} == dict(hist)
+    assert columns.kth[0] == top_k
+    kth = columns.kth[1]
+    for a, col in columns.index.items():
+        lst = kept.get(a, [])
+        want = int(min(c for c, _ in lst)) if len(lst) >= top_k and df.get(a) else -1
+        got = int(kth[col]) if col < len(kth) else -1
+        assert got == want, a
     for a, (cols, counts) in columns.co.items():
         true: Counter[str] = Counter()
         for ts in terms.values():
@@ -369,7 +381,7 @@ def test_kept_co_rows_move_only_with_a_commit(seed: int) -> None:
             related_region(lost, _postings(lost), {p: old.get(p, {}) for p in lost_changed},
                            is_concept, kept, top_k=top_k, min_count=min_count,
                            columns=columns, keep_rows_from=1)
-            _rows_true(columns, old, is_concept)
+            _rows_true(columns, old, is_concept, kept, top_k)
         new = _small_change(rng, old, vocab)
         changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
         post_new = _postings(new)
@@ -382,7 +394,7 @@ def test_kept_co_rows_move_only_with_a_commit(seed: int) -> None:
             del kept[c]
         kept.update((c, lst) for c, lst in got.lists.items() if post_new.get(c))
         columns.commit(changed, got.co)
-        _rows_true(columns, new, is_concept)
+        _rows_true(columns, new, is_concept, kept, top_k)
         kept_any += len(columns.co)
         before, old = list(after.values()), new
     assert kept_any  # the kept rows were there to be used
@@ -444,5 +456,5 @@ def test_related_region_with_dfs_crossing_in_one_change(seed: int) -> None:
             del kept[c]
         kept.update((c, lst) for c, lst in got.lists.items() if post_new.get(c))
         columns.commit(changed, got.co)
-        _rows_true(columns, new, is_concept)
+        _rows_true(columns, new, is_concept, kept, top_k)
         before, old = list(after.values()), new

@@ -22,6 +22,7 @@ from graph.link import (
     ListSource,
     Near,
     PaperVectors,
+    ScoringArrays,
     SimilarPools,
     full_similar,
     update_csls_pools,
@@ -85,6 +86,8 @@ def test_kept_pools_give_the_whole_computation_through_adds_removes_and_changes(
     lists, hubs = full_similar(_vec(current, vec, text, pool, words), k, min_score, keep=keep)
     pools = keep[0]
     order = list(current)  # the rows as the region state numbers them
+    first = _vec(order, vec, text, pool, words)
+    arrays = ScoringArrays.of(first.matrix, first.words)  # as the region state keeps them
     for step in range(10):
         outside = [p for p in universe if p not in current]
         kind = step % 4
@@ -107,12 +110,31 @@ def test_kept_pools_give_the_whole_computation_through_adds_removes_and_changes(
         if step == 5:
             order = sorted(order)  # any numbering: the pools are renumbered
         now = sorted(set(order))
-        v = _vec(order, vec, text, pool, words)
+        whole = _vec(order, vec, text, pool, words)
+
+        def grown(arrays: ScoringArrays = arrays, whole: PaperVectors = whole,
+                  gone: set[str] = gone, step: int = step,
+                  order: list[str] = order) -> PaperVectors:
+            # the region's way: an add grows the kept arrays, anything else makes them anew
+            n_old = arrays.n
+            if gone or step == 5:
+                got = ScoringArrays.of(whole.matrix, whole.words)
+            else:
+                got = arrays.grown(whole.matrix[n_old:],
+                                   whole.words[n_old:] if whole.words is not None else None)
+            return PaperVectors(order, got.matrix, got.words, pool=pool, arrays=got)
+
         previous = ListSource({p: lst for p, lst in lists.items() if p not in gone})
-        prev_hubs = {p: h for p, h in hubs.items() if p not in gone}
+        # the region passes the hubs the last change returned, the same object (then the
+        # pools' kept floors and r are read, not every hub)
+        prev_hubs = hubs if not gone else {p: h for p, h in hubs.items() if p not in gone}
         if step in (2, 7):  # a write that fails: its change is never applied
-            update_csls_pools(previous, prev_hubs, pools, v, added | changed, gone, k,
+            update_csls_pools(previous, prev_hubs, pools, grown(), added | changed, gone, k,
                               min_score)
+        v = grown()
+        assert v.arrays is not None
+        _same_arrays(v.arrays, ScoringArrays.of(whole.matrix, whole.words))
+        arrays = v.arrays
         fresh, hubs, change = update_csls_pools(previous, prev_hubs, pools, v,
                                                 added | changed, gone, k, min_score)
         lists = {p: fresh[p] if p in fresh else lists[p] for p in order}
@@ -121,8 +143,55 @@ def test_kept_pools_give_the_whole_computation_through_adds_removes_and_changes(
         want_lists, want_hubs = full_similar(v, k, min_score, keep=want_keep)
         assert _dump(lists, hubs) == _dump(want_lists, want_hubs), f"step {step}"
         assert pools.ids == order
+        assert pools.hub_rows is not None and pools.hub_rows[0] is hubs
+        assert pools.hub_rows[1].tolist() == [hubs[p].floor for p in order]
+        assert pools.hub_rows[2].tolist() == [hubs[p].r for p in order]
         assert _pools_by_id(pools) == _pools_by_id(want_keep[0]), f"step {step}"
         current = now
+
+
+def _same_arrays(got: ScoringArrays, want: ScoringArrays) -> None:
+    assert got.n == want.n and got.nnz == want.nnz and got.norm == want.norm
+    assert np.array_equal(got.matrix, want.matrix) and np.array_equal(got.full, want.full)
+    if want.words is None:
+        assert got.words is None
+        return
+    a, b = got.words, want.words
+    assert a.shape == b.shape
+    for x, y in ((a.indptr, b.indptr), (a.indices, b.indices), (a.data, b.data)):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    for x, y in zip(got.dots_arrays(), want.dots_arrays(), strict=True):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("words", [True, False])
+def test_kept_arrays_grown_past_their_room_equal_arrays_made_whole(words: bool) -> None:
+    """An add appends its rows to the kept scoring arrays (graph.link.ScoringArrays): after
+    many adds (the room outgrown several times) they are those made from the whole
+    matrices; a parent's rows never move when a child grows (a dropped change's arrays,
+    then the next change's from the same parent)."""
+    vec, text = _universe(31, 600)
+    ids = sorted(vec)
+    rng = np.random.default_rng(5)
+    n = 5
+    arrays = ScoringArrays.of(_vec(ids[:n], vec, text, 10, words).matrix,
+                              _vec(ids[:n], vec, text, 10, words).words)
+    assert arrays.grown(np.zeros((0, arrays.dim), np.float32), None) is arrays  # nothing new
+    while n < len(ids):
+        k = min(int(rng.integers(1, 20)), len(ids) - n)
+        whole = _vec(ids[: n + k], vec, text, 10, words)
+        before = (arrays.matrix.copy(), arrays.full.copy(),
+                  [a.copy() for a in arrays.dots_arrays()] if words else [])
+        tail = whole.words[n:] if words else None
+        dropped = arrays.grown(whole.matrix[n:][::-1].copy(),
+                               tail[::-1] if tail is not None else None)
+        assert dropped.n == n + k
+        child = arrays.grown(whole.matrix[n:], tail)
+        assert np.array_equal(arrays.matrix, before[0]) and np.array_equal(arrays.full, before[1])
+        for x, y in zip(arrays.dots_arrays() if words else [], before[2], strict=True):
+            assert np.array_equal(x, y)
+        _same_arrays(child, ScoringArrays.of(whole.matrix, whole.words))
+        arrays, n = child, n + k
 
 
 @pytest.mark.parametrize("seed", range(4))
