@@ -693,13 +693,15 @@ class Pipeline:
         if missing:
             raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
         with self._timed(report, "extract"):
-            corpus = _next_corpus(state.papers, new_papers, remove, False, report)
+            written: set[str] = set()  # the ids whose paper may differ from the state's
+            corpus = _next_corpus(state.papers, new_papers, remove, False, report, written)
             old = state.papers
-            fresh = [p for pid, p in sorted(corpus.items())
+            mine = [(pid, corpus[pid]) for pid in sorted(written) if pid in corpus]
+            fresh = [p for pid, p in mine
                      if pid not in old or (p is not old[pid] and p.text_hash != old[pid].text_hash)]
             with self._step(report, "extract.cache"):
                 extractions = self.extract_all(fresh, keep=True)
-        to_embed = [p for pid, p in sorted(corpus.items()) if pid not in old or (
+        to_embed = [p for pid, p in mine if pid not in old or (
             p is not old[pid] and embedding_text(p) != embedding_text(old[pid]))]
         with self._timed(report, "embed"), self._step(report, "embed.corpus"):
             vectors = self.embed_all(to_embed, None, report) if to_embed else {}
@@ -708,6 +710,7 @@ class Pipeline:
             result = region_change(
                 state, store, corpus, held.resolver, extractions, vectors, self._word_rows,
                 self.settings, self.embedder.key, lambda step: self._step(report, step),
+                touched=written,
             )
         except BaseException:
             self._state = None  # the resolver moved: the next write reads the graph again
@@ -983,16 +986,20 @@ def _next_corpus(
     remove: Sequence[str],
     replace: bool,
     report: BuildReport,
+    written: set[str] | None = None,
 ) -> dict[str, Paper]:
     """The papers a write leaves: ``old_papers`` with ``new_papers`` merged in (or instead,
-    ``replace``) and ``remove`` taken out."""
+    ``replace``) and ``remove`` taken out; ``written`` (when given) gets the ids whose
+    paper is not ``old_papers``' own object any more, removed ones aside."""
     corpus: dict[str, Paper] = {} if replace else dict(old_papers)
     for pid in remove:
         corpus.pop(pid, None)
     if replace:
         corpus.update((p.id, p) for p in new_papers)
+        if written is not None:
+            written.update(corpus)
     else:
-        _merge_into(corpus, new_papers, report)
+        _merge_into(corpus, new_papers, report, written)
     return corpus
 
 
@@ -1086,8 +1093,12 @@ def _with_stored_fields(p: Paper, old: Paper) -> Paper:
     return dataclasses.replace(p, **kept) if kept else p
 
 
-def _merge_into(corpus: dict[str, Paper], new: Sequence[Paper], report: BuildReport) -> None:
-    """Add ``new`` to ``corpus`` (in place): updates of stored ids first, then new ids.
+def _merge_into(
+    corpus: dict[str, Paper], new: Sequence[Paper], report: BuildReport,
+    written: set[str] | None = None,
+) -> None:
+    """Add ``new`` to ``corpus`` (in place): updates of stored ids first, then new ids;
+    the ids it sets go into ``written`` (when given).
 
     * a record equal to the stored one in every field the input gives (not where it was
       read from) changes nothing: a duplicate;
@@ -1104,7 +1115,8 @@ def _merge_into(corpus: dict[str, Paper], new: Sequence[Paper], report: BuildRep
     updates: list[Paper] = []
     fresh: list[Paper] = []
     # only ids with non-ASCII characters can have a second spelling: most corpora have none
-    spelled = {id_key(pid): pid for pid in corpus if not pid.isascii()}
+    # (and most inputs: made when a non-ASCII id first asks, O(N))
+    spelled: dict[str, str] | None = None
     for p in new:
         key = id_key(p.id)
         if key in seen:
@@ -1118,11 +1130,15 @@ def _merge_into(corpus: dict[str, Paper], new: Sequence[Paper], report: BuildRep
         seen.add(key)
         stored = p.id if p.id in corpus else None
         if stored is None and not p.id.isascii():  # NFC of a Kelvin sign is ASCII "K"
+            if spelled is None:
+                spelled = {id_key(pid): pid for pid in corpus if not pid.isascii()}
             stored = key if key in corpus else spelled.get(key)
         if stored is not None and stored != p.id:
             p = dataclasses.replace(p, id=stored)
         (updates if stored is not None else fresh).append(p)
-    holder = {q.text_hash: pid for pid, q in sorted(corpus.items())}
+    holder = {q.text_hash: pid for pid, q in corpus.items()}
+    if len(holder) != len(corpus):  # a text twice: the last id in id order holds it
+        holder = {q.text_hash: pid for pid, q in sorted(corpus.items())}
     for p in updates:
         old = corpus[p.id]
         p = _with_stored_fields(p, old)
@@ -1138,6 +1154,8 @@ def _merge_into(corpus: dict[str, Paper], new: Sequence[Paper], report: BuildRep
             del holder[old.text_hash]
         corpus[p.id] = p
         holder[p.text_hash] = p.id
+        if written is not None:
+            written.add(p.id)
     for p in fresh:
         other = holder.get(p.text_hash)
         if other is not None:
@@ -1148,6 +1166,8 @@ def _merge_into(corpus: dict[str, Paper], new: Sequence[Paper], report: BuildRep
             continue
         corpus[p.id] = p
         holder[p.text_hash] = p.id
+        if written is not None:
+            written.add(p.id)
 
 
 def _problem(p: Paper, reason: str) -> InputProblem:
