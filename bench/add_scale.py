@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import ROOT, Report, median, table
 
-EXTRA = 40  # papers beyond N, added 10 at a time
+EXTRA = 40  # papers beyond N, added 10 at a time (more when --adds asks for more)
 
 
 def _child(n: int, adds: int, work: Path, freeze: bool = True) -> dict[str, Any]:
@@ -58,10 +58,13 @@ def _child(n: int, adds: int, work: Path, freeze: bool = True) -> dict[str, Any]
     from graph.store.embedded import EmbeddedStore
 
     t0 = time.perf_counter()
-    vecs, terms, topics = generate(n + EXTRA, seed=0)
+    # 40 unless more adds are asked for (then every add has 10 new papers; the corpus of
+    # the first N is another draw of the generator)
+    extra = max(EXTRA, 10 * adds)
+    vecs, terms, topics = generate(n + extra, seed=0)
     papers = []
     extractions = {}
-    for i in range(n + EXTRA):
+    for i in range(n + extra):
         names = [f"{t.split(':', 1)[1].replace('-', 'q')}x model" for t in sorted(terms[i])]
         title = f"Synthetic paper {i} on topic {int(topics[i])}"
         lead = f"We study {', '.join(names)}."
