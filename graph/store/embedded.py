@@ -18,7 +18,7 @@ Guarantees:
   was committed, and a mirror that cannot follow is reloaded from the database:
   memory and disk never disagree.
 * SIGKILL at any moment leaves the previous or the new state (SQLite's atomic commit).
-* Writers serialise on an OS file lock (``write.lock``, :meth:`EmbeddedStore.writer`)
+* Writers serialise on an OS file lock (``graph.db.lock``, :meth:`EmbeddedStore.writer`)
   held from reading the graph to committing the change, so two processes never
   compute changes from the same old graph and lose one (the lost-update the old
   whole-file snapshot had). A writer that has to wait is told who holds the lock.
@@ -583,6 +583,10 @@ class EmbeddedStore(QueryLayer):
                     (seq, time.time(), os.getpid(), json.dumps(summary)),
                 )
                 self._before_commit()
+                # the lock file this writer holds is still the one at its path: else
+                # another writer may be computing from what it read, and a commit here
+                # would mix two writes (graph.store.filelock)
+                self._writer.check()
                 db.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):

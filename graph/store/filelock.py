@@ -18,7 +18,14 @@ log = logging.getLogger(__name__)
 
 
 class WriterLock:
-    """An exclusive OS lock on a file (``fcntl.flock``), re-entrant within a thread."""
+    """An exclusive OS lock on a file (``fcntl.flock``), re-entrant within a thread.
+
+    ``flock`` locks the open file, not the path: a lock file deleted (or replaced) while
+    a writer holds it lets the next writer lock a new file at the same path and write
+    beside it (an outside probe lost edges that way: two adds both said "Added").
+    So a writer locks only a file that is still the one at the path (else it opens the
+    path again), and :meth:`check` tells a writer, before it commits, whether the file
+    it holds is still there."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -52,16 +59,29 @@ class WriterLock:
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
+                    if self._is_path(fd):
+                        break
+                    # locked a file no longer at the path (deleted or replaced meanwhile):
+                    # the path's file is the lock now
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    os.close(fd)
+                    fd = -1
+                    try:
+                        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+                    except OSError as exc:
+                        raise StoreError(
+                            f"cannot open the write lock {self.path}: {exc.strerror}") from exc
+                    continue
                 except OSError as exc:
                     if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                         raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
                 if not told:
                     holder = self._holder()
                     message = f"waiting for another writer ({holder}) to finish …"
-                    log.warning(message)
                     if on_wait is not None:
-                        on_wait(message)
+                        on_wait(message)  # the caller says it (once, not also in the log)
+                    else:
+                        log.warning(message)
                     told = True
                 if time.monotonic() >= deadline:
                     raise WriteLockTimeoutError(
@@ -72,10 +92,12 @@ class WriterLock:
             os.ftruncate(fd, 0)
             os.write(fd, f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}".encode())
             self._local.depth = 1
+            self._local.fd = fd
             try:
                 yield
             finally:
                 self._local.depth = 0
+                self._local.fd = -1
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, 0)
                 fcntl.flock(fd, fcntl.LOCK_UN)
@@ -83,6 +105,26 @@ class WriterLock:
             if fd >= 0:
                 os.close(fd)
             self._thread_lock.release()
+
+    def _is_path(self, fd: int) -> bool:
+        """True when the open file ``fd`` is the file at the lock's path now."""
+        try:
+            at_path = self.path.stat()
+        except OSError:
+            return False
+        mine = os.fstat(fd)
+        return (mine.st_dev, mine.st_ino) == (at_path.st_dev, at_path.st_ino)
+
+    def check(self) -> None:
+        """Raise :class:`StoreError` when this thread holds the lock on a file that is no
+        longer at the lock's path (another writer may hold the path's file now); nothing
+        when it holds it rightly or does not hold it."""
+        fd = getattr(self._local, "fd", -1)
+        if getattr(self._local, "depth", 0) and fd >= 0 and not self._is_path(fd):
+            raise StoreError(
+                f"the write lock {self.path} was removed or replaced while this write held "
+                "it, so another writer may be writing too; nothing was written (run it again)"
+            )
 
     def _holder(self) -> str:
         try:
