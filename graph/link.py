@@ -1961,7 +1961,8 @@ Kept = dict[str, list[tuple[float, str]]]  # paper or concept -> the partners it
 class _SubIndex(_TermIndex):
     """:class:`_TermIndex` over the linking terms of some papers only (``rows``), with
     every paper holding one of them as a column: the same scores to the bit (each row's
-    sum runs over its own terms in id order, as in the whole index)."""
+    sum runs over its own terms in id order, as in the whole index). Only the ``rows``
+    have entries in :attr:`x`: the products take their rows alone."""
 
     def __init__(
         self,
@@ -1972,33 +1973,39 @@ class _SubIndex(_TermIndex):
     ) -> None:
         import scipy.sparse as sp
 
-        terms: set[str] = set()
-        for p in rows:
-            for t in paper_terms[p]:
-                ps = postings.get(t, ())
-                if 2 <= len(ps) <= max_papers:
-                    terms.add(t)
-        papers: set[str] = set(rows)
-        for t in terms:
-            papers.update(postings[t])
-        self.ids = sorted(papers)
+        rows = list(rows)
+        sizes_of = {t: len(postings.get(t, ()))
+                    for t in set().union(*(paper_terms[p] for p in rows))}
+        self.linking = sorted(t for t, d in sizes_of.items() if 2 <= d <= max_papers)
+        sizes = [sizes_of[t] for t in self.linking]
+        self.ids = sorted(set(rows).union(*(postings[t] for t in self.linking)))
         self.row = dict(zip(self.ids, range(len(self.ids)), strict=True))
-        self.linking = sorted(terms)
         self.tindex = dict(zip(self.linking, range(len(self.linking)), strict=True))
-        self.weight = {t: term_weight(len(postings[t])) for t in self.linking}
-        self.shown = {t: round(w, 4) for t, w in self.weight.items()}
-        # each term's papers as rows, in C (map over the set): the same entries in the
-        # same order as a Python step per entry made them (~0.1 s an add at 100k papers)
-        sizes = [len(postings[t]) for t in self.linking]
+        # a weight is a function of df alone: once per distinct df, not per term
+        by_df = {d: term_weight(d) for d in set(sizes)}
+        shown_df = {d: round(w, 4) for d, w in by_df.items()}
+        self.weight = {t: by_df[d] for t, d in zip(self.linking, sizes, strict=True)}
+        self.shown = {t: shown_df[d] for t, d in zip(self.linking, sizes, strict=True)}
+        # the terms x papers matrix straight from the postings, in C (map over the sets):
+        # each term's row holds its papers in the set's order, which moves no sum (a
+        # product's entry adds its left row's terms in their order)
         r_idx = np.fromiter(
             map(self.row.__getitem__,
                 itertools.chain.from_iterable(postings[t] for t in self.linking)),
             dtype=np.int64, count=sum(sizes))
-        c_idx = np.repeat(np.arange(len(self.linking), dtype=np.int64), sizes)
-        ones = np.ones(len(r_idx), dtype=np.float64)
-        self.x = sp.csr_matrix((ones, (r_idx, c_idx)), shape=(len(self.ids), len(self.linking)))
-        w_vec = np.asarray([self.weight[t] for t in self.linking], dtype=np.float64)
-        self.weighted_t = sp.csr_matrix(self.x.multiply(w_vec[None, :])).T.tocsr()
+        indptr = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        w_vec = np.fromiter((by_df[d] for d in sizes), dtype=np.float64, count=len(sizes))
+        self.weighted_t = sp.csr_matrix(
+            (np.repeat(w_vec, sizes), r_idx, indptr), shape=(len(self.linking), len(self.ids))
+        )
+        # papers x terms for the rows only (a stable sort by row keeps the term order)
+        mine = np.zeros(len(self.ids), dtype=bool)
+        mine[[self.row[p] for p in rows]] = True
+        at = mine[r_idx]
+        c_idx = np.repeat(np.arange(len(self.linking), dtype=np.int64), sizes)[at]
+        self.x = sp.csr_matrix((np.ones(len(c_idx), dtype=np.float64), (r_idx[at], c_idx)),
+                               shape=(len(self.ids), len(self.linking)))
         self._ordered = {}
 
 
