@@ -34,7 +34,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
@@ -2395,14 +2395,21 @@ def _co_rows(
             whole[a] = _moved_row(columns.co[a], own[a], changes)
     counted = [a for a in wanted if a not in whole]
     if counted:
-        papers: set[str] = set()
-        for a in counted:
-            papers.update(postings.get(a, ()))
-        parts = [columns.of(q, paper_terms[q], is_concept, keep=q not in old_terms)
-                 for q in sorted(papers)]
+        # the papers in any order (the counts are integers: the same in any order), their
+        # kept columns looked up in C; a changed paper's are made from its terms now
+        papers = set().union(*(postings.get(a, ()) for a in counted))
+        moved = [q for q in old_terms if q in papers]
+        order = list(papers.difference(moved))
+        got = list(map(columns.rows.get, order))
+        parts = cast("list[NDArray[np.int64]]", got) if all(c is not None for c in got) else [
+            c if c is not None else columns.of(q, paper_terms[q], is_concept, keep=True)
+            for q, c in zip(order, got, strict=True)
+        ]
+        parts.extend(columns.of(q, paper_terms[q], is_concept, keep=False) for q in moved)
         mine = np.asarray([own[a] for a in counted], dtype=np.int64)
         indptr = np.zeros(len(parts) + 1, dtype=np.int64)
-        np.cumsum([len(c) for c in parts], out=indptr[1:])
+        np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)),
+                  out=indptr[1:])
         indices = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         x = sp.csr_matrix((np.ones(len(indices), dtype=np.int64), indices, indptr),
                           shape=(len(parts), len(names)))
