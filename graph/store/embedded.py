@@ -38,6 +38,7 @@ import json
 import logging
 import operator
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -138,6 +139,12 @@ SCHEMA = (
     *fts.SCHEMA,
 )
 
+#: every table and index SCHEMA makes (a file missing one is set up on open)
+_SCHEMA_NAMES = frozenset(
+    m.group(1) for stmt in SCHEMA if (m := re.search(r"IF NOT EXISTS (\w+)", stmt))
+)
+
+
 class EmbeddedStore(QueryLayer):
     """GraphStore over a SQLite database file, answered from an in-memory mirror."""
 
@@ -191,6 +198,8 @@ class EmbeddedStore(QueryLayer):
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=OFF")
             db.execute(f"PRAGMA cache_size = {-CACHE_KIB}")
+            if EmbeddedStore._ready(db):
+                return db
             with db:
                 db.execute("BEGIN IMMEDIATE")
                 for stmt in SCHEMA:
@@ -227,6 +236,39 @@ class EmbeddedStore(QueryLayer):
         except OSError as exc:
             raise StoreError(f"cannot open the graph database {path}: {exc.strerror}") from exc
         return db
+
+    @staticmethod
+    def _ready(db: sqlite3.Connection) -> bool:
+        """Whether the file opens without a write: every table and index of this format
+        there, and the rows the open fills (names, keyword index, counts) current.
+
+        Read in a snapshot, not under the write lock: a writer stalled in its commit (a
+        stopped process, a slow disk) made every new process, readers too, wait 30 s and
+        fail with "database is locked" (docs/reliability.md, probe 6). A file that is
+        not ready (new, older, damaged) takes the write path, which says what is wrong.
+        """
+        try:
+            db.execute("BEGIN")
+            try:
+                have = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+                if not _SCHEMA_NAMES.issubset(have):
+                    return False
+                meta = dict(db.execute(
+                    "SELECT key, value FROM meta WHERE key IN (?, ?, ?, ?, ?)",
+                    ("format", "version", "names", fts.META_KEY, COUNTS_KEY),
+                ).fetchall())
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+        except sqlite3.DatabaseError:
+            return False
+        return (
+            meta.get("format") == FORMAT
+            and meta.get("version") == str(FORMAT_VERSION)
+            and meta.get("names") == NAMES_VERSION
+            and meta.get(fts.META_KEY) == fts.INDEX_VERSION
+            and COUNTS_KEY in meta
+        )
 
     @staticmethod
     def _index_if_needed(db: sqlite3.Connection) -> None:

@@ -6,7 +6,8 @@ POINT is one of ``apply`` (before the store applies the diff), ``write`` (every 
 of the change written inside the SQLite transaction, COMMIT not yet sent), ``commit``
 (just after COMMIT, before the in-memory graph takes the change), or ``none``. The
 process kills itself with SIGKILL, as the OOM killer or ``kill -9`` would: no handler,
-no cleanup.
+no cleanup. ``stop`` is ``write`` with SIGSTOP instead: the process stalls inside its
+commit, holding both write locks, until someone sends it SIGCONT or SIGKILL.
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-POINTS = ("apply", "write", "commit", "none")
+POINTS = ("apply", "write", "commit", "stop", "none")
 
 
 def _die(*_args: object, **_kwargs: object) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _stall(*_args: object, **_kwargs: object) -> None:
+    os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def install(point: str) -> None:
@@ -34,6 +39,8 @@ def install(point: str) -> None:
         EmbeddedStore.apply = _die  # type: ignore[method-assign]
     elif point == "write":
         EmbeddedStore._before_commit = _die  # type: ignore[method-assign]
+    elif point == "stop":
+        EmbeddedStore._before_commit = _stall  # type: ignore[method-assign]
     elif point == "commit":
         EmbeddedStore._after_commit = _die  # type: ignore[method-assign]
     elif point != "none":

@@ -13,7 +13,9 @@ processes on a copy of the seed graph:
 * a write that fails (text that cannot be stored) changes nothing in memory or on
   disk, and every later write still lands on disk;
 * the lock file deleted while an add holds it: a second add runs, the first is refused
-  before it commits, and run again it gives the graph of both.
+  before it commits, and run again it gives the graph of both;
+* an add stalled inside its commit: readers still open the graph and answer, and a
+  second add waits for it with a message instead of failing.
 
 New abstracts are seed abstracts with one sentence added; their embeddings are
 computed once (a warm-up add in a scratch copy) so no timed process loads the model.
@@ -265,3 +267,54 @@ def test_a_lock_file_removed_during_an_add_loses_nothing(
         assert graphs_equal(load(data), batches.sequential) == []
         return
     pytest.skip("the first add let go of the lock before it could be stopped, 3 times")
+
+
+def _stopped(pid: int) -> bool:
+    """Whether the process is stopped (state T in /proc/PID/stat)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rpartition(")")[2].split()[0] == "T"
+
+
+def test_a_writer_stalled_in_its_commit_blocks_no_reader_and_no_writer(
+    batches: Batches, tmp_path: Path
+) -> None:
+    """An outside probe stopped a ``citegraph add`` inside its commit (SIGSTOP; a slow
+    disk or a debugger stalls it the same way): every new process, ``stats`` included,
+    waited 30 s and failed with "database is locked", because opening the database took
+    the write lock. Now a reader opens at once and sees the last commit, and a second add
+    waits for the writer's lock with a message; once the stalled add is killed, the second
+    runs and the graph holds its papers and none of the killed one's."""
+    import signal
+
+    data = batches.fresh(tmp_path / "d")
+    before = papers(load(data))
+    first = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "hardening" / "_killpoint.py"), "stop",
+         "--data-dir", str(data), "add", str(batches.a)],
+        cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while not _stopped(first.pid):
+            assert first.poll() is None, "the add ended before its commit"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        stats = subprocess.run(
+            [sys.executable, "-m", "citegraph", "--data-dir", str(data), "stats", "--json"],
+            cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=RUN_TIMEOUT,
+            check=False,
+        )
+        assert stats.returncode == 0, stats.stderr[-1500:]
+        assert json.loads(stats.stdout)["nodes"]["Paper"] == len(before)
+        second = cli(data, "add", str(batches.b))
+        time.sleep(2.0)
+        assert second.poll() is None, finish(second)[1][-1500:]  # waiting, not failed
+    finally:
+        first.kill()
+        first.wait(timeout=RUN_TIMEOUT)
+    assert second is not None
+    rc, out = finish(second)
+    assert rc == 0, out[-1500:]
+    assert "waiting for another writer" in out, out[-1500:]
+    assert papers(load(data)) == before | batches.b_ids
