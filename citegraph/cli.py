@@ -120,16 +120,23 @@ def _service(*, reads_only: bool = False, embeds: bool = False) -> Iterator[Grap
             "'citegraph build PATHS' (or pass --data-dir)"
         )
         raise typer.Exit(EXIT_ERROR)
+    embedding = Embedding(s)
+    if embeds and s.embed_in_process_ahead:
+        # before the store opens (its import is ~0.3 s): the model's load is the longest
+        # part of a one-shot add, and everything here runs beside it
+        embedding.embedder().load_elsewhere()
     try:
         store = open_store(state.settings, one_shot=True)
     except CitegraphError as exc:
+        embedding.close()
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_ERROR) from None
     except (OSError, sqlite3.Error) as exc:
+        embedding.close()
         raise _fail_os(exc) from None
-    embedding = Embedding(s)
-    if embeds and s.embed_in_process_ahead:
-        embedding.embedder().load_elsewhere()
+    except BaseException:
+        embedding.close()
+        raise
     service = GraphService(state.settings, store, embedding)
     try:
         yield service
