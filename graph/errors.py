@@ -25,6 +25,11 @@ class StoreError(CitegraphError):
     """The store failed (corrupt file, failed transaction)."""
 
 
+class StoreWriteError(StoreError):
+    """The store could not write a change it had accepted (disk full, I/O error):
+    nothing was written, and the same write can succeed once the cause is gone."""
+
+
 class StoreUnavailableError(StoreError):
     """The store cannot be reached (server down, wrong credentials)."""
 

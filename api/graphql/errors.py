@@ -16,6 +16,7 @@ from graph.errors import (
     NotFoundError,
     StoreReplacedError,
     StoreUnavailableError,
+    StoreWriteError,
     WriteLockTimeoutError,
 )
 
@@ -33,6 +34,7 @@ def error_code(exc: BaseException | None) -> str | None:
         (StoreReplacedError, "STORE_REPLACED"),
         (StoreUnavailableError, "STORE_UNAVAILABLE"),
         (WriteLockTimeoutError, "WRITE_BUSY"),
+        (StoreWriteError, "STORE_WRITE_FAILED"),
         (ModelUnavailableError, "MODEL_UNAVAILABLE"),
         (QueryTooCostlyError, "QUERY_TOO_COSTLY"),
         (CitegraphError, "BAD_REQUEST"),

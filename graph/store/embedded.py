@@ -39,6 +39,7 @@ import logging
 import operator
 import os
 import re
+import shutil
 import sqlite3
 import threading
 import time
@@ -49,7 +50,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from graph.errors import StoreError, StoreReplacedError
+from graph.errors import StoreError, StoreReplacedError, StoreWriteError
 from graph.model import (
     Edge,
     GraphChange,
@@ -232,9 +233,13 @@ class EmbeddedStore(QueryLayer):
         except (ValueError, TypeError, KeyError) as exc:  # a node row not written by citegraph
             raise StoreError(f"the graph database {path} has a damaged row: {exc}") from exc
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open the graph database {path}: {exc}") from exc
+            raise StoreError(
+                f"cannot open the graph database {path}: {exc}{_cause(path)}"
+            ) from exc
         except OSError as exc:
-            raise StoreError(f"cannot open the graph database {path}: {exc.strerror}") from exc
+            raise StoreError(
+                f"cannot open the graph database {path}: {exc.strerror}{_cause(path)}"
+            ) from exc
         return db
 
     @staticmethod
@@ -635,9 +640,11 @@ class EmbeddedStore(QueryLayer):
                     db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
-            raise StoreError(f"graph database write failed, nothing was written: {exc}") from exc
+            raise StoreWriteError(
+                f"graph database write failed, nothing was written: {exc}"
+            ) from exc
         except OSError as exc:
-            raise StoreError(
+            raise StoreWriteError(
                 f"graph database write failed, nothing was written: {exc.strerror}"
             ) from exc
         finally:
@@ -887,6 +894,20 @@ def _file_id(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def _cause(path: Path) -> str:
+    """What SQLite's "unable to open database file" or "disk I/O error" on open most likely
+    means, when the folder says it: an open writes (the WAL index, a new file's tables)."""
+    folder = path.parent
+    try:
+        if not os.access(folder, os.W_OK):
+            return f" ({folder} cannot be written: a read-only filesystem or folder)"
+        if shutil.disk_usage(folder).free == 0:
+            return f" (the disk holding {folder} is full)"
+    except OSError:
+        pass
+    return ""
 
 
 def _fill_names(db: sqlite3.Connection) -> None:

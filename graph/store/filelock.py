@@ -89,8 +89,12 @@ class WriterLock:
                         f"{timeout_s:g} s (CITEGRAPH_WRITE_LOCK_TIMEOUT_S); try again later"
                     )
                 time.sleep(0.05)
-            os.ftruncate(fd, 0)
-            os.write(fd, f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}".encode())
+            # the holder's pid is for a waiting writer's message only: a disk too full to
+            # take it must not fail the write here with a bare OSError (the write itself
+            # then fails at its first page, saying the disk is full, and changes nothing)
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.write(fd, f"pid {os.getpid()} since {time.strftime('%H:%M:%S')}".encode())
             self._local.depth = 1
             self._local.fd = fd
             try:

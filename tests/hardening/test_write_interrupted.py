@@ -43,11 +43,17 @@ pytestmark = [
 
 
 def _start(data: Path, batch: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "citegraph", "--data-dir", str(data), "add", str(batch)],
-        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group, as a shell job has
-    )
+    # a test run started in the background by a shell (``cmd &``) ignores SIGINT, and an
+    # ignored signal stays ignored across exec: the CLI gets the default, as in a terminal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "citegraph", "--data-dir", str(data), "add", str(batch)],
+            cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group, as a shell job has
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _child_of(proc: subprocess.Popen[bytes]) -> int:
