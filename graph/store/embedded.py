@@ -95,6 +95,8 @@ SYNC_INTERVAL_S = 0.2
 #: a change of at least this many node and edge rows is written with a page cache of
 #: BIG_CHANGE_CACHE_KIB (then SQLite's default of 2 MB again): a build, not an add
 BIG_CHANGE_ROWS = 20_000
+#: edge rows serialised and inserted at a time (a whole graph's rows are never all held)
+EDGE_ROWS_PER_PART = 50_000
 BIG_CHANGE_CACHE_KIB = 256 * 1024
 #: the page cache of the connection that writes (and answers SQL reads) otherwise: an
 #: add's few thousand rows land all over the edge B-trees, and with SQLite's default 2 MB
@@ -712,27 +714,29 @@ class EmbeddedStore(QueryLayer):
             db.execute(f"DELETE FROM names WHERE id IN ({marks})", part)  # noqa: S608
         rows.names.sort()
         db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?)", rows.names)
-        # by key, stably: of two rows with one key the change's last still wins, as in memory;
-        # in place: a sorted copy of a whole graph's rows costs ~100 MB
-        rows.edges.sort(key=_edge_row_key)
-        # more new edge rows than stored ones (a first build): the secondary indexes are
-        # made again after the rows rather than kept up to date row by row (2x faster);
-        # in the transaction, so a rollback or a crash keeps them as they were
+        # the edges come in key order (Rows.edges): each insert lands next to the last one
+        # in the B-tree. More new edge rows than stored ones (a first build): the secondary
+        # indexes are made again after the rows rather than kept up to date row by row (2x
+        # faster); in the transaction, so a rollback or a crash keeps them as they were
         rebuild = len(rows.edges) >= BIG_CHANGE_ROWS and len(rows.edges) >= int(
             db.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
         )
-        if delta is not None:
-            look = "SELECT 1 FROM edges WHERE source = ? AND target = ? AND type = ?"
-            for key in {(s, t, typ) for s, t, typ, _, _ in rows.edges}:
-                if db.execute(look, key).fetchone() is None:
-                    delta.edges[key[2]] += 1
         if rebuild:
             for name, _ in EDGE_INDEXES:
                 db.execute(f"DROP INDEX IF EXISTS {name}")
-        db.executemany(
-            "INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?)",
-            ((s, t, typ, w, attrs, seq) for s, t, typ, w, attrs in rows.edges),
-        )
+        look = "SELECT 1 FROM edges WHERE source = ? AND target = ? AND type = ?"
+        # checked and serialised a part at a time (an error rolls the whole write back)
+        for start in range(0, len(rows.edges), EDGE_ROWS_PER_PART):
+            edge_part = rows.edge_rows(start, start + EDGE_ROWS_PER_PART)
+            if delta is not None:
+                # before the part's inserts; a key twice in the change is new once
+                for key in {(s, t, typ) for s, t, typ, _, _ in edge_part}:
+                    if db.execute(look, key).fetchone() is None:
+                        delta.edges[key[2]] += 1
+            db.executemany(
+                "INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?)",
+                ((s, t, typ, w, attrs, seq) for s, t, typ, w, attrs in edge_part),
+            )
         if rebuild:
             for _, create in EDGE_INDEXES:
                 db.execute(create)
@@ -883,7 +887,6 @@ def _store_counts(db: sqlite3.Connection, counts: _Counts) -> None:
     db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (COUNTS_KEY, value))
 
 
-_edge_row_key = operator.itemgetter(0, 1, 2)
 _first = operator.itemgetter(0)
 
 

@@ -110,12 +110,54 @@ def test_a_big_write_that_fails_at_commit_leaves_everything_as_it_was(
     assert store.stats().edges["MENTIONS"] > 0
 
 
+@pytest.mark.parametrize("bad", ["unknown end", "lone surrogate", "nan"])
+@pytest.mark.parametrize("reads", ["memory", "sql"])
+def test_a_bad_edge_after_parts_already_inserted_leaves_everything_as_it_was(
+    tmp_path: Path, reads: Literal["memory", "sql"], bad: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # edges are checked as they are inserted, a part at a time: the bad one comes after
+    # parts are in the table, inside the transaction, with the indexes dropped
+    monkeypatch.setattr(embedded, "BIG_CHANGE_ROWS", 5)
+    monkeypatch.setattr(embedded, "EDGE_ROWS_PER_PART", 3)
+    path = tmp_path / "graph.db"
+    store = EmbeddedStore(path, reads=reads)
+    full = fx.full_change()
+    store.apply(GraphChange(upsert_nodes=full.upsert_nodes[:4]))
+    before = store.snapshot()
+    stats = store.stats()
+    tables = {t: _table(path, f"SELECT * FROM {t}") for t in ("nodes", "edges", "names")}  # noqa: S608
+    wrong = {
+        "unknown end": Edge("zz-last", "p1", RelType.CITES),
+        "lone surrogate": Edge("p2", "p1", RelType.CITES, 1.0, {"note": "x\udfffy"}),
+        "nan": Edge("p2", "p1", RelType.CITES, 1.0, {"score": math.nan}),
+    }[bad]
+    change = GraphChange(upsert_nodes=full.upsert_nodes,
+                         upsert_edges=(*full.upsert_edges, wrong))
+    assert len(change.upsert_edges) > 3 * embedded.EDGE_ROWS_PER_PART
+    with pytest.raises(StoreError, match="nothing was written"):
+        store.apply(change)
+    assert graphs_equal(store.snapshot(), before) == []
+    assert store.stats() == stats
+    for t, rows in tables.items():
+        assert _table(path, f"SELECT * FROM {t}") == rows  # noqa: S608
+    assert _indexes(path) == {"edges_target", "edges_seq"}
+    fresh = EmbeddedStore(path, reads="sql")
+    assert graphs_equal(fresh.snapshot(), before) == []
+    fresh.close()
+    store.apply(full)  # and the store takes the good write afterwards
+    assert store.stats().edges == EmbeddedStore(path, reads="sql").stats().edges
+    assert sum(store.stats().edges.values()) == len({e.key for e in full.upsert_edges})
+
+
 @pytest.mark.parametrize("big", [False, True])
+@pytest.mark.parametrize("part", [1, 50_000])
 def test_one_edge_twice_in_a_change_the_last_wins_in_memory_and_on_disk(
-    tmp_path: Path, big: bool, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, big: bool, part: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if big:
         monkeypatch.setattr(embedded, "BIG_CHANGE_ROWS", 2)
+    # part 1: the two rows of one key are inserted in two parts
+    monkeypatch.setattr(embedded, "EDGE_ROWS_PER_PART", part)
     store = EmbeddedStore(tmp_path / "graph.db")
     store.apply(fx.full_change())
     store.get_nodes(["p1"])  # the mirror is loaded
@@ -129,6 +171,10 @@ def test_one_edge_twice_in_a_change_the_last_wins_in_memory_and_on_disk(
     fresh = EmbeddedStore(tmp_path / "graph.db", reads="sql")
     disk = [e for e in fresh.edges_of(["p1"], [RelType.CITES]) if e.target == "p2"]
     assert [(e.weight, dict(e.attrs)) for e in disk] == [(0.25, {"note": "first"})]
+    # the kept counts moved by one edge, not two
+    with sqlite3.connect(tmp_path / "graph.db") as db:
+        counted = dict(db.execute("SELECT type, COUNT(*) FROM edges GROUP BY type").fetchall())
+    assert fresh.stats().edges == counted
 
 
 @pytest.mark.parametrize(
