@@ -45,9 +45,11 @@ from common import ROOT, Report, median, table
 EXTRA = 40  # papers beyond N, added 10 at a time (more when --adds asks for more)
 
 
-def _child(n: int, adds: int, work: Path, freeze: bool = True) -> dict[str, Any]:
-    # the checkout under test first: common.py put this one's root on the path
-    sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
+def synthetic_corpus(total: int, work: Path, *, incremental: bool = True) -> tuple[Any, list[Any]]:
+    """(a Pipeline whose caches under ``work`` hold every paper's extraction and vector,
+    the ``total`` papers of bench/scale.py's generator made into papers, seed 0).
+
+    Imports ``graph`` from the first checkout on sys.path (the one under test)."""
     from scale import generate
 
     from graph.build import ExtractionCache, Pipeline, embedding_text
@@ -55,16 +57,11 @@ def _child(n: int, adds: int, work: Path, freeze: bool = True) -> dict[str, Any]
     from graph.extract import Extraction, RuleExtractor, TermMention
     from graph.ingest import paper_from_record
     from graph.settings import Settings
-    from graph.store.embedded import EmbeddedStore
 
-    t0 = time.perf_counter()
-    # 40 unless more adds are asked for (then every add has 10 new papers; the corpus of
-    # the first N is another draw of the generator)
-    extra = max(EXTRA, 10 * adds)
-    vecs, terms, topics = generate(n + extra, seed=0)
+    vecs, terms, topics = generate(total, seed=0)
     papers = []
     extractions = {}
-    for i in range(n + extra):
+    for i in range(total):
         names = [f"{t.split(':', 1)[1].replace('-', 'q')}x model" for t in sorted(terms[i])]
         title = f"Synthetic paper {i} on topic {int(topics[i])}"
         lead = f"We study {', '.join(names)}."
@@ -77,11 +74,24 @@ def _child(n: int, adds: int, work: Path, freeze: bool = True) -> dict[str, Any]
         )
     settings = Settings(data_dir=work / "data")
     cache = work / "cache"
-    pipe = Pipeline(settings, cache_dir=cache)
+    pipe = Pipeline(settings, cache_dir=cache, incremental=incremental)
     ExtractionCache(cache / "extractions.sqlite", RuleExtractor().version).put_many(extractions)
     ec = EmbeddingCache(cache / "embeddings.sqlite")
     ec.put_many(pipe.embedder.key, {text_key(embedding_text(p)): vecs[i] for i, p in enumerate(papers)})
     ec.close()
+    return pipe, papers
+
+
+def _child(n: int, adds: int, work: Path, freeze: bool = True) -> dict[str, Any]:
+    # the checkout under test first: common.py put this one's root on the path
+    sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
+    from graph.store.embedded import EmbeddedStore
+
+    t0 = time.perf_counter()
+    # 40 unless more adds are asked for (then every add has 10 new papers; the corpus of
+    # the first N is another draw of the generator)
+    extra = max(EXTRA, 10 * adds)
+    pipe, papers = synthetic_corpus(n + extra, work)
     out: dict[str, Any] = {"n": n, "generate_s": time.perf_counter() - t0}
     store = EmbeddedStore(work / "data" / "graph.db", reads="sql")
     t = time.perf_counter()

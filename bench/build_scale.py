@@ -1,0 +1,175 @@
+# ruff: noqa: E501 - long table rows
+"""`citegraph build` of N synthetic papers into a new embedded database: time and peak
+memory by stage (issue 12's "build link + store <= 120 s, peak RSS <= 2 GB" at 100k).
+
+    python bench/build_scale.py [--sizes 30000,100000] [--code TREE ...] [--rounds 1]
+
+The corpus is bench/add_scale.py's (bench/scale.py's generator, pre-made extractions and
+vectors in the caches, so no model is loaded and no text is extracted). The build is the
+CLI's: a one-shot pipeline (``incremental=False``) writing to an empty ``graph.db``
+through a ``reads="sql"`` store, ``replace=True``. Each (size, checkout, round) runs in a
+subprocess of its own, so its peak RSS is its own.
+
+A thread samples the process's RSS every 20 ms; each sample's value counts toward the
+step or stage the pipeline's timers (``graph.build._Timer``) are in, so "peak in" is the
+highest RSS seen while that step ran and "RSS at start" what it started from. "input" is
+the RSS once the corpus is made (the papers, their vectors and the caches' handles: the
+bench's own, not the build's). The issue's "build link + store" is ``link`` + ``write``
+(+ ``diff``, the part of the write that finds what to write).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import ROOT, Report, median, table
+
+SAMPLE_S = 0.02
+
+
+def _rss_mib() -> float:
+    with Path("/proc/self/statm").open() as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _child(n: int, work: Path) -> dict[str, Any]:
+    sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
+    from add_scale import synthetic_corpus
+
+    import graph.build as gb
+    from graph.store.embedded import EmbeddedStore
+
+    t0 = time.perf_counter()
+    pipe, papers = synthetic_corpus(n, work, incremental=False)
+    out: dict[str, Any] = {"n": n, "generate_s": time.perf_counter() - t0, "input_mib": _rss_mib()}
+    stack: list[str] = []
+    peaks: dict[str, float] = {}
+    starts: dict[str, float] = {}
+    peak = {"all": 0.0}
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(SAMPLE_S):
+            r = _rss_mib()
+            with lock:
+                peak["all"] = max(peak["all"], r)
+                for name in stack:
+                    peaks[name] = max(peaks.get(name, 0.0), r)
+
+    enter, leave = gb._Timer.__enter__, gb._Timer.__exit__
+
+    def timed_enter(self: Any) -> None:
+        r = _rss_mib()
+        with lock:
+            stack.append(self.stage)
+            starts.setdefault(self.stage, r)
+            peaks[self.stage] = max(peaks.get(self.stage, 0.0), r)
+        enter(self)
+
+    def timed_exit(self: Any, *exc: object) -> None:
+        leave(self, *exc)
+        with lock:
+            stack.remove(self.stage)
+
+    gb._Timer.__enter__, gb._Timer.__exit__ = timed_enter, timed_exit  # type: ignore[method-assign]
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    store = EmbeddedStore(work / "data" / "graph.db", reads="sql")
+    t = time.perf_counter()
+    rep = pipe.run(store, add_papers=papers, replace=True)
+    out["build_s"] = time.perf_counter() - t
+    done.set()
+    sampler.join()
+    out["stages"] = rep.stage_seconds
+    out["steps"] = rep.step_seconds
+    out["edges"] = sum(rep.stats.edges.values()) if rep.stats else 0
+    out["peak_in"] = peaks
+    out["start_rss"] = starts
+    out["peak_mib"] = max(peak["all"], _rss_mib())
+    out["file_mib"] = sum(p.stat().st_size for p in (work / "data").glob("graph.db*")) / 2**20
+    pipe.close()
+    store.close()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--sizes", default="30000,100000")
+    ap.add_argument("--code", type=Path, action="append", help="checkouts to run side by side (default: this one)")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--no-report", action="store_true")
+    ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child is not None:
+        print(json.dumps(_child(args.child, args.work)))
+        return 0
+    trees = [c.resolve() for c in (args.code or [ROOT])]
+    results: list[tuple[str, dict[str, Any]]] = []
+    for n in [int(s) for s in args.sizes.split(",")]:
+        for _ in range(args.rounds):
+            for tree in trees:
+                work = Path(tempfile.mkdtemp(prefix="citegraph-build-scale-"))
+                env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(tree))
+                try:
+                    proc = subprocess.run(
+                        [sys.executable, str(Path(__file__).resolve()), "--child", str(n), "--work", str(work)],
+                        cwd=tree, env=env, capture_output=True, text=True, check=False,
+                    )
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
+                if proc.returncode != 0:
+                    print(f"{tree.name} N={n}: failed\n{proc.stderr[-3000:]}", file=sys.stderr)
+                    continue
+                got = json.loads(proc.stdout.strip().splitlines()[-1])
+                results.append((tree.name, got))
+                print(json.dumps({"code": tree.name, **got}), flush=True)
+    rep = Report("`citegraph build` at scale: time and memory by stage (bench/build_scale.py)")
+    rows: list[tuple[object, ...]] = []
+    for name, r in results:
+        st = r["stages"]
+        link_store = st.get("link", 0.0) + st.get("write", 0.0) + r["steps"].get("diff", 0.0)
+        rows.append((name, r["n"], r["edges"], round(r["build_s"], 1), round(link_store, 1),
+                     round(r["input_mib"]), round(r["peak_mib"]), round(r["peak_mib"] - r["input_mib"]),
+                     round(r["file_mib"])))
+    rep.add(table(["code", "N", "edges", "build s", "link + diff + write s", "input RSS MiB",
+                   "peak RSS MiB", "peak - input MiB", "file MiB"], rows))
+    parts: list[tuple[object, ...]] = []
+    for name, r in results:
+        timed = {**{f"stage {k}": v for k, v in r["stages"].items() if k != "total"}, **r["steps"]}
+        for key in sorted(timed, key=lambda k: -timed[k]):
+            raw = key[6:] if key.startswith("stage ") else key
+            if timed[key] >= 0.05 * r["build_s"] or r["peak_in"].get(raw, 0.0) >= 0.8 * r["peak_mib"]:
+                parts.append((name, r["n"], key, round(timed[key], 1),
+                              round(r["start_rss"].get(raw, 0.0)), round(r["peak_in"].get(raw, 0.0))))
+    rep.add(table(["code", "N", "stage / step", "s", "RSS at start MiB", "peak in MiB"], parts))
+    if len(trees) > 1:
+        ratio: list[tuple[object, ...]] = []
+        for n in sorted({r["n"] for _, r in results}):
+            by = {name: [r for nm, r in results if nm == name and r["n"] == n] for name in (t.name for t in trees)}
+            if all(by.values()):
+                base = median([r["build_s"] for r in by[trees[0].name]])
+                for name, rs in by.items():
+                    ratio.append((n, name, median([r["build_s"] for r in rs]), round(median([r["build_s"] for r in rs]) / base, 2),
+                                  median([r["peak_mib"] for r in rs])))
+        rep.add(table(["N", "code", "build s (median)", "against the first", "peak RSS MiB (median)"], ratio))
+    if not args.no_report:
+        rep.save()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
