@@ -122,6 +122,27 @@ def _child(n: int, adds: int, work: Path, freeze: bool = True) -> dict[str, Any]
     return out
 
 
+def run_child(script: Path, tree: Path, n: int, extra: list[str]) -> dict[str, Any] | None:
+    """Run ``script --child n --work <tmp> *extra`` in a subprocess on checkout ``tree``
+    (its ``graph`` first on the path), print and return its JSON line (None: it failed,
+    and its stderr's tail is printed)."""
+    work = Path(tempfile.mkdtemp(prefix=f"citegraph-{script.stem}-"))
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(tree))
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(script.resolve()), "--child", str(n), "--work", str(work), *extra],
+            cwd=tree, env=env, capture_output=True, text=True, check=False,
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if proc.returncode != 0:
+        print(f"{tree.name} N={n}: failed\n{proc.stderr[-3000:]}", file=sys.stderr)
+        return None
+    got: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    print(json.dumps({"code": tree.name, **got}), flush=True)
+    return got
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--sizes", default="3000,30000,100000")
@@ -140,23 +161,10 @@ def main() -> int:
     results: list[tuple[str, dict[str, Any]]] = []
     for n in [int(s) for s in args.sizes.split(",")]:
         for tree in trees:
-            work = Path(tempfile.mkdtemp(prefix="citegraph-add-scale-"))
-            env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(tree))
-            try:
-                proc = subprocess.run(
-                    [sys.executable, str(Path(__file__).resolve()), "--child", str(n),
-                     "--adds", str(args.adds), "--work", str(work),
-                     *(["--no-freeze"] if args.no_freeze else [])],
-                    cwd=tree, env=env, capture_output=True, text=True, check=False,
-                )
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-            if proc.returncode != 0:
-                print(f"{tree.name} N={n}: failed\n{proc.stderr[-3000:]}", file=sys.stderr)
-                continue
-            got = json.loads(proc.stdout.strip().splitlines()[-1])
-            results.append((tree.name, got))
-            print(json.dumps({"code": tree.name, **got}), flush=True)
+            got = run_child(Path(__file__), tree, n, ["--adds", str(args.adds),
+                                                      *(["--no-freeze"] if args.no_freeze else [])])
+            if got is not None:
+                results.append((tree.name, got))
     rep = Report("The whole pipeline's add of 10 at scale (bench/add_scale.py)")
     rows: list[tuple[object, ...]] = []
     for name, r in results:

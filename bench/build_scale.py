@@ -23,10 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -34,6 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from add_scale import run_child
 from common import ROOT, Report, median, table
 
 SAMPLE_S = 0.02
@@ -122,21 +120,9 @@ def main() -> int:
     for n in [int(s) for s in args.sizes.split(",")]:
         for _ in range(args.rounds):
             for tree in trees:
-                work = Path(tempfile.mkdtemp(prefix="citegraph-build-scale-"))
-                env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(tree))
-                try:
-                    proc = subprocess.run(
-                        [sys.executable, str(Path(__file__).resolve()), "--child", str(n), "--work", str(work)],
-                        cwd=tree, env=env, capture_output=True, text=True, check=False,
-                    )
-                finally:
-                    shutil.rmtree(work, ignore_errors=True)
-                if proc.returncode != 0:
-                    print(f"{tree.name} N={n}: failed\n{proc.stderr[-3000:]}", file=sys.stderr)
-                    continue
-                got = json.loads(proc.stdout.strip().splitlines()[-1])
-                results.append((tree.name, got))
-                print(json.dumps({"code": tree.name, **got}), flush=True)
+                got = run_child(Path(__file__), tree, n, [])
+                if got is not None:
+                    results.append((tree.name, got))
     rep = Report("`citegraph build` at scale: time and memory by stage (bench/build_scale.py)")
     rows: list[tuple[object, ...]] = []
     for name, r in results:
