@@ -137,6 +137,16 @@ def _service(*, reads_only: bool = False, embeds: bool = False) -> Iterator[Grap
     except BaseException:
         embedding.close()
         raise
+    if reads_only and s.store == "embedded" and not _has_commits(store):
+        # a graph.db no write ever finished in: a first build killed or failed after the
+        # file was made (its zero counts would read as an empty graph)
+        embedding.close()
+        store.close()
+        err.print(
+            f"[red]error:[/red] no graph in {s.data_dir}: no build finished there: build "
+            "one with 'citegraph build PATHS' (or pass --data-dir)"
+        )
+        raise typer.Exit(EXIT_ERROR)
     service = GraphService(state.settings, store, embedding)
     try:
         yield service
@@ -145,6 +155,12 @@ def _service(*, reads_only: bool = False, embeds: bool = False) -> Iterator[Grap
     finally:
         embedding.close()
         store.close()
+
+
+def _has_commits(store: Any) -> bool:
+    """Whether any write finished in the store (stores without a history: assumed)."""
+    history = getattr(store, "history", None)
+    return not callable(history) or bool(history(1))
 
 
 class RichProgress:

@@ -1,4 +1,5 @@
-"""The CLI from outside: bytes that are not UTF-8, and a data dir with no graph in it.
+"""The CLI from outside: bytes that are not UTF-8, and a data dir with no graph in it
+(or a database no build finished in).
 
 Found by an outside probe: a shell argument with invalid UTF-8 reached the store or the
 model as a lone surrogate and ended in a traceback; a query command on a mistyped data
@@ -59,6 +60,23 @@ def test_a_query_on_a_data_dir_without_a_graph_says_so_and_writes_nothing(
     assert proc.returncode == 1, err
     assert "no graph in" in err and "citegraph build" in err and "Traceback" not in err
     assert not missing.exists()
+
+
+@pytest.mark.parametrize("args", [("stats",), ("search", "graph"), ("related", "--text", "graphs")])
+def test_a_query_on_a_database_no_build_finished_in_says_so(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """A first build killed after it made graph.db leaves a database with no commit: a
+    query said zero papers, as if the graph were empty (probe 6)."""
+    from graph.store.embedded import EmbeddedStore
+
+    EmbeddedStore(tmp_path / "graph.db").close()  # made, nothing ever committed
+    before = (tmp_path / "graph.db").read_bytes()
+    proc = _cli(tmp_path, *args)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert "no graph in" in err and "no build finished" in err and "Traceback" not in err
+    assert (tmp_path / "graph.db").read_bytes() == before
 
 
 @pytest.mark.parametrize(
