@@ -69,7 +69,6 @@ from graph.extract import (
     Extraction,
     Extractor,
     IncrementalResolution,
-    Resolution,
     RuleExtractor,
     extraction_from_json,
     extraction_to_json,
@@ -485,7 +484,9 @@ class Pipeline:
                 )
             with self._step(report, "link.related_to"):
                 edges.extend(cooccurrence_edges(resolution.paper_terms, resolution.concepts))
-        return _Lexical((_text_set(papers), full_links), papers, resolution, terms,
+        # the resolution itself is not kept (~1 GB of per-paper terms at 100k papers): what
+        # the write needs of it is in the nodes and edges
+        return _Lexical((_text_set(papers), full_links), papers, terms,
                         mention_edges(resolution.terms), words, edges)
 
     def _similar(
@@ -1038,7 +1039,6 @@ class _Lexical:
 
     key: tuple[tuple[tuple[str, str], ...], bool]
     papers: list[Paper]  # with their labels
-    resolution: Resolution
     terms: dict[str, GraphNode]  # the concept and dataset nodes some paper holds
     mentions: list[Edge]  # MENTIONS, USES, INTRODUCES
     words: Any  # the papers' word vectors (CSR)
