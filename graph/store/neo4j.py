@@ -418,6 +418,12 @@ class Neo4jStore(QueryLayer):
                 except (nex.Neo4jError, nex.DriverError) as exc:
                     if state["timed_out"]:
                         raise self._lock_timeout() from exc
+                    code = str(getattr(exc, "code", ""))
+                    if "Terminated" in code or "LockClientStopped" in code:
+                        raise StoreError(
+                            "the Neo4j server ended this write while it waited for the write "
+                            "lock (a shutdown, or TERMINATE TRANSACTIONS); nothing was written"
+                        ) from exc
                     raise
                 with guard:
                     if not state["timed_out"]:
