@@ -227,7 +227,21 @@ TERMINATE_TRANSACTIONS = "TERMINATE TRANSACTIONS $ids"
 
 GET_META = f"""
 MATCH (m:{META_LABEL} {{id: '{META_ID}'}})
-RETURN m.embedding_model AS model, m.embedding_dim AS dim
+RETURN m.embedding_model AS model, m.embedding_dim AS dim,
+       coalesce(m.incomplete, false) AS incomplete
+"""
+
+#: Set before the first batch of a change that commits batch by batch, removed after its
+#: last: still set, the graph holds part of a change (the next write recomputes it whole).
+MARK_INCOMPLETE = f"""
+MERGE (m:{META_LABEL} {{id: '{META_ID}'}})
+SET m.incomplete = true
+RETURN count(m) AS written
+"""
+MARK_COMPLETE = f"""
+OPTIONAL MATCH (m:{META_LABEL} {{id: '{META_ID}'}})
+REMOVE m.incomplete
+RETURN count(m) AS written
 """
 
 #: Deletes at most ``$limit`` nodes; run until it returns 0 (keeps each transaction small).

@@ -180,6 +180,8 @@ class Neo4jStore(QueryLayer):
         self._write_lock = threading.RLock()
         #: how long a writer waits for another process's write (then WriteLockTimeoutError)
         self.lock_timeout_s = lock_timeout_s
+        #: a snapshot found the graph part-written: the next change, computed whole, clears it
+        self._seen_incomplete = False
         self._writer_depth = 0  # writer() nesting in the thread that holds _write_lock
         if setup_schema:
             self.ensure_schema()
@@ -501,8 +503,15 @@ class Neo4jStore(QueryLayer):
         if not steps:
             return
         if total <= self.max_tx_rows:
+            if self._seen_incomplete:  # this change was computed whole from such a graph
+                steps.append((cypher.MARK_COMPLETE, [{}], False))
             self._write_tx(lambda tx: self._run_steps(tx, steps))
+            self._seen_incomplete = False
             return
+        # marked first: a change cut off part way is recomputed whole by the next write
+        # (the stored SIMILAR_TO lists and hubs, SHARES_TERM lists and vectors it would
+        # otherwise reuse may be half old, half new)
+        self._write_tx(lambda tx: tx.run(cypher.MARK_INCOMPLETE).consume())
         done = 0
         n_batches = sum(math.ceil(len(r) / self.batch_size) for _, r, _ in steps)
         for query, rows, check in steps:
@@ -516,6 +525,8 @@ class Neo4jStore(QueryLayer):
                         "all-or-nothing and idempotent: apply the same change again)"
                     ) from exc
                 done += 1
+        self._write_tx(lambda tx: tx.run(cypher.MARK_COMPLETE).consume())
+        self._seen_incomplete = False
 
     def _embedding_dims(self, change: GraphChange) -> int:
         rows = np.asarray(change.embeddings)
@@ -771,7 +782,15 @@ class Neo4jStore(QueryLayer):
             data.nodes[node.id] = node
         for r in self._read(cypher.ALL_EDGES):
             data.add_edge(decode_edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]))
-        data.embedding_model = self.embedding_model()
+        meta = self._read(cypher.GET_META)
+        data.embedding_model = (
+            str(meta[0]["model"]) if meta and meta[0]["model"] is not None else None
+        )
+        data.incomplete = bool(meta and meta[0]["incomplete"])
+        if data.incomplete:
+            self._seen_incomplete = True
+            log.warning("the graph holds part of a write that was cut off: the next write "
+                        "recomputes every link")
         rows = sorted(
             (r["id"], r["embedding"])
             for r in self._read(cypher.ALL_EMBEDDINGS, exclude=[])
