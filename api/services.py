@@ -58,6 +58,9 @@ def limit_blas_threads() -> None:
 #: 700 the young collections ran ~50 times a second under load and kept promoting a
 #: request's live objects into the older generations (docs/benchmarks.md, issue 11 round 7)
 GC_YOUNG_THRESHOLD = 10_000
+#: seconds a result derived from the whole graph is kept on a store with no version
+#: (Neo4j), where another process's write cannot be seen coming (as graph.lexical's TTL)
+UNVERSIONED_CACHE_S = 5.0
 
 
 def freeze_warm_heap() -> bool:
@@ -147,6 +150,7 @@ class Services:
         self._warm_step = ""
         self._cache: dict[str, Any] = {}
         self._cache_version: str | None = None
+        self._cache_at = 0.0  # when the cache was last emptied (for stores with no version)
 
     # ------------------------------------------------------------------ store
     def open(self) -> None:
@@ -403,12 +407,21 @@ class Services:
     def derived_cache(self) -> dict[str, Any]:
         """Results derived from the whole graph (PageRank), kept until the graph changes.
 
-        A change by another process (``citegraph add`` beside the server) counts too,
-        for stores that can tell (:meth:`GraphStore.version`).
+        A change by another process (``citegraph add`` beside the server) counts too:
+        at once for stores that can tell (:meth:`GraphStore.version`), within
+        :data:`UNVERSIONED_CACHE_S` for the others (Neo4j).
         """
         version = self.store().version()
-        if version is None or version != self._cache_version:
-            if version is not None:
+        now = time.monotonic()
+        if version is None:
+            # a store that cannot tell (Neo4j): another process may have written at any
+            # time, so results are kept a few seconds only (probe 8: PageRank was kept
+            # until this server wrote, whatever a CLI add changed meanwhile)
+            if now - self._cache_at > UNVERSIONED_CACHE_S:
                 self._cache.clear()
-            self._cache_version = version
+                self._cache_at = now
+        elif version != self._cache_version:
+            self._cache.clear()
+            self._cache_at = now
+        self._cache_version = version
         return self._cache

@@ -351,6 +351,7 @@ class Pipeline:
             previous is not None
             and previous.embeddings is not None
             and previous.embedding_model == self.embedder.key
+            and not previous.incomplete  # a vector may be older than its paper's text
         ):
             # a stored paper whose text did not change keeps its stored vector: no hashing,
             # no cache round trip for the whole corpus on every add, and a graph moved to
@@ -397,6 +398,8 @@ class Pipeline:
         """
         report = report if report is not None else BuildReport()
         papers = sorted(papers, key=lambda p: p.id)
+        if previous is not None and previous.incomplete:
+            full_links = True  # the stored lists may be half written: reuse none of them
         ahead = self._ahead.lexical if self._ahead is not None else None
         if ahead is not None and ahead.key == (_text_set(papers), full_links):
             lexical = ahead  # computed while the model loaded, from this same graph
@@ -507,7 +510,9 @@ class Pipeline:
         vec = PaperVectors(ids, matrix, words)
         hubs_prev = None
         pre = None
-        if previous is not None and previous.embedding_model == model:
+        if previous is not None and previous.embedding_model == model and not (
+            previous.incomplete
+        ):
             ahead = self._ahead.similar if self._ahead is not None else None
             if ahead is not None and ahead.graph is previous and ahead.ranked_by == (
                 ranked_by(vec)
@@ -947,6 +952,11 @@ class Pipeline:
                     log.info("the graph changed since it was read ahead: reading it again")
                     self._ahead = None  # what was computed from it is stale too
                 previous = store.snapshot()
+        if previous.incomplete:
+            self.progress.message(
+                "the graph holds part of an earlier write that was cut off: recomputing "
+                "every link and vector of this corpus"
+            )
         old_papers = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
         missing = [r for r in remove if r not in old_papers]
         if missing:

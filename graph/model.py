@@ -279,6 +279,9 @@ class GraphData:
     # derived, never stored: the build's SIMILAR_TO pools (graph.link.SimilarPools, rows as
     # ``embedding_ids``), for the region state to rank later adds from; None: not computed
     similar_pools: Any = None
+    # read, never written by the pipeline: the store says a batched write was cut off part
+    # way (Neo4j), so the stored links and vectors are not to be trusted and reused
+    incomplete: bool = False
 
     def add_edge(self, edge: Edge) -> None:
         self.edges[edge.key] = edge

@@ -198,9 +198,50 @@ SET m.embedding_model = coalesce(row.model, m.embedding_model),
 RETURN count(m) AS written
 """
 
+#: The writers' lock: taken (and held) by a transaction that is never committed. MERGE
+#: under the ``CitegraphMeta.id`` constraint makes a second writer wait for the first's
+#: transaction to end (rolled back: nothing is ever stored; a killed process's ends with
+#: its connection).
+WRITER_LOCK_ID = "writer-lock"
+WRITER_LOCK = f"""
+MERGE (l:{META_LABEL} {{id: '{WRITER_LOCK_ID}'}})
+SET l._lock = true
+RETURN l.id AS id
+"""
+
+#: other citegraph writers' lock transactions (their pids), for the waiting message
+WRITER_LOCK_HOLDERS = """
+SHOW TRANSACTIONS YIELD metaData
+WHERE metaData.role = 'writer lock' AND metaData.token <> $token
+RETURN metaData.pid AS pid
+"""
+
+#: this writer's own waiting lock transaction, to end it at the lock timeout
+WRITER_LOCK_MINE = """
+SHOW TRANSACTIONS YIELD transactionId, metaData
+WHERE metaData.token = $token
+RETURN transactionId AS id
+"""
+
+TERMINATE_TRANSACTIONS = "TERMINATE TRANSACTIONS $ids"
+
 GET_META = f"""
 MATCH (m:{META_LABEL} {{id: '{META_ID}'}})
-RETURN m.embedding_model AS model, m.embedding_dim AS dim
+RETURN m.embedding_model AS model, m.embedding_dim AS dim,
+       coalesce(m.incomplete, false) AS incomplete
+"""
+
+#: Set before the first batch of a change that commits batch by batch, removed after its
+#: last: still set, the graph holds part of a change (the next write recomputes it whole).
+MARK_INCOMPLETE = f"""
+MERGE (m:{META_LABEL} {{id: '{META_ID}'}})
+SET m.incomplete = true
+RETURN count(m) AS written
+"""
+MARK_COMPLETE = f"""
+OPTIONAL MATCH (m:{META_LABEL} {{id: '{META_ID}'}})
+REMOVE m.incomplete
+RETURN count(m) AS written
 """
 
 #: Deletes at most ``$limit`` nodes; run until it returns 0 (keeps each transaction small).

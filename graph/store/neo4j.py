@@ -23,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
@@ -39,6 +41,7 @@ from graph.errors import (
     InvalidArgumentError,
     StoreError,
     StoreUnavailableError,
+    WriteLockTimeoutError,
 )
 from graph.model import (
     UNDIRECTED,
@@ -64,6 +67,8 @@ T = TypeVar("T")
 
 #: ConstraintValidationFailed from concurrent MERGEs on one key: retried this often.
 CONSTRAINT_RETRIES = 3
+#: a writer that has not got the lock after this many seconds says it is waiting
+WRITER_WAIT_SAY_S = 1.0
 #: how long opening the store waits for a new keyword index to fill (seconds)
 TEXT_INDEX_WAIT_S = 300
 
@@ -122,6 +127,7 @@ def store_from_settings(
         batch_size=settings.neo4j_batch_size,
         max_tx_rows=settings.neo4j_max_tx_rows,
         owns_driver=owns_driver,
+        lock_timeout_s=settings.write_lock_timeout_s,
     )
 
 
@@ -155,6 +161,7 @@ class Neo4jStore(QueryLayer):
         vector_index_wait_s: float = 5.0,
         setup_schema: bool = True,
         owns_driver: bool = False,
+        lock_timeout_s: float = 600.0,
     ) -> None:
         if batch_size < 1:
             raise InvalidArgumentError("batch_size", "must be at least 1")
@@ -171,6 +178,11 @@ class Neo4jStore(QueryLayer):
         self._vector_online = False
         self._owns_driver = owns_driver
         self._write_lock = threading.RLock()
+        #: how long a writer waits for another process's write (then WriteLockTimeoutError)
+        self.lock_timeout_s = lock_timeout_s
+        #: a snapshot found the graph part-written: the next change, computed whole, clears it
+        self._seen_incomplete = False
+        self._writer_depth = 0  # writer() nesting in the thread that holds _write_lock
         if setup_schema:
             self.ensure_schema()
 
@@ -340,13 +352,139 @@ class Neo4jStore(QueryLayer):
 
     @contextlib.contextmanager
     def writer(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
-        """Writers of this process one at a time; the server isolates transactions.
+        """Writers one at a time, in this process and across processes.
 
-        Two processes writing one Neo4j database are not serialised here (each
-        change is one transaction, but computed from what that process read).
+        A write computes its change from the graph it read, so two processes must not
+        read-compute-apply at the same time (probe 8: two adds at once each wrote lists
+        and weights computed without the other's papers). Across processes the lock is a
+        transaction of the server that MERGEs a lock node and is held open, never
+        committed, until the write is done: a second writer's MERGE waits for it. A
+        process that dies ends its transaction with its connection, so it keeps no lock.
+        ``on_wait`` is told (once) when the lock is not had within a second.
         """
         with self._write_lock:
-            yield
+            if self._writer_depth:
+                self._writer_depth += 1
+                try:
+                    yield
+                finally:
+                    self._writer_depth -= 1
+                return
+            session, tx = self._take_writer_lock(on_wait)
+            self._writer_depth = 1
+            try:
+                yield
+            finally:
+                self._writer_depth = 0
+                self._release_writer_lock(session, tx)
+
+    def _take_writer_lock(
+        self, on_wait: Callable[[str], None] | None
+    ) -> tuple[neo4j.Session, neo4j.Transaction]:
+        """Open the lock's transaction and MERGE the lock node in it, waiting for another
+        writer's at most ``lock_timeout_s`` (then :class:`WriteLockTimeoutError`, nothing
+        written). A watchdog thread says that it waits, naming the holder's pid when the
+        server shows it, and at the deadline terminates this waiting transaction."""
+        token = uuid.uuid4().hex
+        got = threading.Event()
+        guard = threading.Lock()
+        state = {"acquired": False, "timed_out": False}
+
+        def watch() -> None:
+            if got.wait(WRITER_WAIT_SAY_S):
+                return
+            if on_wait is not None:
+                holder = self._writer_lock_holder(token)
+                on_wait(
+                    "waiting for another writer on the Neo4j server"
+                    + (f" (pid {holder})" if holder else "") + " to finish ..."
+                )
+            if got.wait(max(self.lock_timeout_s - WRITER_WAIT_SAY_S, 0.0)):
+                return
+            with guard:
+                if state["acquired"]:
+                    return
+                state["timed_out"] = True
+            self._terminate_waiting(token)
+
+        def take() -> tuple[neo4j.Session, neo4j.Transaction]:
+            session = self._driver.session(database=self._database)
+            try:
+                tx = session.begin_transaction(metadata={
+                    "app": "citegraph", "role": "writer lock", "pid": os.getpid(),
+                    "token": token,
+                })
+                threading.Thread(target=watch, name="neo4j-writer-lock", daemon=True).start()
+                try:
+                    tx.run(cypher.WRITER_LOCK).consume()
+                except (nex.Neo4jError, nex.DriverError) as exc:
+                    if state["timed_out"]:
+                        raise self._lock_timeout() from exc
+                    code = str(getattr(exc, "code", ""))
+                    if "Terminated" in code or "LockClientStopped" in code:
+                        raise StoreError(
+                            "the Neo4j server ended this write while it waited for the write "
+                            "lock (a shutdown, or TERMINATE TRANSACTIONS); nothing was written"
+                        ) from exc
+                    raise
+                with guard:
+                    if not state["timed_out"]:
+                        state["acquired"] = True
+                if not state["acquired"]:  # had it just as the watchdog gave up
+                    raise self._lock_timeout()
+                return session, tx
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    session.close()
+                raise
+
+        try:
+            return self._call(take)
+        finally:
+            got.set()
+
+    def _lock_timeout(self) -> WriteLockTimeoutError:
+        return WriteLockTimeoutError(
+            f"another writer held the Neo4j write lock for more than {self.lock_timeout_s:g} s"
+            " (CITEGRAPH_WRITE_LOCK_TIMEOUT_S); nothing was written, try again later"
+        )
+
+    def _writer_lock_holder(self, token: str) -> str | None:
+        """The pid another citegraph writer gave its lock transaction, if the server says."""
+        try:
+            records, _, _ = self._driver.execute_query(
+                cypher.WRITER_LOCK_HOLDERS, {"token": token}, database_=self._database
+            )
+        except Exception:  # only for the message (needs SHOW TRANSACTIONS)
+            return None
+        pids = [str(r["pid"]) for r in records if r["pid"] is not None]
+        return ", ".join(pids) or None
+
+    def _terminate_waiting(self, token: str) -> None:
+        """End this process's waiting lock transaction (its MERGE then raises)."""
+        try:
+            records, _, _ = self._driver.execute_query(
+                cypher.WRITER_LOCK_MINE, {"token": token}, database_=self._database
+            )
+            ids = [r["id"] for r in records]
+            if ids:
+                self._driver.execute_query(
+                    cypher.TERMINATE_TRANSACTIONS, {"ids": ids}, database_=self._database
+                )
+        except Exception as exc:
+            log.warning("could not stop waiting for the Neo4j write lock: %s", _one_line(exc))
+
+    @staticmethod
+    def _release_writer_lock(session: neo4j.Session, tx: neo4j.Transaction) -> None:
+        """Roll the lock's transaction back (nothing of it is stored); a server that went
+        away has already ended it."""
+        try:
+            tx.rollback()
+        except Exception as exc:  # the lock is gone with the connection
+            log.info("writer lock: rollback failed (%s); the server ends it", _one_line(exc))
+        finally:
+            with contextlib.suppress(Exception):
+                session.close()
 
     def close(self) -> None:
         """Close the driver if this store owns it (``owns_driver=True``); safe twice."""
@@ -365,8 +503,15 @@ class Neo4jStore(QueryLayer):
         if not steps:
             return
         if total <= self.max_tx_rows:
+            if self._seen_incomplete:  # this change was computed whole from such a graph
+                steps.append((cypher.MARK_COMPLETE, [{}], False))
             self._write_tx(lambda tx: self._run_steps(tx, steps))
+            self._seen_incomplete = False
             return
+        # marked first: a change cut off part way is recomputed whole by the next write
+        # (the stored SIMILAR_TO lists and hubs, SHARES_TERM lists and vectors it would
+        # otherwise reuse may be half old, half new)
+        self._write_tx(lambda tx: tx.run(cypher.MARK_INCOMPLETE).consume())
         done = 0
         n_batches = sum(math.ceil(len(r) / self.batch_size) for _, r, _ in steps)
         for query, rows, check in steps:
@@ -380,6 +525,8 @@ class Neo4jStore(QueryLayer):
                         "all-or-nothing and idempotent: apply the same change again)"
                     ) from exc
                 done += 1
+        self._write_tx(lambda tx: tx.run(cypher.MARK_COMPLETE).consume())
+        self._seen_incomplete = False
 
     def _embedding_dims(self, change: GraphChange) -> int:
         rows = np.asarray(change.embeddings)
@@ -635,7 +782,15 @@ class Neo4jStore(QueryLayer):
             data.nodes[node.id] = node
         for r in self._read(cypher.ALL_EDGES):
             data.add_edge(decode_edge(r["r_source"], r["r_target"], r["r_type"], r["r_props"]))
-        data.embedding_model = self.embedding_model()
+        meta = self._read(cypher.GET_META)
+        data.embedding_model = (
+            str(meta[0]["model"]) if meta and meta[0]["model"] is not None else None
+        )
+        data.incomplete = bool(meta and meta[0]["incomplete"])
+        if data.incomplete:
+            self._seen_incomplete = True
+            log.warning("the graph holds part of a write that was cut off: the next write "
+                        "recomputes every link")
         rows = sorted(
             (r["id"], r["embedding"])
             for r in self._read(cypher.ALL_EMBEDDINGS, exclude=[])
