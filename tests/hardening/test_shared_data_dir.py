@@ -284,7 +284,6 @@ def test_a_writer_stalled_in_its_commit_blocks_no_reader_and_no_writer(
     the write lock. Now a reader opens at once and sees the last commit, and a second add
     waits for the writer's lock with a message; once the stalled add is killed, the second
     runs and the graph holds its papers and none of the killed one's."""
-    import signal
 
     data = batches.fresh(tmp_path / "d")
     before = papers(load(data))

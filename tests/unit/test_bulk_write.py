@@ -125,7 +125,7 @@ def test_a_bad_edge_after_parts_already_inserted_leaves_everything_as_it_was(
     store.apply(GraphChange(upsert_nodes=full.upsert_nodes[:4]))
     before = store.snapshot()
     stats = store.stats()
-    tables = {t: _table(path, f"SELECT * FROM {t}") for t in ("nodes", "edges", "names")}  # noqa: S608
+    tables = {t: _table(path, f"SELECT * FROM {t}") for t in ("nodes", "edges", "names")}
     wrong = {
         "unknown end": Edge("zz-last", "p1", RelType.CITES),
         "lone surrogate": Edge("p2", "p1", RelType.CITES, 1.0, {"note": "x\udfffy"}),
@@ -139,7 +139,7 @@ def test_a_bad_edge_after_parts_already_inserted_leaves_everything_as_it_was(
     assert graphs_equal(store.snapshot(), before) == []
     assert store.stats() == stats
     for t, rows in tables.items():
-        assert _table(path, f"SELECT * FROM {t}") == rows  # noqa: S608
+        assert _table(path, f"SELECT * FROM {t}") == rows
     assert _indexes(path) == {"edges_target", "edges_seq"}
     fresh = EmbeddedStore(path, reads="sql")
     assert graphs_equal(fresh.snapshot(), before) == []
