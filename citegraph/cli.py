@@ -84,6 +84,9 @@ def _main(
     )
     # a broken BibTeX entry is reported as one problem line of ours; not twice
     logging.getLogger("bibtexparser").setLevel(logging.INFO if verbose else logging.ERROR)
+    # the Neo4j driver logs each retry and dropped connection (~300 characters each)
+    # before the command's own one-line error says what failed (probe 8): only with -v
+    logging.getLogger("neo4j").setLevel(logging.INFO if verbose else logging.CRITICAL)
     overrides: dict[str, Any] = {}
     if store:
         overrides["store"] = store
