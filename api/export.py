@@ -55,8 +55,19 @@ def graphml(g: nx.MultiDiGraph) -> bytes:
 
 
 def gexf(g: nx.MultiDiGraph) -> bytes:
+    """GEXF 1.2. Its edge attribute ``type`` is the edge's direction (``directed``,
+    ``undirected``, ``mutual``), and networkx writes an edge attribute named ``type``
+    there: the relationship type goes in the edge's ``label`` instead (Gephi's Label
+    column; ``label`` in networkx's ``read_gexf``), so the file is valid GEXF."""
+    out = nx.MultiDiGraph()
+    out.add_nodes_from(g.nodes(data=True))
+    for u, v, key, data in g.edges(keys=True, data=True):
+        attrs = dict(data)
+        if "type" in attrs:
+            attrs["label"] = attrs.pop("type")
+        out.add_edge(u, v, key=key, **attrs)
     buf = io.BytesIO()
-    nx.write_gexf(g, buf, encoding="utf-8")
+    nx.write_gexf(out, buf, encoding="utf-8")
     return buf.getvalue()
 
 
