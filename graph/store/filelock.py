@@ -12,9 +12,18 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from graph.errors import StoreError, WriteLockTimeoutError
+from graph.errors import StoreError, StoreWriteError, WriteLockTimeoutError
 
 log = logging.getLogger(__name__)
+
+
+def _cannot_open(path: Path, exc: OSError) -> StoreWriteError:
+    """The lock file could not be opened (a read-only filesystem or folder, EIO, ...):
+    the store cannot write now, which is not the caller's fault (a server answers
+    STORE_WRITE_FAILED, as for a full disk), and the write can succeed once it can."""
+    return StoreWriteError(
+        f"cannot open the write lock {path}: {exc.strerror}; nothing was written"
+    )
 
 
 class WriterLock:
@@ -54,7 +63,7 @@ class WriterLock:
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
             except OSError as exc:
-                raise StoreError(f"cannot open the write lock {self.path}: {exc.strerror}") from exc
+                raise _cannot_open(self.path, exc) from exc
             told = False
             while True:
                 try:
@@ -69,12 +78,13 @@ class WriterLock:
                     try:
                         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
                     except OSError as exc:
-                        raise StoreError(
-                            f"cannot open the write lock {self.path}: {exc.strerror}") from exc
+                        raise _cannot_open(self.path, exc) from exc
                     continue
                 except OSError as exc:
                     if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                        raise StoreError(f"cannot lock {self.path}: {exc.strerror}") from exc
+                        raise StoreWriteError(
+                            f"cannot lock {self.path}: {exc.strerror}; nothing was written"
+                        ) from exc
                 if not told:
                     holder = self._holder()
                     message = f"waiting for another writer ({holder}) to finish …"
