@@ -62,7 +62,7 @@ from graph.model import (
     node_from_props,
 )
 from graph.query import QueryLayer
-from graph.store import fts
+from graph.store import fts, walowner
 from graph.store.base import Backend
 from graph.store.filelock import WriterLock
 from graph.store.memory import NetworkxStore
@@ -193,6 +193,7 @@ class EmbeddedStore(QueryLayer):
     # ------------------------------------------------------------------ plumbing
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
+        walowner.check(path)  # before SQLite reads a WAL left by a file graph.db replaced
         try:
             db = sqlite3.connect(
                 str(path), check_same_thread=False, isolation_level=None, timeout=30.0
@@ -202,11 +203,13 @@ class EmbeddedStore(QueryLayer):
             db.execute("PRAGMA foreign_keys=OFF")
             db.execute(f"PRAGMA cache_size = {-CACHE_KIB}")
             if EmbeddedStore._ready(db):
+                _own_wal(db, path)
                 return db
             with db:
                 db.execute("BEGIN IMMEDIATE")
                 for stmt in SCHEMA:
                     db.execute(stmt)
+                _give_id(db)
                 row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
                 if row is None:
                     db.executemany(
@@ -242,6 +245,7 @@ class EmbeddedStore(QueryLayer):
             raise StoreError(
                 f"cannot open the graph database {path}: {exc.strerror}{_cause(path)}"
             ) from exc
+        _own_wal(db, path)
         return db
 
     @staticmethod
@@ -618,6 +622,7 @@ class EmbeddedStore(QueryLayer):
                 db.execute(f"PRAGMA cache_size = {-BIG_CHANGE_CACHE_KIB}")
             db.execute("BEGIN IMMEDIATE")
             try:
+                _give_id(db)  # a file made before ids (walowner) gets one with its next write
                 self._write_rows(seq, rows, big=big)
                 fts.write(db, change.upsert_nodes, rows.delete_nodes)
                 summary = {
@@ -637,6 +642,7 @@ class EmbeddedStore(QueryLayer):
                 # would mix two writes (graph.store.filelock)
                 self._writer.check()
                 db.execute("COMMIT")
+                _own_wal(db, self.path)
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
@@ -890,6 +896,18 @@ def _store_counts(db: sqlite3.Connection, counts: _Counts) -> None:
 _first = operator.itemgetter(0)
 
 
+def _give_id(db: sqlite3.Connection) -> None:
+    """Give the file its random id (graph.store.walowner), in the open write transaction."""
+    if int(db.execute("PRAGMA user_version").fetchone()[0]) == 0:
+        db.execute(f"PRAGMA user_version = {walowner.new_id():d}")
+
+
+def _own_wal(db: sqlite3.Connection, path: Path) -> None:
+    """Record that the WAL beside ``path`` is this file's (graph.store.walowner)."""
+    with contextlib.suppress(sqlite3.Error):
+        walowner.record(path, int(db.execute("PRAGMA user_version").fetchone()[0]))
+
+
 def _file_id(path: Path) -> tuple[int, int] | None:
     """(device, inode) of ``path``, or None when nothing is there."""
     try:
@@ -934,7 +952,7 @@ def _migrate(legacy: Path, target: Path) -> None:
     log.warning("migrating %s to %s", legacy, target)
     data = NetworkxStore(legacy).snapshot()
     tmp = target.with_name(f".{target.name}.{os.getpid()}.migrating")
-    for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+    for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm"), walowner.owner_path(tmp)):
         leftover.unlink(missing_ok=True)
     store = EmbeddedStore(tmp)
     try:
@@ -953,4 +971,5 @@ def _migrate(legacy: Path, target: Path) -> None:
     Path(f"{tmp}-wal").unlink(missing_ok=True)
     Path(f"{tmp}-shm").unlink(missing_ok=True)
     tmp.with_name(tmp.name + ".lock").unlink(missing_ok=True)
+    walowner.owner_path(tmp).unlink(missing_ok=True)
     tmp.replace(target)
