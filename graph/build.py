@@ -418,10 +418,11 @@ class Pipeline:
             ids = [p.id for p in papers]
             data.embedding_ids = ids
             data.embeddings = (
-                np.vstack([vectors[i] for i in ids]).astype(np.float32)
+                np.vstack([vectors[i] for i in ids]).astype(np.float32, copy=False)
                 if ids
                 else np.zeros((0, self.embedder.dim), np.float32)
             )
+            del vectors  # one copy of the vectors: the matrix (150 MB at 100k papers)
         with self._timed(report, "link"):
             with self._step(report, "link.similar"):
                 ids, matrix = data.embedding_ids, data.embeddings
@@ -1249,7 +1250,11 @@ def diff(old: GraphData, new: GraphData) -> GraphChange:
         upsert_edges=tuple(upsert_edges),
         delete_edges=tuple(delete_edges),
         embedding_ids=tuple(emb_ids),
-        embeddings=new.embeddings[rows] if rows else None,
+        # every row (a build): the matrix itself, not a copy of it (150 MB at 100k papers)
+        embeddings=(
+            None if not rows else new.embeddings if len(rows) == len(new.embedding_ids)
+            else new.embeddings[rows]
+        ),
         embedding_model=new.embedding_model,
     )
 

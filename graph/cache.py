@@ -1,4 +1,5 @@
-"""A small key -> bytes cache in SQLite (crash-safe, no pickle), with a memory layer."""
+"""A small key -> bytes cache in SQLite (crash-safe, no pickle), with a memory layer for
+what the file does not hold."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ _CHUNK = 500  # SQLite's host-parameter limit is 999 on old builds
 
 
 class BlobCache:
-    """Bytes by (namespace, key); ``path`` None keeps them in memory only."""
+    """Bytes by (namespace, key); ``path`` None keeps them in memory only.
+
+    With a file, the memory layer holds only what the file could not take (a failed
+    write, a write after :meth:`close`): values read or written are not kept twice. A
+    build reads every paper's vector, words and extraction once (~700 MB at 100k papers),
+    and the long-lived pipeline keeps what it needs of them itself.
+    """
 
     def __init__(self, path: Path | None, table: str) -> None:
         if not table.isidentifier():
@@ -52,17 +59,16 @@ class BlobCache:
                     [namespace, *part],
                 )
                 for key, value in rows:
-                    found[key] = self._mem[(namespace, key)] = bytes(value)
+                    found[key] = bytes(value)
         return found
 
     def put_many(self, namespace: str, items: Mapping[str, bytes]) -> None:
         """Store ``items`` (one transaction)."""
-        for k, v in items.items():
-            self._mem[(namespace, k)] = v
         if not items:
             return
         with self._lock:
             if self._db is None:
+                self._remember(namespace, items)
                 return
             try:
                 with self._db:
@@ -75,6 +81,15 @@ class BlobCache:
                 # data folder deleted under the server: "readonly database") must not fail
                 # the write it serves; the values stay in memory
                 log.warning("cache %s not written (%s); kept in memory", self._path, exc)
+                self._remember(namespace, items)
+                return
+            # written: an older copy kept from a failed write must not shadow it
+            for k in items:
+                self._mem.pop((namespace, k), None)
+
+    def _remember(self, namespace: str, items: Mapping[str, bytes]) -> None:
+        for k, v in items.items():
+            self._mem[(namespace, k)] = v
 
     def close(self) -> None:
         """Close the database (after a read or write under way); the memory layer stays

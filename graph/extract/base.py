@@ -11,7 +11,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from graph.model import Concept, Dataset, NodeKind
 
@@ -141,9 +141,18 @@ def extraction_to_json(e: Extraction) -> str:
 def extraction_from_json(data: str) -> Extraction:
     """The Extraction that :func:`extraction_to_json` wrote."""
     raw = json.loads(data)
+    # the JSON holds one copy of a string per mention; equal ones (a sentence that is the
+    # evidence of several mentions, a name that is its own surface form) become one
+    # object again, as the extractor made them: a build holds every paper's mentions
+    # until they are edges (~400 MB of repeated evidence at 100k papers)
+    one: dict[str, str] = {}
+
+    def shared(fields: dict[str, Any]) -> dict[str, Any]:
+        return {k: one.setdefault(v, v) if type(v) is str else v for k, v in fields.items()}
+
     return Extraction(
-        concepts=tuple(TermMention(**c) for c in raw["concepts"]),
-        datasets=tuple(DatasetMention(**d) for d in raw["datasets"]),
+        concepts=tuple(TermMention(**shared(c)) for c in raw["concepts"]),
+        datasets=tuple(DatasetMention(**shared(d)) for d in raw["datasets"]),
         acronyms=tuple((a, b) for a, b in raw["acronyms"]),
         label=raw["label"],
     )

@@ -25,3 +25,23 @@ def test_a_cache_whose_folder_was_deleted_keeps_values_in_memory(
     assert "not written" in caplog.text and "kept in memory" in caplog.text
     assert cache.get_many("ns", ["a", "b"]) == {"a": b"1", "b": b"2"}
     cache.close()
+
+
+def test_a_value_read_or_written_is_not_kept_twice_and_a_later_write_wins(
+    tmp_path: Path,
+) -> None:
+    cache = BlobCache(tmp_path / "c.sqlite", "t")
+    cache.put_many("ns", {"a": b"1"})
+    assert cache.get_many("ns", ["a"]) == {"a": b"1"}
+    assert cache._mem == {}  # the file holds it: no copy in memory (~700 MB at 100k papers)
+    # a write the file refused stays in memory; once a later write lands, the file's
+    # value is the one answered, not the older copy in memory
+    cache._db.execute("CREATE TRIGGER no_b BEFORE INSERT ON t WHEN NEW.key = 'b'"
+                      " BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    cache.put_many("ns", {"b": b"old"})
+    assert cache.get_many("ns", ["b"]) == {"b": b"old"}
+    cache._db.execute("DROP TRIGGER no_b")
+    cache.put_many("ns", {"b": b"new"})
+    assert cache._mem == {}
+    assert cache.get_many("ns", ["a", "b"]) == {"a": b"1", "b": b"new"}
+    cache.close()
