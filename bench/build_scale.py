@@ -5,17 +5,20 @@ memory by stage (issue 12's "build link + store <= 120 s, peak RSS <= 2 GB" at 1
     python bench/build_scale.py [--sizes 30000,100000] [--code TREE ...] [--rounds 1]
 
 The corpus is bench/add_scale.py's (bench/scale.py's generator, pre-made extractions and
-vectors in the caches, so no model is loaded and no text is extracted). The build is the
-CLI's: a one-shot pipeline (``incremental=False``) writing to an empty ``graph.db``
-through a ``reads="sql"`` store, ``replace=True``. Each (size, checkout, round) runs in a
-subprocess of its own, so its peak RSS is its own.
+vectors in the caches, so no model is loaded and no text is extracted), made by a
+subprocess of its own into a ``papers.jsonl`` and the caches. The build is the CLI's: a
+one-shot pipeline (``incremental=False``) reading that file and writing to an empty
+``graph.db`` through a ``reads="sql"`` store, ``replace=True``. Each (size, checkout,
+round) runs in a subprocess of its own, so its peak RSS is its own.
 
 A thread samples the process's RSS every 20 ms; each sample's value counts toward the
 step or stage the pipeline's timers (``graph.build._Timer``) are in, so "peak in" is the
 highest RSS seen while that step ran and "RSS at start" what it started from. "input" is
-the RSS once the corpus is made (the papers, their vectors and the caches' handles: the
-bench's own, not the build's). The issue's "build link + store" is ``link`` + ``write``
-(+ ``diff``, the part of the write that finds what to write).
+the RSS before the build starts (the imports and the pipeline; the papers are read by the
+build, in its ``read`` stage). Until session 17 the papers were generated in the measured
+process, whose "input" then held the generator's leftovers too (~1 GB at 100k). The
+issue's "build link + store" is ``link`` + ``write`` (+ ``diff``, the part of the write
+that finds what to write).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -42,15 +46,27 @@ def _rss_mib() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _child(n: int, work: Path) -> dict[str, Any]:
+def _make(n: int, work: Path) -> None:
+    """The corpus of N papers into ``work``: the caches and ``papers.jsonl``."""
     sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
     from add_scale import synthetic_corpus
 
+    pipe, papers = synthetic_corpus(n, work, incremental=False)
+    pipe.close()
+    with (work / "papers.jsonl").open("w", encoding="utf-8") as f:
+        for p in papers:
+            f.write(json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract}) + "\n")
+
+
+def _child(n: int, work: Path) -> dict[str, Any]:
+    sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
     import graph.build as gb
+    from graph.settings import Settings
     from graph.store.embedded import EmbeddedStore
 
     t0 = time.perf_counter()
-    pipe, papers = synthetic_corpus(n, work, incremental=False)
+    subprocess.run([sys.executable, __file__, "--make", str(n), "--work", str(work)], check=True)
+    pipe = gb.Pipeline(Settings(data_dir=work / "data"), cache_dir=work / "cache", incremental=False)
     out: dict[str, Any] = {"n": n, "generate_s": time.perf_counter() - t0, "input_mib": _rss_mib()}
     stack: list[str] = []
     peaks: dict[str, float] = {}
@@ -87,7 +103,9 @@ def _child(n: int, work: Path) -> dict[str, Any]:
     sampler.start()
     store = EmbeddedStore(work / "data" / "graph.db", reads="sql")
     t = time.perf_counter()
-    rep = pipe.run(store, add_papers=papers, replace=True)
+    rep = pipe.run(store, add_paths=[work / "papers.jsonl"], replace=True)
+    if rep.papers_read != n or rep.problems:
+        raise SystemExit(f"read {rep.papers_read} of {n} papers: {rep.problems[:3]}")
     out["build_s"] = time.perf_counter() - t
     done.set()
     sampler.join()
@@ -111,7 +129,11 @@ def main() -> int:
     ap.add_argument("--no-report", action="store_true")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--make", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.make is not None:
+        _make(args.make, args.work)
+        return 0
     if args.child is not None:
         print(json.dumps(_child(args.child, args.work)))
         return 0

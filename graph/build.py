@@ -108,6 +108,7 @@ from graph.model import (
 from graph.region import CorpusState, region_change, state_from_graph
 from graph.settings import Settings
 from graph.store.base import GraphStore
+from graph.store.rows import in_key_order
 
 log = logging.getLogger(__name__)
 
@@ -1230,7 +1231,7 @@ def diff(old: GraphData, new: GraphData) -> GraphChange:
         oe = old.edges.get(k)
         if oe is None or (oe is not e and not _same_edge(oe, e)):
             upsert_edges.append(e)
-    upsert_edges.sort(key=lambda e: _edge_key(e.key))
+    upsert_edges = in_key_order(upsert_edges)
     delete_edges = sorted(
         (k for k in old.edges.keys() - new.edges.keys() if k[0] not in gone and k[1] not in gone),
         key=_edge_key,
