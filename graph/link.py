@@ -773,6 +773,7 @@ def full_similar(
         if progress is not None:
             progress(len(block))
     hubs = hubness(plain, floors, sc.w, k)
+    del plain, floors  # a list per row: not held beside the CSLS lists (~110 MB at 100k)
     penalty = CSLS_WEIGHT * np.asarray([hubs[pid].r for pid in ids], dtype=np.float64)
     lists: Neighbours = {}
     for pb in blocks:

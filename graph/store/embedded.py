@@ -78,6 +78,7 @@ from graph.store.rows import (
     normalised,
     prepare,
     stored_attrs,
+    vector_rows,
 )
 from graph.store.sqlreads import SqlBackend
 
@@ -748,7 +749,7 @@ class EmbeddedStore(QueryLayer):
                 db.execute(create)
         db.executemany(
             "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-            ((pid, dim, blob, seq) for pid, dim, blob in sorted(rows.embeddings, key=_first)),
+            ((pid, dim, blob, seq) for pid, dim, blob in vector_rows(rows)),
         )
         if rows.model is not None:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", (rows.model,))
