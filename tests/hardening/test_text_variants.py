@@ -150,3 +150,22 @@ def test_a_text_readded_after_its_case_variant_extracts_its_own_concepts(
     finally:
         pipe.close()
         store.close()
+
+
+def test_a_build_over_a_folder_that_extracted_a_case_variant_extracts_anew(
+    tmp_path: Path,
+) -> None:
+    """``citegraph build`` over a data folder whose cache holds the other variant's
+    extraction (the plain text was built there first) equals a build in a new folder."""
+    cache = tmp_path / "cache"
+    store = EmbeddedStore(tmp_path / "graph.db")
+    pipe = Pipeline(seed_settings(tmp_path), cache_dir=cache, incremental=False)
+    try:
+        pipe.run(store, add_papers=[*_others(), _paper("qzx", PLAIN)], replace=True)
+        pipe.run(store, add_papers=[*_others(), _paper("qzx", PAREN)], replace=True)
+        got = store.snapshot()
+        assert DEFINED in got.nodes
+        _assert_same(_fresh(tmp_path, cache, [*_others(), _paper("qzx", PAREN)]), got)
+    finally:
+        pipe.close()
+        store.close()
