@@ -182,7 +182,14 @@ class BuildReport:
 
 
 class ExtractionCache:
-    """Per-text extraction results by (extractor version, text hash), as JSON.
+    """Per-text extraction results by (extractor version, :func:`abstract_key`), as JSON.
+
+    Keyed by the abstract as written, not by ``Paper.text_hash`` (the casefolded words
+    only): extraction reads case and punctuation ("(QZX)" defines an acronym, "QZX"
+    alone does not), so two abstracts with one text_hash can extract differently (probe
+    10: a re-added paper took its earlier text's concepts and label from this cache).
+    The table is new with that key (``extraction_v3``): ``extraction_v2``'s rows were
+    keyed by text_hash and are not read.
 
     The JSON holds field names only (:func:`graph.extract.extraction_to_json`), never a
     module path: moving or renaming the extractor's code leaves the cache readable, and
@@ -190,7 +197,7 @@ class ExtractionCache:
     """
 
     def __init__(self, path: Path | None, version: str) -> None:
-        self._blobs = BlobCache(path, "extraction_v2")
+        self._blobs = BlobCache(path, "extraction_v3")
         self.version = version
 
     def get_many(self, hashes: Sequence[str]) -> dict[str, Extraction]:
@@ -238,6 +245,13 @@ class WordVectorCache:
 
 def _text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def abstract_key(paper: Paper) -> str:
+    """What an extraction is a function of: the abstract as written (its sha256).
+
+    Not ``text_hash``, which folds case and drops punctuation (it finds duplicates)."""
+    return _text_key(paper.abstract)
 
 
 def embedding_text(paper: Paper) -> str:
@@ -315,9 +329,10 @@ class Pipeline:
         add's own papers, beside the corpus they join).
         """
         known = self._extracted
-        hashes = sorted({p.text_hash for p in papers if p.text_hash not in known})
+        keys = {p.id: abstract_key(p) for p in papers}
+        hashes = sorted({k for k in keys.values() if k not in known})
         cached = self.extraction_cache.get_many(hashes)
-        todo = [p for p in papers if p.text_hash not in cached and p.text_hash not in known]
+        todo = [p for p in papers if keys[p.id] not in cached and keys[p.id] not in known]
         if todo:
             self.progress.start("extract", len(todo))
             fresh: dict[str, Extraction] = {}
@@ -325,14 +340,14 @@ class Pipeline:
                 if stop is not None and stop.is_set():
                     self.extraction_cache.put_many(fresh)
                     raise Stopped("extraction stopped")
-                if p.text_hash not in fresh:
-                    fresh[p.text_hash] = self.extractor.extract(p.abstract)
+                if keys[p.id] not in fresh:
+                    fresh[keys[p.id]] = self.extractor.extract(p.abstract)
                 self.progress.advance(1)
             self.progress.finish()
             self.extraction_cache.put_many(fresh)
             cached.update(fresh)
         # the same objects next time: the resolver tells unchanged papers by identity
-        mine = {p.text_hash: known.get(p.text_hash) or cached[p.text_hash] for p in papers}
+        mine = {k: known.get(k) or cached[k] for k in keys.values()}
         if self._resolver is None:
             # one-shot: no later call to recognise them in (~0.8 GB at 100k papers)
             self._extracted = {}
@@ -340,7 +355,7 @@ class Pipeline:
             self._extracted.update(mine)
         else:
             self._extracted = mine
-        return {p.id: mine[p.text_hash] for p in papers}
+        return {p.id: mine[keys[p.id]] for p in papers}
 
     def embed_all(
         self, papers: Sequence[Paper], previous: GraphData | None, report: BuildReport
@@ -712,7 +727,7 @@ class Pipeline:
             old = state.papers
             mine = [(pid, corpus[pid]) for pid in sorted(written) if pid in corpus]
             fresh = [p for pid, p in mine
-                     if pid not in old or (p is not old[pid] and p.text_hash != old[pid].text_hash)]
+                     if pid not in old or (p is not old[pid] and p.abstract != old[pid].abstract)]
             with self._step(report, "extract.cache"):
                 extractions = self.extract_all(fresh, keep=True)
         to_embed = [p for pid, p in mine if pid not in old or (
@@ -1040,8 +1055,9 @@ def _reuse_stored(lexical: _Lexical, previous: GraphData) -> None:
 
 
 def _text_set(papers: Sequence[Paper]) -> tuple[tuple[str, str], ...]:
-    """What a resolution is a function of: each paper's id and text."""
-    return tuple(sorted((p.id, p.text_hash) for p in papers))
+    """What a resolution is a function of: each paper's id and text (the abstract as
+    written: text_hash folds case and punctuation, which extraction reads)."""
+    return tuple(sorted((p.id, p.abstract) for p in papers))
 
 
 @dataclass
@@ -1160,7 +1176,11 @@ def _merge_into(
     for p in updates:
         old = corpus[p.id]
         p = _with_stored_fields(p, old)
-        if all(getattr(old, f) == getattr(p, f) for f in _RECORD_FIELDS):
+        # the abstract too: one that differs from the stored one only in case or
+        # punctuation has its text_hash, but extraction and the model read it (probe 10)
+        if old.abstract == p.abstract and all(
+            getattr(old, f) == getattr(p, f) for f in _RECORD_FIELDS
+        ):
             report.duplicates += 1
             continue
         other = holder.get(p.text_hash)

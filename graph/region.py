@@ -305,7 +305,8 @@ def region_change(
     removed = sorted(old.keys() - corpus.keys())
     changed = sorted(p for p in (corpus if touched is None else touched)
                      if p in old and p in corpus and corpus[p] is not old[p])
-    re_text = [p for p in changed if corpus[p].text_hash != old[p].text_hash]
+    # the abstract as written: text_hash folds case and punctuation, which extraction reads
+    re_text = [p for p in changed if corpus[p].abstract != old[p].abstract]
     from graph.build import embedding_text  # build imports this module
 
     before = {pid: old[pid] for pid in [*removed, *changed]}
