@@ -40,7 +40,16 @@ import numpy as np
 
 from graph.ids import spellings
 from graph.lexical import WORD_VECTOR_VERSION
-from graph.model import Edge, NodeKind, Paper, RelType
+from graph.model import (
+    CountAttrs,
+    Edge,
+    MentionAttrs,
+    NodeKind,
+    Paper,
+    RankAttrs,
+    RelType,
+    TermAttrs,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -1426,9 +1435,9 @@ def similar_edges(
             if k is not None and min_score is not None and vec is not None:
                 extra |= {"k": k, "min_score": min_score} | ranked_by(vec)
         for rank, nb in enumerate(neighbours[pid], start=1):
-            attrs = {"score": nb.score, "words": nb.words, "rank": rank}
+            attrs: Mapping[str, Any] = RankAttrs(nb.score, nb.words, rank)
             if rank == 1:
-                attrs |= extra
+                attrs = {"score": nb.score, "words": nb.words, "rank": rank} | extra
             out.append(Edge(pid, nb.id, RelType.SIMILAR_TO, nb.score, attrs))
     return out
 
@@ -1614,13 +1623,13 @@ class _TermIndex:
             b,
             RelType.SHARES_TERM,
             weight,
-            {
-                "weight": weight,
-                "terms": [term_names.get(t, t) for t in shared],
-                "term_ids": shared,
-                "term_weights": [self.shown[t] for t in shared],
-                "kept_by": kept_by,
-            },
+            TermAttrs(
+                weight,
+                [term_names.get(t, t) for t in shared],
+                shared,
+                [self.shown[t] for t in shared],
+                kept_by,
+            ),
         )
 
 
@@ -1918,7 +1927,7 @@ def cooccurrence_edges(
                 b = int(cols_r[j])
                 keep[(a, b) if a < b else (b, a)] = int(counts[j])
     return [
-        Edge(names[a], names[b], RelType.RELATED_TO, float(c), {"count": c})
+        Edge(names[a], names[b], RelType.RELATED_TO, float(c), CountAttrs(c))
         for (a, b), c in sorted(keep.items())
     ]
 
@@ -1949,8 +1958,7 @@ def mention_edges(terms: Iterable[PaperTerm]) -> list[Edge]:
             rel = RelType.INTRODUCES if t.introduces else RelType.USES
         else:
             rel = RelType.MENTIONS
-        attrs = {"evidence": t.evidence, "count": t.count}
-        edges.append(Edge(t.paper, t.term, rel, t.weight, attrs))
+        edges.append(Edge(t.paper, t.term, rel, t.weight, MentionAttrs(t.evidence, t.count)))
     return edges
 
 
@@ -2564,7 +2572,7 @@ def related_region(
             c = old_count(a, b)
             if c is not None:
                 stored[key] = Edge(key[0], key[1], RelType.RELATED_TO, float(c),
-                                   {"count": int(c)})
+                                   CountAttrs(int(c)))
     pairs: dict[tuple[str, str], int] = {}
     for a, lst in lists.items():
         for c, b in lst:
@@ -2576,7 +2584,7 @@ def related_region(
             shared = rows[a].count(b) if a in rows and b not in rows else None
             if shared is not None and any(p == a for _, p in kept_lists.get(b, ())):
                 pairs[(x, y)] = shared
-    made = [Edge(a, b, RelType.RELATED_TO, float(c), {"count": c}) for (a, b), c in pairs.items()]
+    made = [Edge(a, b, RelType.RELATED_TO, float(c), CountAttrs(c)) for (a, b), c in pairs.items()]
     upsert, delete = _changes(made, stored, RelType.RELATED_TO, alive)
     delete = [k for k in delete if k[0] in rows or k[1] in rows]
     # a kept row moves only through a changed paper holding its concept (held_by);
