@@ -606,6 +606,85 @@ def search(
 
 
 @app.command()
+def export(
+    fmt: Annotated[
+        str,
+        typer.Argument(
+            metavar="FORMAT",
+            help="graphml (Gephi, yEd, Cytoscape), gexf (Gephi) or cytoscape.json "
+            "(Cytoscape, Cytoscape.js).",
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o",
+            help="File to write; '-' writes to stdout. Default: citegraph.FORMAT here.",
+        ),
+    ] = None,
+    around: Annotated[
+        str | None, typer.Option(help="Only this node's neighborhood (id, label or alias).")
+    ] = None,
+    depth: Annotated[int, typer.Option(min=1, max=3, help="Hops around --around.")] = 2,
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--path", help="Only the shortest path between two nodes: --path A --path B."),
+    ] = None,
+    ids: Annotated[
+        list[str] | None,
+        typer.Option("--id", help="Only these nodes and the edges among them (repeat it)."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Most nodes for --around.")
+    ] = None,
+) -> None:
+    """Write the graph (or a neighborhood, a path, a node set) for a graph tool.
+
+    The same files as the server's /export/FORMAT: every node has kind and label, every
+    edge type and weight (docs/api.md).
+    """
+    from graph import export as formats
+
+    if fmt not in formats.FORMATS:
+        raise _fail(InvalidArgumentError(
+            "FORMAT", f"unknown export format {fmt!r}; use {', '.join(formats.FORMATS)}"
+        ))
+    if path is not None and len(path) != 2:
+        raise _fail(InvalidArgumentError("--path", "give two nodes: --path A --path B"))
+    target = output if output is not None else Path(formats.FORMATS[fmt][2])
+    if str(target) != "-" and not target.parent.is_dir():
+        raise _fail(InvalidArgumentError("--output", f"no folder {target.parent}"))
+    with _service(reads_only=True) as service:
+        try:
+            nodes, edges = service.export_parts(
+                around=around, depth=depth, path=path, ids=ids, limit=limit
+            )
+        except CitegraphError as exc:
+            raise _fail(exc) from None
+    body, changed = formats.render(fmt, nodes, edges)
+    if changed:
+        err.print(f"[yellow]note:[/yellow] {changed} value(s) held invalid Unicode (lone "
+                  "surrogates), written with U+FFFD in their place")
+    if str(target) == "-":
+        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.flush()
+        return
+    # a whole file or none: an export cut off (disk full, ^C) leaves the old file
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(body)
+        tmp.replace(target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        err.print(f"[red]error:[/red] cannot write {escape(str(target))}: "
+                  f"{escape(exc.strerror or str(exc))}; nothing was written")
+        raise typer.Exit(EXIT_ERROR) from None
+    kept = {n.id for n in nodes}
+    n_edges = sum(1 for e in edges if e.source in kept and e.target in kept)
+    err.print(f"Wrote {len(nodes)} nodes and {n_edges} edges to {escape(str(target))} ({fmt}).")
+
+
+@app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default 8000).")] = None,

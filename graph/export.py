@@ -2,13 +2,16 @@
 
 Written with networkx's own writers. Node ids are the raw store ids (stable
 across exports); every node carries ``kind`` and ``label``, every edge ``type``
-and ``weight`` (and ``terms``, comma-joined, for SHARES_TERM).
+and ``weight`` (and ``terms``, comma-joined, for SHARES_TERM). Used by the API's
+``/export`` route and by ``citegraph export``; which nodes go in is
+:meth:`graph.service.GraphService.export_parts`.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -82,3 +85,41 @@ FORMATS = {
     "gexf": (gexf, "application/gexf+xml", "citegraph.gexf"),
     "cytoscape.json": (cytoscape, "application/json", "citegraph.cytoscape.json"),
 }
+
+
+#: a lone surrogate: text stored before it was checked holds one, and UTF-8 and XML cannot
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(g: nx.MultiDiGraph) -> tuple[nx.MultiDiGraph, int]:
+    """``g``, or a copy with lone surrogates replaced by U+FFFD; how many values changed."""
+
+    def bad(value: Any) -> bool:
+        return isinstance(value, str) and _SURROGATE.search(value) is not None
+
+    if not any(bad(n) or any(bad(v) for v in a.values()) for n, a in g.nodes(data=True)) and \
+            not any(any(bad(v) for v in a.values()) for *_, a in g.edges(keys=True, data=True)):
+        return g, 0
+    changed = 0
+
+    def fix(value: Any) -> Any:
+        nonlocal changed
+        if not bad(value):
+            return value
+        changed += 1
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+    out = nx.MultiDiGraph()
+    for n, attrs in g.nodes(data=True):
+        out.add_node(fix(n), **{k: fix(v) for k, v in attrs.items()})
+    for a, b, key, attrs in g.edges(keys=True, data=True):
+        out.add_edge(fix(a), fix(b), key=key, **{k: fix(v) for k, v in attrs.items()})
+    return out, changed
+
+
+def render(fmt: str, nodes: Iterable[GraphNode], edges: Iterable[Edge]) -> tuple[bytes, int]:
+    """The file of format ``fmt`` (a key of FORMATS), and how many values held invalid
+    Unicode (written with U+FFFD in their place rather than failing the export)."""
+    writer = FORMATS[fmt][0]
+    g, changed = valid_unicode(to_networkx(nodes, edges))
+    return writer(g), changed

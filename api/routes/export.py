@@ -1,6 +1,6 @@
 """``/export/{format}``: the graph, a neighbourhood, a path or a node set as a file.
 
-The formats are written by :mod:`api.export`; which nodes go in is
+The formats are written by :mod:`graph.export`; which nodes go in is
 :meth:`graph.service.GraphService.export_parts`, so ``around=SDE`` finds what
 ``neighborhood(id: "SDE")`` and ``citegraph neighbors SDE`` find.
 """
@@ -13,11 +13,10 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from api import export
-from api.graphql.arguments import bad_text
 from api.graphql.errors import error_code
 from api.ids import raw_id
 from api.services import Services
+from graph import export
 from graph.errors import CitegraphError, NotFoundError
 from graph.model import Edge, GraphNode
 
@@ -50,12 +49,11 @@ def router(services: Services) -> APIRouter:
             )
         except CitegraphError as exc:
             return _client_error(exc)
-        writer, media, filename = export.FORMATS[fmt]
+        _, media, filename = export.FORMATS[fmt]
         headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
         # text stored before it was checked (a lone surrogate) cannot be written as UTF-8 or
         # XML: export it with U+FFFD in its place rather than fail, and say so
-        g, changed = await run_in_threadpool(_valid_unicode, export.to_networkx(nodes, edges))
-        body = await run_in_threadpool(writer, g)
+        body, changed = await run_in_threadpool(export.render, fmt, nodes, edges)
         if changed:
             headers["X-Citegraph-Warning"] = (
                 f"{changed} value(s) held invalid Unicode (lone surrogates), exported with "
@@ -64,33 +62,6 @@ def router(services: Services) -> APIRouter:
         return Response(body, media_type=media, headers=headers)
 
     return routes
-
-
-def _valid_unicode(g: Any) -> tuple[Any, int]:
-    """``g``, or a copy with lone surrogates replaced by U+FFFD; how many values changed."""
-    import networkx as nx
-
-    def bad(value: Any) -> bool:
-        return isinstance(value, str) and bad_text(value) is not None
-
-    if not any(bad(n) or any(bad(v) for v in a.values()) for n, a in g.nodes(data=True)) and \
-            not any(any(bad(v) for v in a.values()) for *_, a in g.edges(keys=True, data=True)):
-        return g, 0
-    changed = 0
-
-    def fix(value: Any) -> Any:
-        nonlocal changed
-        if not bad(value):
-            return value
-        changed += 1
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-    out = nx.MultiDiGraph()
-    for n, attrs in g.nodes(data=True):
-        out.add_node(fix(n), **{k: fix(v) for k, v in attrs.items()})
-    for a, b, key, attrs in g.edges(keys=True, data=True):
-        out.add_edge(fix(a), fix(b), key=key, **{k: fix(v) for k, v in attrs.items()})
-    return out, changed
 
 
 def _client_error(exc: CitegraphError) -> JSONResponse:

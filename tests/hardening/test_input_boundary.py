@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from api.export import gexf, graphml, to_networkx
+from graph.export import gexf, graphml, to_networkx
 from graph.model import Paper
 from graph.store.embedded import EmbeddedStore
 

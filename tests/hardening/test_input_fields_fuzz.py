@@ -36,8 +36,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.export import gexf, graphml, to_networkx
 from graph.errors import InputError
+from graph.export import gexf, graphml, to_networkx
 from graph.ingest import (
     MAX_ID_CHARS,
     ReadResult,

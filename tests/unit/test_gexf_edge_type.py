@@ -14,7 +14,7 @@ from xml.etree import ElementTree as ET
 
 import networkx as nx
 
-from api.export import gexf, to_networkx
+from graph.export import gexf, to_networkx
 from graph.model import Concept, Edge, Paper, RelType
 
 HOSTILE = ['q"uote', "lt<gt>amp&", "cdata]]>end", "rtl-\u05e9\u05dc\u05d5\u05dd",

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api.export import cytoscape, gexf, graphml, to_networkx
 from api.ids import from_global_id, to_global_id
 from graph.errors import InputError
+from graph.export import cytoscape, gexf, graphml, to_networkx
 from graph.ingest import (
     MAX_FIELD_CHARS,
     MAX_ID_CHARS,

@@ -1,0 +1,140 @@
+"""``citegraph export``: the files a graph tool opens, read back as a tool would, against
+what the other commands say the graph holds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from tests.support.seeds import SEEDS
+
+
+def _run(cmd: list[str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The command line over a graph built from 20 of the seed abstracts."""
+    root = tmp_path_factory.mktemp("export")
+    inputs = root / "in"
+    inputs.mkdir()
+    for f in sorted(SEEDS.glob("*.txt"))[:20]:
+        shutil.copy(f, inputs / f.name)
+    cmd = [sys.executable, "-m", "citegraph", "--data-dir", str(root / "data")]
+    built = _run(cmd, "build", str(inputs))
+    assert built.returncode == 0, built.stderr
+    return cmd
+
+
+def _stats(cli: list[str]) -> dict[str, Any]:
+    out = _run(cli, "stats", "--json")
+    assert out.returncode == 0, out.stderr
+    return dict(json.loads(out.stdout))
+
+
+def _types(g: nx.MultiDiGraph, key: str) -> Counter[str]:
+    return Counter(str(d[key]) for *_, d in g.edges(data=True))
+
+
+def test_whole_graph_in_each_format_holds_what_stats_counts(
+    cli: list[str], tmp_path: Path
+) -> None:
+    stats = _stats(cli)
+    want_nodes = sum(stats["nodes"].values())
+    want_edges = Counter({k: v for k, v in stats["edges"].items() if v})
+    out = _run(cli, "export", "graphml", cwd=tmp_path)  # default name, in the current folder
+    assert out.returncode == 0, out.stderr
+    assert f"Wrote {want_nodes} nodes and {sum(want_edges.values())} edges" in out.stderr
+    g = nx.read_graphml(tmp_path / "citegraph.graphml")
+    assert g.number_of_nodes() == want_nodes
+    assert _types(g, "type") == want_edges
+    assert Counter(d["kind"] for _, d in g.nodes(data=True)) == Counter(
+        {k: v for k, v in stats["nodes"].items() if v}
+    )
+
+    gexf = tmp_path / "g.gexf"
+    assert _run(cli, "export", "gexf", "-o", str(gexf)).returncode == 0
+    h = nx.read_gexf(gexf)
+    assert h.number_of_nodes() == want_nodes
+    assert _types(h, "label") == want_edges  # GEXF: the type is the edge's label
+
+    cy = _run(cli, "export", "cytoscape.json", "-o", "-")
+    assert cy.returncode == 0, cy.stderr
+    data = json.loads(cy.stdout)
+    assert len(data["elements"]["nodes"]) == want_nodes
+    assert Counter(e["data"]["type"] for e in data["elements"]["edges"]) == want_edges
+
+
+def test_neighborhood_and_path_match_the_query_commands(cli: list[str], tmp_path: Path) -> None:
+    papers = json.loads(_run(cli, "search", "model", "--kind", "paper", "--json").stdout)
+    a, b = papers[0]["id"], papers[-1]["id"]
+    near = _run(cli, "neighbors", a, "--depth", "1", "--limit", "40", "--json")
+    assert near.returncode == 0, near.stderr
+    want = {n["id"] for n in json.loads(near.stdout)["nodes"]}
+    f = tmp_path / "near.graphml"
+    out = _run(cli, "export", "graphml", "--around", a, "--depth", "1", "--limit", "40",
+               "-o", str(f))
+    assert out.returncode == 0, out.stderr
+    assert set(nx.read_graphml(f).nodes) == want
+
+    route = json.loads(_run(cli, "path", a, b, "--json").stdout)
+    p = tmp_path / "path.graphml"
+    out = _run(cli, "export", "graphml", "--path", a, "--path", b, "-o", str(p))
+    assert out.returncode == 0, out.stderr
+    g = nx.read_graphml(p)
+    assert set(g.nodes) == {n["id"] for n in route[0]["nodes"]}
+    assert g.number_of_edges() >= len(route[0]["edges"])
+
+    ids = _run(cli, "export", "graphml", "--id", a, "--id", b, "-o", str(p))
+    assert ids.returncode == 0, ids.stderr
+    assert set(nx.read_graphml(p).nodes) == {a, b}
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["dot"], "unknown export format 'dot'"),
+        (["graphml", "--around", "no such node at all"], "no such node at all"),
+        (["graphml", "--path", "x"], "give two nodes"),
+        (["graphml", "--around", "x", "--id", "y"], "give one of around, path or ids"),
+    ],
+)
+def test_a_refused_export_says_why_and_leaves_the_file(
+    cli: list[str], tmp_path: Path, args: list[str], says: str
+) -> None:
+    target = tmp_path / "keep.graphml"
+    target.write_text("the previous export")
+    fmt, *rest = args
+    out = _run(cli, "export", fmt, *rest, "-o", str(target))
+    assert out.returncode == 1
+    assert says in out.stderr and "Traceback" not in out.stderr
+    assert target.read_text() == "the previous export"
+    assert list(tmp_path.iterdir()) == [target]  # no temporary file left
+
+
+def test_unwritable_target_says_so(cli: list[str], tmp_path: Path) -> None:
+    out = _run(cli, "export", "graphml", "-o", str(tmp_path / "missing" / "g.graphml"))
+    assert out.returncode == 1 and "no folder" in out.stderr
+    folder = tmp_path / "a-folder.graphml"
+    folder.mkdir()
+    out = _run(cli, "export", "graphml", "-o", str(folder))
+    assert out.returncode == 1 and "cannot write" in out.stderr
+    assert "Traceback" not in out.stderr
+    assert list(folder.iterdir()) == []
+    assert not [f for f in tmp_path.iterdir() if f.name.endswith(".tmp")]
+
+
+def test_no_graph_is_an_error_not_an_empty_file(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "citegraph", "--data-dir", str(tmp_path / "none")]
+    out = _run(cmd, "export", "graphml", cwd=tmp_path)
+    assert out.returncode == 1 and "no graph in" in out.stderr
+    assert not (tmp_path / "citegraph.graphml").exists()
