@@ -2,13 +2,15 @@
 """`citegraph build` of N synthetic papers into a new embedded database: time and peak
 memory by stage (issue 12's "build link + store <= 120 s, peak RSS <= 2 GB" at 100k).
 
-    python bench/build_scale.py [--sizes 30000,100000] [--code TREE ...] [--rounds 1]
+    python bench/build_scale.py [--sizes 30000,100000] [--code TREE ...] [--rounds 1] [--over]
 
 The corpus is bench/add_scale.py's (bench/scale.py's generator, pre-made extractions and
 vectors in the caches, so no model is loaded and no text is extracted), made by a
 subprocess of its own into a ``papers.jsonl`` and the caches. The build is the CLI's: a
 one-shot pipeline (``incremental=False``) reading that file and writing to an empty
-``graph.db`` through a ``reads="sql"`` store, ``replace=True``. Each (size, checkout,
+``graph.db`` through a ``reads="sql"`` store, ``replace=True`` (``--over``: into a folder
+that a build of the same papers, in the making subprocess, filled: the rebuild a user runs
+after changing a setting, here with nothing changed). Each (size, checkout,
 round) runs in a subprocess of its own, so its peak RSS is its own.
 
 A thread samples the process's RSS every 20 ms; each sample's value counts toward the
@@ -46,26 +48,34 @@ def _rss_mib() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _make(n: int, work: Path) -> None:
-    """The corpus of N papers into ``work``: the caches and ``papers.jsonl``."""
+def _make(n: int, work: Path, over: bool) -> None:
+    """The corpus of N papers into ``work``: the caches and ``papers.jsonl``; ``over``:
+    built into ``work/data`` too, for the measured build to rebuild."""
     sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
     from add_scale import synthetic_corpus
 
     pipe, papers = synthetic_corpus(n, work, incremental=False)
-    pipe.close()
     with (work / "papers.jsonl").open("w", encoding="utf-8") as f:
         for p in papers:
             f.write(json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract}) + "\n")
+    if over:
+        from graph.store.embedded import EmbeddedStore
+
+        store = EmbeddedStore(work / "data" / "graph.db", reads="sql")
+        pipe.run(store, add_paths=[work / "papers.jsonl"], replace=True)
+        store.close()
+    pipe.close()
 
 
-def _child(n: int, work: Path) -> dict[str, Any]:
+def _child(n: int, work: Path, over: bool) -> dict[str, Any]:
     sys.path.insert(0, os.environ.get("PYTHONPATH", str(ROOT)))
     import graph.build as gb
     from graph.settings import Settings
     from graph.store.embedded import EmbeddedStore
 
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, __file__, "--make", str(n), "--work", str(work)], check=True)
+    subprocess.run([sys.executable, __file__, "--make", str(n), "--work", str(work),
+                    *(["--over"] if over else [])], check=True)
     pipe = gb.Pipeline(Settings(data_dir=work / "data"), cache_dir=work / "cache", incremental=False)
     out: dict[str, Any] = {"n": n, "generate_s": time.perf_counter() - t0, "input_mib": _rss_mib()}
     stack: list[str] = []
@@ -129,23 +139,26 @@ def main() -> int:
     ap.add_argument("--no-report", action="store_true")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--over", action="store_true",
+                    help="rebuild over a folder that holds the graph of the same papers")
     ap.add_argument("--make", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.make is not None:
-        _make(args.make, args.work)
+        _make(args.make, args.work, args.over)
         return 0
     if args.child is not None:
-        print(json.dumps(_child(args.child, args.work)))
+        print(json.dumps(_child(args.child, args.work, args.over)))
         return 0
     trees = [c.resolve() for c in (args.code or [ROOT])]
     results: list[tuple[str, dict[str, Any]]] = []
     for n in [int(s) for s in args.sizes.split(",")]:
         for _ in range(args.rounds):
             for tree in trees:
-                got = run_child(Path(__file__), tree, n, [])
+                got = run_child(Path(__file__), tree, n, ["--over"] if args.over else [])
                 if got is not None:
                     results.append((tree.name, got))
-    rep = Report("`citegraph build` at scale: time and memory by stage (bench/build_scale.py)")
+    rep = Report("`citegraph build` at scale: time and memory by stage (bench/build_scale.py)"
+                 + (", over a folder holding the same graph" if args.over else ""))
     rows: list[tuple[object, ...]] = []
     for name, r in results:
         st = r["stages"]
