@@ -45,6 +45,7 @@ import contextlib
 import dataclasses
 import gc
 import hashlib
+import json
 import logging
 import threading
 import time
@@ -425,7 +426,8 @@ class Pipeline:
         with self._timed(report, "embed"), self._step(report, "embed.corpus"):
             vectors = self.embed_all(papers, previous, report)
         with self._step(report, "assemble"):
-            data = GraphData(embedding_model=self.embedder.key)
+            data = GraphData(embedding_model=self.embedder.key,
+                             link_settings=self.link_settings())
             for p in papers:
                 data.nodes[p.id] = p
             data.nodes.update(lexical.terms)
@@ -466,6 +468,24 @@ class Pipeline:
                 for e in citation_edges(papers, data.nodes):
                     data.add_edge(e)
         return data
+
+    def link_settings(self) -> str:
+        """What this pipeline's links are computed with beyond what their rows record
+        (GraphData.link_settings): SHARES_TERM's gate and list length."""
+        s = self.settings
+        return json.dumps({"shares_term": {
+            "max_df": s.shared_term_max_df,
+            "min_weight": s.shared_term_min_weight,
+            "top_k": s.shared_term_top_k,
+        }}, sort_keys=True)
+
+    def _full_links(self, previous: GraphData, replace: bool) -> bool:
+        """Whether SHARES_TERM is computed for every paper: a build, or a graph whose
+        lists were made with other settings (an add would keep their partners; a graph
+        that recorded none is taken to match)."""
+        return replace or (
+            previous.link_settings is not None and previous.link_settings != self.link_settings()
+        )
 
     def _lexical(
         self,
@@ -681,7 +701,10 @@ class Pipeline:
         extracted = self.extract_all(papers, stop=stop)
         if stop is not None and stop.is_set():
             return None
-        if data.embedding_model is not None and data.embedding_model != self.embedder.key:
+        other_model = data.embedding_model not in (None, self.embedder.key)
+        if other_model or self._full_links(data, False):
+            # other vectors, or SHARES_TERM lists made with other settings: the region
+            # path would keep them; the whole path recomputes them
             resolver.advance(extracted)
             return None
         state = state_from_graph(
@@ -929,7 +952,8 @@ class Pipeline:
         corpus = _next_corpus(old, new_papers, remove, replace, BuildReport())
         papers = sorted(corpus.values(), key=lambda p: p.id)
         # timed into a report of its own: the run's stages count only what it waited for
-        lexical = self._lexical(papers, previous, BuildReport(), replace)
+        full = self._full_links(previous, replace)
+        lexical = self._lexical(papers, previous, BuildReport(), full)
         _reuse_stored(lexical, previous)
         # the stored SIMILAR_TO lists and hubs, which need no new vector: read here rather
         # than under the lock (what _similar ranks by is checked there again)
@@ -982,7 +1006,13 @@ class Pipeline:
         if missing:
             raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
         corpus = _next_corpus(old_papers, new_papers, remove, replace, report)
-        graph = self.compute(list(corpus.values()), previous, report, full_links=replace)
+        full = self._full_links(previous, replace)
+        if full and not replace:
+            self.progress.message(
+                "the graph's SHARES_TERM links were made with other CITEGRAPH_SHARED_TERM_* "
+                "settings: recomputing them for every paper"
+            )
+        graph = self.compute(list(corpus.values()), previous, report, full_links=full)
         with self._step(report, "diff"):
             change = diff(previous, graph)
         report.added = sorted(set(corpus) - set(old_papers))
@@ -1285,6 +1315,9 @@ def diff(old: GraphData, new: GraphData) -> GraphChange:
             else new.embeddings[rows]
         ),
         embedding_model=new.embedding_model,
+        link_settings=(
+            new.link_settings if new.link_settings != old.link_settings else None
+        ),
     )
 
 

@@ -377,6 +377,10 @@ class GraphData:
     # paper id -> row in ``embeddings`` (float32, L2-normalised, shape (n, dim))
     embedding_ids: list[str] = field(default_factory=list)
     embeddings: Any = None  # numpy.ndarray | None; Any keeps numpy out of the domain types
+    # what the stored links were computed with beyond what their rows say (SHARES_TERM's
+    # top_k, max_df, min_weight), as JSON text; None: not recorded (a graph written before
+    # they were). An add under other values recomputes those links whole.
+    link_settings: str | None = None
     # derived, never stored: the build's SIMILAR_TO pools (graph.link.SimilarPools, rows as
     # ``embedding_ids``), for the region state to rank later adds from; None: not computed
     similar_pools: Any = None
@@ -399,6 +403,7 @@ class GraphChange:
     embedding_ids: tuple[str, ...] = ()
     embeddings: Any = None  # rows for embedding_ids
     embedding_model: str | None = None
+    link_settings: str | None = None  # GraphData.link_settings to record; None: unchanged
 
     @property
     def empty(self) -> bool:
@@ -408,4 +413,5 @@ class GraphChange:
             or self.upsert_edges
             or self.delete_edges
             or self.embedding_ids
+            or self.link_settings
         )

@@ -189,12 +189,13 @@ SET n.embedding = row.embedding
 RETURN count(n) AS written
 """
 
-#: ``$rows`` holds one row; a null model or dim keeps the stored one.
+#: ``$rows`` holds one row; a null model, dim or link settings keeps the stored one.
 SET_META_ROWS = f"""
 UNWIND $rows AS row
 MERGE (m:{META_LABEL} {{id: '{META_ID}'}})
 SET m.embedding_model = coalesce(row.model, m.embedding_model),
-    m.embedding_dim = coalesce(row.dim, m.embedding_dim)
+    m.embedding_dim = coalesce(row.dim, m.embedding_dim),
+    m.link_settings = coalesce(row.link_settings, m.link_settings)
 RETURN count(m) AS written
 """
 
@@ -228,7 +229,7 @@ TERMINATE_TRANSACTIONS = "TERMINATE TRANSACTIONS $ids"
 GET_META = f"""
 MATCH (m:{META_LABEL} {{id: '{META_ID}'}})
 RETURN m.embedding_model AS model, m.embedding_dim AS dim,
-       coalesce(m.incomplete, false) AS incomplete
+       m.link_settings AS link_settings, coalesce(m.incomplete, false) AS incomplete
 """
 
 #: Set before the first batch of a change that commits batch by batch, removed after its

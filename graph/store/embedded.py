@@ -91,6 +91,8 @@ FORMAT = "citegraph-db"
 FORMAT_VERSION = 4
 #: meta key of the node counts by kind and edge counts by type, kept by every commit
 COUNTS_KEY = "counts"
+#: meta key of GraphData.link_settings (what SHARES_TERM was computed with)
+LINK_SETTINGS_KEY = "link_settings"
 #: a read checks for other processes' commits at most this often (seconds)
 SYNC_INTERVAL_S = 0.2
 #: a change of at least this many node and edge rows is written with a page cache of
@@ -406,7 +408,8 @@ class EmbeddedStore(QueryLayer):
             try:
                 self._changed_elsewhere()
                 seq = self._db_seq_nolock()
-                data = GraphData(embedding_model=self._meta_nolock("embedding_model"))
+                data = GraphData(embedding_model=self._meta_nolock("embedding_model"),
+                                 link_settings=self._meta_nolock(LINK_SETTINGS_KEY))
                 for nid, kind, props in self._db.execute("SELECT id, kind, props FROM nodes"):
                     data.nodes[nid] = node_from_props(kind, loads(props))
                 types = {t.value: t for t in RelType}
@@ -512,6 +515,7 @@ class EmbeddedStore(QueryLayer):
             embedding_ids=tuple(ids),
             embeddings=rows if ids else None,
             embedding_model=self._meta_nolock("embedding_model"),
+            link_settings=self._meta_nolock(LINK_SETTINGS_KEY),
         )
 
     # ------------------------------------------------------------------ lifecycle
@@ -753,6 +757,9 @@ class EmbeddedStore(QueryLayer):
         )
         if rows.model is not None:
             db.execute("INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", (rows.model,))
+        if rows.link_settings is not None:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                       (LINK_SETTINGS_KEY, rows.link_settings))
         _store_counts(db, _counted(db) if delta is None else delta.plus(_kept_counts(db)))
 
     def clear(self) -> None:
@@ -964,6 +971,7 @@ def _migrate(legacy: Path, target: Path) -> None:
                 embedding_ids=tuple(data.embedding_ids),
                 embeddings=data.embeddings if data.embedding_ids else None,
                 embedding_model=data.embedding_model,
+                link_settings=data.link_settings,
             )
         )
         store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -106,6 +106,7 @@ class NetworkxStore(QueryLayer):
         self._ann = ApproximateIndex()
         self._vectors = UnitMatrix([], self._emb)
         self._model: str | None = None
+        self._link_settings: str | None = None
         self._alias_index: dict[str, list[str]] | None = None
         # node id -> edge type -> the edges of that type touching it (either way): a typed
         # read (related papers' terms, a paper's concepts) looks at those edges alone instead
@@ -142,7 +143,8 @@ class NetworkxStore(QueryLayer):
                     raise StoreError(
                         f"{path}: written by a newer citegraph (format {manifest['version']})"
                     )
-                data = GraphData(embedding_model=manifest.get("embedding_model"))
+                data = GraphData(embedding_model=manifest.get("embedding_model"),
+                                 link_settings=manifest.get("link_settings"))
                 for line in zf.read("nodes.jsonl").decode("utf-8").splitlines():
                     row = json.loads(line)
                     node = node_from_props(row["kind"], row["props"])
@@ -209,6 +211,7 @@ class NetworkxStore(QueryLayer):
             "format": FORMAT,
             "version": FORMAT_VERSION,
             "embedding_model": data.embedding_model,
+            "link_settings": data.link_settings,
             "embedding_dim": int(self._emb.shape[1]) if self._emb.size else 0,
             "nodes": dict(stats.nodes),
             "edges": dict(stats.edges),
@@ -236,6 +239,7 @@ class NetworkxStore(QueryLayer):
                 emb = np.zeros((0, 0), dtype=np.float32)
             self._set_embeddings(list(data.embedding_ids), np.asarray(emb, dtype=np.float32))
             self._model = data.embedding_model
+            self._link_settings = data.link_settings
             self._alias_index = None
             self._drop_index()
             self._changes += 1
@@ -321,12 +325,12 @@ class NetworkxStore(QueryLayer):
     def apply(self, change: GraphChange) -> None:
         """Apply a diff; on error the in-memory graph is restored to what it was."""
         with self._lock:
-            backup = (self.g.copy(), self._emb_ids, self._emb, self._model)
+            backup = (self.g.copy(), self._emb_ids, self._emb, self._model, self._link_settings)
             try:
                 self._apply(change)
                 self._index_change(change)  # one transaction: on error it took nothing
             except Exception:
-                self.g, ids, emb, self._model = backup
+                self.g, ids, emb, self._model, self._link_settings = backup
                 self._set_embeddings(ids, emb)
                 self._by_type = _typed_index(a["edge"] for _, _, a in self.g.edges(data=True))
                 raise
@@ -400,6 +404,8 @@ class NetworkxStore(QueryLayer):
         self._set_embeddings(ids, matrix)
         if change.embedding_model:
             self._model = change.embedding_model
+        if change.link_settings:
+            self._link_settings = change.link_settings
 
     def clear(self) -> None:
         self._replace(GraphData())
@@ -721,7 +727,7 @@ class NetworkxStore(QueryLayer):
 
     def snapshot(self) -> GraphData:
         with self._lock:
-            data = GraphData(embedding_model=self._model)
+            data = GraphData(embedding_model=self._model, link_settings=self._link_settings)
             for nid, attrs in self.g.nodes(data=True):
                 data.nodes[nid] = attrs["node"]
             for _, _, attrs in self.g.edges(data=True):

@@ -581,11 +581,12 @@ class Neo4jStore(QueryLayer):
                 for i, pid in enumerate(change.embedding_ids)
             ]
             steps.append((cypher.SET_EMBEDDINGS, rows, True))
-        if change.embedding_model is not None or change.embedding_ids:
+        if change.embedding_model is not None or change.embedding_ids or change.link_settings:
             dim = self._embedding_dims(change) if change.embedding_ids else None
-            steps.append(
-                (cypher.SET_META_ROWS, [{"model": change.embedding_model, "dim": dim}], False)
-            )
+            steps.append((cypher.SET_META_ROWS, [{
+                "model": change.embedding_model, "dim": dim,
+                "link_settings": change.link_settings,
+            }], False))
         return steps
 
     def _run_steps(
@@ -785,6 +786,10 @@ class Neo4jStore(QueryLayer):
         meta = self._read(cypher.GET_META)
         data.embedding_model = (
             str(meta[0]["model"]) if meta and meta[0]["model"] is not None else None
+        )
+        data.link_settings = (
+            str(meta[0]["link_settings"]) if meta and meta[0]["link_settings"] is not None
+            else None
         )
         data.incomplete = bool(meta and meta[0]["incomplete"])
         if data.incomplete:

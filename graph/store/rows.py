@@ -162,7 +162,7 @@ class Rows:
     the write's transaction, so a whole graph's rows are never all held at once."""
 
     __slots__ = ("_gone", "_stored", "_upserted", "delete_edges", "delete_nodes", "edges",
-                 "embeddings", "matrix", "model", "names", "nodes")
+                 "embeddings", "link_settings", "matrix", "model", "names", "nodes")
 
     def __init__(self) -> None:
         self.delete_edges: list[tuple[str, str, str]] = []
@@ -177,6 +177,7 @@ class Rows:
         self.embeddings: list[tuple[str, int, int]] = []
         self.matrix: np.ndarray | None = None
         self.model: str | None = None
+        self.link_settings: str | None = None
         # what an edge's ends are checked against: the change's nodes, the stored ones
         # it names, and the ones it deletes
         self._upserted: Collection[str] = ()
@@ -275,6 +276,7 @@ def normalised(change: GraphChange) -> GraphChange:
         embedding_ids=change.embedding_ids,
         embeddings=change.embeddings,
         embedding_model=change.embedding_model,
+        link_settings=change.link_settings,
     )
 
 
@@ -366,6 +368,8 @@ def prepare(change: GraphChange, current: Current) -> Rows:
         rows.matrix = matrix
     if change.embedding_model:
         rows.model = utf8(change.embedding_model, "embedding model name")
+    if change.link_settings:
+        rows.link_settings = utf8(change.link_settings, "link settings")
     return rows
 
 

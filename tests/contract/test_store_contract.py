@@ -181,6 +181,21 @@ def test_failed_apply_leaves_nothing(store: GraphStore) -> None:
     assert set(after.edges) == set(before.edges)
 
 
+def test_link_settings_recorded_kept_and_rolled_back(store: GraphStore) -> None:
+    """GraphData.link_settings: what SHARES_TERM was computed with (graph.build)."""
+    assert store.snapshot().link_settings is None  # none recorded by fx.full_change
+    text = '{"shares_term": {"max_df": 0.2, "min_weight": 1.0, "top_k": 20}}'
+    store.apply(GraphChange(link_settings=text))  # a change of nothing else is written
+    assert store.snapshot().link_settings == text
+    store.apply(GraphChange(upsert_edges=(Edge("p1", "p4", RelType.CITES),)))
+    assert store.snapshot().link_settings == text  # None: unchanged
+    with pytest.raises(StoreError):
+        store.apply(GraphChange(
+            upsert_edges=(Edge("p1", "nowhere", RelType.CITES),), link_settings='{"other": 1}'
+        ))
+    assert store.snapshot().link_settings == text  # a failed write changes nothing
+
+
 def test_clear(store: GraphStore) -> None:
     store.clear()
     assert not any(store.stats().nodes.values())

@@ -20,17 +20,15 @@ vector.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from graph.build import Pipeline
 from graph.ingest import paper_from_record
-from graph.model import GraphData, Paper, node_to_props
+from graph.model import Paper
 from graph.store.embedded import EmbeddedStore
-from graph.store.memory import NetworkxStore
+from tests.support.compare import assert_same_graph, fresh_build
 from tests.support.seeds import seed_settings
 
 pytestmark = pytest.mark.slow
@@ -62,35 +60,6 @@ def _others() -> list[Paper]:
     return [_paper(pid, text) for pid, text in OTHERS]
 
 
-def _fresh(tmp: Path, cache: Path, papers: list[Paper]) -> GraphData:
-    """A full build of ``papers`` with an empty extraction cache, the same vectors."""
-    own = tmp / "fresh-cache"
-    shutil.rmtree(own, ignore_errors=True)
-    own.mkdir()
-    shutil.copy(cache / "embeddings.sqlite", own / "embeddings.sqlite")
-    pipe = Pipeline(seed_settings(tmp / "fresh"), cache_dir=own, incremental=False)
-    try:
-        store = NetworkxStore()
-        pipe.run(store, add_papers=papers, replace=True)
-        return store.snapshot()
-    finally:
-        pipe.close()
-
-
-def _assert_same(full: GraphData, got: GraphData) -> None:
-    assert sorted(full.nodes) == sorted(got.nodes)
-    for nid, node in full.nodes.items():
-        assert node_to_props(node) == node_to_props(got.nodes[nid]), nid
-    assert sorted(full.edges, key=str) == sorted(got.edges, key=str)
-    for key, e in full.edges.items():
-        g = got.edges[key]
-        assert e.weight == g.weight and dict(e.attrs) == dict(g.attrs), key
-    rows = {pid: i for i, pid in enumerate(got.embedding_ids)}
-    assert sorted(rows) == sorted(full.embedding_ids)
-    for i, pid in enumerate(full.embedding_ids):
-        assert np.array_equal(full.embeddings[i], got.embeddings[rows[pid]]), pid
-
-
 @pytest.mark.parametrize("long_lived", [False, True], ids=["one-shot", "by-region"])
 def test_an_update_that_changes_only_punctuation_is_applied(
     tmp_path: Path, long_lived: bool
@@ -109,7 +78,7 @@ def test_an_update_that_changes_only_punctuation_is_applied(
         got = store.snapshot()
         assert got.nodes["qzx"].abstract == PAREN  # type: ignore[union-attr]
         assert DEFINED in got.nodes
-        _assert_same(_fresh(tmp_path, cache, [*_others(), _paper("qzx", PAREN)]), got)
+        assert_same_graph(fresh_build(tmp_path, cache, [*_others(), _paper("qzx", PAREN)]), got)
         # the same record again is a duplicate now
         again = pipe.run(store, add_papers=[_paper("qzx", PAREN)])
         assert again.duplicates == 1 and again.updated == 0
@@ -134,7 +103,7 @@ def test_a_text_readded_after_its_case_variant_extracts_its_own_concepts(
         pipe.run(store, add_papers=[_paper(new_id, PAREN)])
         got = store.snapshot()
         assert DEFINED in got.nodes
-        _assert_same(_fresh(tmp_path, cache, [*_others(), _paper(new_id, PAREN)]), got)
+        assert_same_graph(fresh_build(tmp_path, cache, [*_others(), _paper(new_id, PAREN)]), got)
     finally:
         pipe.close()
         store.close()
@@ -146,7 +115,7 @@ def test_a_text_readded_after_its_case_variant_extracts_its_own_concepts(
         pipe.run(store, add_papers=[_paper("qzx", PLAIN)])
         got = store.snapshot()
         assert DEFINED not in got.nodes
-        _assert_same(_fresh(tmp_path, cache, [*_others(), _paper("qzx", PLAIN)]), got)
+        assert_same_graph(fresh_build(tmp_path, cache, [*_others(), _paper("qzx", PLAIN)]), got)
     finally:
         pipe.close()
         store.close()
@@ -165,7 +134,7 @@ def test_a_build_over_a_folder_that_extracted_a_case_variant_extracts_anew(
         pipe.run(store, add_papers=[*_others(), _paper("qzx", PAREN)], replace=True)
         got = store.snapshot()
         assert DEFINED in got.nodes
-        _assert_same(_fresh(tmp_path, cache, [*_others(), _paper("qzx", PAREN)]), got)
+        assert_same_graph(fresh_build(tmp_path, cache, [*_others(), _paper("qzx", PAREN)]), got)
     finally:
         pipe.close()
         store.close()
