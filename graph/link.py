@@ -467,14 +467,24 @@ class _Scorer:
     def __init__(self, vec: PaperVectors) -> None:
         self.vec = vec
         kept = vec.arrays
+        self._full: NDArray[np.float64] | None
         if kept is not None:
-            self.full = kept.full
+            self._full = kept.full
             self.m32 = kept.matrix
             norm = kept.norm
         else:
-            self.full = np.asarray(vec.matrix, dtype=np.float64)
-            self.m32 = np.asarray(vec.matrix, dtype=np.float32)
-            norm = float(np.sqrt((self.full**2).sum(axis=1)).max()) if self.full.size else 1.0
+            given: NDArray[Any] = np.asarray(vec.matrix)
+            self.m32 = np.asarray(given, dtype=np.float32)
+            # float32 vectors (a build's): no float64 copy of the matrix (300 MB at 100k
+            # papers); a pool's exact cosines come from its rows made float64, the same
+            # numbers (:meth:`near`), and the copy is made only if an add's step needs it
+            self._full = given if given.dtype == np.float64 else None
+            norm = 1.0
+            if self.m32.size:  # the longest vector, a block of rows at a time
+                norm = float(np.sqrt(max(
+                    float((self.m32[at : at + 4096].astype(np.float64) ** 2).sum(axis=1).max())
+                    for at in range(0, len(self.m32), 4096)
+                )))
         # |float32 a.b - float64 a.b rounded| <= d x 2^-24 x |a| |b| + 5e-7, twice over
         # (FLOAT32_SLACK holds it for unit vectors; longer ones widen it)
         self.slack = FLOAT32_SLACK * max(1.0, norm * norm)
@@ -485,6 +495,22 @@ class _Scorer:
                                    if kept is not None and kept.width is not None else None)
         # a row's pool is the same in the plain and the CSLS pass: its overlaps once
         self._seen: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = {}
+
+    @property
+    def full(self) -> NDArray[np.float64]:
+        """The vectors as float64 (the exact cosines' operands)."""
+        if self._full is None:
+            self._full = self.m32.astype(np.float64)
+        return self._full
+
+    def _rows64(self, rows: Any) -> NDArray[np.float64]:
+        """Some rows of :attr:`full`, without making all of it: float32 to float64 is
+        exact, so these are the same numbers."""
+        if self._full is not None:
+            got: NDArray[np.float64] = self._full[rows]
+        else:
+            got = self.m32[rows].astype(np.float64)
+        return got
 
     def cos(self, rows: NDArray[np.float64]) -> NDArray[np.float64]:
         """Rounded cosines of ``rows`` (vectors) against every paper."""
@@ -518,7 +544,7 @@ class _Scorer:
         if self._rescore_all:
             exact = np.round(self.full[[i]] @ self.full.T, SCORE_DECIMALS)[0][ok]
         else:
-            exact = np.round(self.full[ok] @ self.full[i], SCORE_DECIMALS)
+            exact = np.round(self._rows64(ok) @ self._rows64(i), SCORE_DECIMALS)
         exact[exact < min_score] = -np.inf
         return ok, exact
 
