@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sqlite3
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -652,8 +653,13 @@ def export(
     if path is not None and len(path) != 2:
         raise _fail(InvalidArgumentError("--path", "give two nodes: --path A --path B"))
     target = output if output is not None else Path(formats.FORMATS[fmt][2])
-    if str(target) != "-" and not target.parent.is_dir():
-        raise _fail(InvalidArgumentError("--output", f"no folder {target.parent}"))
+    if str(target) != "-":
+        if target.name in ("", "..") or target.is_dir():
+            raise _fail(InvalidArgumentError(
+                "--output", f"{str(target)!r} is a folder; give a file name"
+            ))
+        if not target.parent.is_dir():
+            raise _fail(InvalidArgumentError("--output", f"no folder {target.parent}"))
     with _service(reads_only=True) as service:
         try:
             nodes, edges = service.export_parts(
@@ -664,21 +670,43 @@ def export(
     body, changed = formats.render(fmt, nodes, edges)
     if changed:
         err.print(f"[yellow]note:[/yellow] {changed} value(s) held invalid Unicode (lone "
-                  "surrogates), written with U+FFFD in their place")
+                  "surrogates) or characters XML cannot hold, written with U+FFFD in their place")
     if str(target) == "-":
         sys.stdout.buffer.write(body)
         sys.stdout.buffer.flush()
         return
+    try:
+        mode = target.stat().st_mode  # through a link: what the link points at
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        # a device, a FIFO, /dev/stdout: written into, never renamed over (that would
+        # put a plain file in place of /dev/full or the pipe a reader waits on)
+        try:
+            with target.open("wb") as f:
+                f.write(body)
+        except OSError as exc:
+            err.print(f"[red]error:[/red] cannot write {escape(str(target))}: "
+                      f"{escape(exc.strerror or str(exc))}")
+            raise typer.Exit(EXIT_ERROR) from None
+        _wrote(nodes, edges, target, fmt)
+        return
+    # a link to a file: the file it points at is replaced, the link kept
+    dest = Path(os.path.realpath(target)) if target.is_symlink() else target
     # a whole file or none: an export cut off (disk full, ^C) leaves the old file
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
         tmp.write_bytes(body)
-        tmp.replace(target)
+        tmp.replace(dest)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         err.print(f"[red]error:[/red] cannot write {escape(str(target))}: "
                   f"{escape(exc.strerror or str(exc))}; nothing was written")
         raise typer.Exit(EXIT_ERROR) from None
+    _wrote(nodes, edges, target, fmt)
+
+
+def _wrote(nodes: Sequence[Any], edges: Sequence[Any], target: Path, fmt: str) -> None:
     kept = {n.id for n in nodes}
     n_edges = sum(1 for e in edges if e.source in kept and e.target in kept)
     err.print(f"Wrote {len(nodes)} nodes and {n_edges} edges to {escape(str(target))} ({fmt}).")

@@ -89,13 +89,23 @@ FORMATS = {
 
 #: a lone surrogate: text stored before it was checked holds one, and UTF-8 and XML cannot
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: what XML 1.0 cannot hold at all, even as a character reference (C0 controls but tab, LF
+#: and CR; U+FFFE, U+FFFF): input drops them, but a graph stored before that (or edited by
+#: hand) can hold them, and a GraphML/GEXF file with one is not well-formed
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+XML_FORMATS = frozenset({"graphml", "gexf"})
 
 
-def valid_unicode(g: nx.MultiDiGraph) -> tuple[nx.MultiDiGraph, int]:
-    """``g``, or a copy with lone surrogates replaced by U+FFFD; how many values changed."""
+def valid_unicode(g: nx.MultiDiGraph, xml: bool = False) -> tuple[nx.MultiDiGraph, int]:
+    """``g``, or a copy with lone surrogates (and, for ``xml``, the characters XML 1.0
+    cannot hold) replaced by U+FFFD; how many values changed."""
 
     def bad(value: Any) -> bool:
-        return isinstance(value, str) and _SURROGATE.search(value) is not None
+        return isinstance(value, str) and (
+            _SURROGATE.search(value) is not None
+            or (xml and _NOT_XML.search(value) is not None)
+        )
 
     if not any(bad(n) or any(bad(v) for v in a.values()) for n, a in g.nodes(data=True)) and \
             not any(any(bad(v) for v in a.values()) for *_, a in g.edges(keys=True, data=True)):
@@ -107,7 +117,8 @@ def valid_unicode(g: nx.MultiDiGraph) -> tuple[nx.MultiDiGraph, int]:
         if not bad(value):
             return value
         changed += 1
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return _NOT_XML.sub("\ufffd", value) if xml else value
 
     out = nx.MultiDiGraph()
     for n, attrs in g.nodes(data=True):
@@ -119,7 +130,8 @@ def valid_unicode(g: nx.MultiDiGraph) -> tuple[nx.MultiDiGraph, int]:
 
 def render(fmt: str, nodes: Iterable[GraphNode], edges: Iterable[Edge]) -> tuple[bytes, int]:
     """The file of format ``fmt`` (a key of FORMATS), and how many values held invalid
-    Unicode (written with U+FFFD in their place rather than failing the export)."""
+    Unicode, or for GraphML/GEXF characters XML cannot hold (written with U+FFFD in their
+    place rather than failing the export or writing a file no XML reader opens)."""
     writer = FORMATS[fmt][0]
-    g, changed = valid_unicode(to_networkx(nodes, edges))
+    g, changed = valid_unicode(to_networkx(nodes, edges), xml=fmt in XML_FORMATS)
     return writer(g), changed

@@ -4,9 +4,11 @@ what the other commands say the graph holds."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -127,7 +129,7 @@ def test_unwritable_target_says_so(cli: list[str], tmp_path: Path) -> None:
     folder = tmp_path / "a-folder.graphml"
     folder.mkdir()
     out = _run(cli, "export", "graphml", "-o", str(folder))
-    assert out.returncode == 1 and "cannot write" in out.stderr
+    assert out.returncode == 1 and "is a folder" in out.stderr
     assert "Traceback" not in out.stderr
     assert list(folder.iterdir()) == []
     assert not [f for f in tmp_path.iterdir() if f.name.endswith(".tmp")]
@@ -138,3 +140,42 @@ def test_no_graph_is_an_error_not_an_empty_file(tmp_path: Path) -> None:
     out = _run(cmd, "export", "graphml", cwd=tmp_path)
     assert out.returncode == 1 and "no graph in" in out.stderr
     assert not (tmp_path / "citegraph.graphml").exists()
+
+
+@pytest.mark.parametrize("name", ["", ".", ".."])
+def test_a_folder_name_as_output_is_refused_in_one_line(
+    cli: list[str], tmp_path: Path, name: str
+) -> None:
+    """probe 11: ``-o ''`` and ``-o .`` ended in a ValueError traceback."""
+    out = _run(cli, "export", "graphml", "-o", str(tmp_path / name) if name else name)
+    assert out.returncode == 1, out.stderr
+    assert "is a folder" in out.stderr and "Traceback" not in out.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_output_through_a_link_or_into_a_fifo_keeps_what_is_there(
+    cli: list[str], tmp_path: Path
+) -> None:
+    """probe 11: the write-then-rename put a plain file in place of a symlink, a FIFO (its
+    reader never got a byte) or a device: as root ``-o /dev/full`` replaced /dev/full."""
+    real = tmp_path / "real.graphml"
+    real.write_text("old")
+    link = tmp_path / "link.graphml"
+    link.symlink_to(real.name)
+    out = _run(cli, "export", "graphml", "-o", str(link))
+    assert out.returncode == 0, out.stderr
+    assert link.is_symlink() and os.readlink(link) == real.name
+    assert nx.read_graphml(real).number_of_nodes() > 0
+
+    fifo = tmp_path / "pipe.graphml"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    out = _run(cli, "export", "cytoscape.json", "-o", str(fifo))
+    reader.join(timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert fifo.is_fifo()
+    assert json.loads(got[0])["elements"]["nodes"]
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["link.graphml", "pipe.graphml",
+                                                          "real.graphml"]
