@@ -469,6 +469,15 @@ class Pipeline:
                     data.add_edge(e)
         return data
 
+    def _notice(self, text: str) -> None:
+        """Tell the user about a write that costs more than asked for: through the
+        progress, or, with none (the server's pipeline), as a logged warning (probe 11: a
+        server's recompute under other CITEGRAPH_SHARED_TERM_* values said nothing)."""
+        if isinstance(self.progress, NoProgress):
+            log.warning("%s", text)
+        else:
+            self.progress.message(text)
+
     def link_settings(self) -> str:
         """What this pipeline's links are computed with beyond what their rows record
         (GraphData.link_settings): SHARES_TERM's gate and list length."""
@@ -997,7 +1006,7 @@ class Pipeline:
                     self._ahead = None  # what was computed from it is stale too
                 previous = store.snapshot()
         if previous.incomplete:
-            self.progress.message(
+            self._notice(
                 "the graph holds part of an earlier write that was cut off: recomputing "
                 "every link and vector of this corpus"
             )
@@ -1008,7 +1017,7 @@ class Pipeline:
         corpus = _next_corpus(old_papers, new_papers, remove, replace, report)
         full = self._full_links(previous, replace)
         if full and not replace:
-            self.progress.message(
+            self._notice(
                 "the graph's SHARES_TERM links were made with other CITEGRAPH_SHARED_TERM_* "
                 "settings: recomputing them for every paper"
             )

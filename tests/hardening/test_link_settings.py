@@ -16,6 +16,7 @@ node, every edge with its attributes, every vector.
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -122,5 +123,36 @@ def test_a_graph_that_recorded_no_settings_is_taken_to_match(
             assert_same_graph(fresh_build(tmp_path, cache, papers), store.snapshot())
         finally:
             pipe.close()
+    finally:
+        store.close()
+
+
+def test_a_pipeline_with_no_progress_logs_the_recompute_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Probe 11: the server's pipeline (no progress) recomputed every list under other
+    settings and said so nowhere: not in its log, not in the mutation's answer."""
+    papers = _seed_papers()[:24]
+    cache = _cache(tmp_path)
+    store = EmbeddedStore(tmp_path / "graph.db")
+    try:
+        pipe = Pipeline(seed_settings(tmp_path), cache_dir=cache, incremental=False)
+        try:
+            pipe.run(store, add_papers=papers[:20], replace=True)
+        finally:
+            pipe.close()
+        server = Pipeline(seed_settings(tmp_path, shared_term_top_k=3), cache_dir=cache,
+                          incremental=True)
+        try:
+            with caplog.at_level(logging.WARNING, logger="graph.build"):
+                server.run(store, add_papers=papers[20:22])
+                said = [r.getMessage() for r in caplog.records]
+                assert any("CITEGRAPH_SHARED_TERM_" in m for m in said), said
+                caplog.clear()
+                server.run(store, add_papers=papers[22:])  # recorded now: no second time
+                assert not any("CITEGRAPH_SHARED_TERM_" in r.getMessage()
+                               for r in caplog.records)
+        finally:
+            server.close()
     finally:
         store.close()
