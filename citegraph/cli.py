@@ -699,7 +699,8 @@ def export(
         tmp.write_bytes(body)
         tmp.replace(dest)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a read-only filesystem refuses this too
+            tmp.unlink(missing_ok=True)
         err.print(f"[red]error:[/red] cannot write {escape(str(target))}: "
                   f"{escape(exc.strerror or str(exc))}; nothing was written")
         raise typer.Exit(EXIT_ERROR) from None

@@ -179,3 +179,21 @@ def test_output_through_a_link_or_into_a_fifo_keeps_what_is_there(
     assert json.loads(got[0])["elements"]["nodes"]
     assert sorted(f.name for f in tmp_path.iterdir()) == ["link.graphml", "pipe.graphml",
                                                           "real.graphml"]
+
+
+def test_a_read_only_filesystem_is_one_line(cli: list[str], tmp_path: Path) -> None:
+    """probe 11: on a read-only filesystem the clean-up of the temporary file failed as the
+    write had (EROFS), and the export ended in a traceback. Needs a mount: root only."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(ro)],
+                             capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a read-only tmpfs here")
+    try:
+        out = _run(cli, "export", "gexf", "-o", str(ro / "g.gexf"))
+        assert out.returncode == 1
+        assert "cannot write" in out.stderr and "Traceback" not in out.stderr
+        assert list(ro.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(ro)], check=False)
