@@ -636,7 +636,9 @@ def export(
         typer.Option("--id", help="Only these nodes and the edges among them (repeat it)."),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option(min=1, help="Most nodes for --around.")
+        int | None,
+        typer.Option(min=1, help="Most nodes for --around (up to "
+                     "CITEGRAPH_MAX_NEIGHBORHOOD_NODES, 500 by default)."),
     ] = None,
 ) -> None:
     """Write the graph (or a neighborhood, a path, a node set) for a graph tool.
