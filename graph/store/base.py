@@ -80,6 +80,59 @@ from graph.query.rules import (
 from graph.query.text import COLUMN_WEIGHTS, MAX_QUERY_CHARS, query_terms, search_fields
 
 
+class PartsWrite(Protocol):
+    """One write of :meth:`GraphStore.write_in_parts`."""
+
+    def apply(self, change: GraphChange) -> None:
+        """Write one part (checked as :meth:`GraphStore.apply` checks a change); nothing
+        is visible to readers before :meth:`commit`."""
+
+    def commit(self) -> None:
+        """Make every part applied visible at once; a write of only empty parts
+        changes nothing."""
+
+
+class CollectedParts:
+    """A :class:`PartsWrite` that keeps the parts and applies them as one change on
+    commit: for a store that writes a change in one transaction anyway (memory, Neo4j)."""
+
+    def __init__(self, apply: Callable[[GraphChange], None]) -> None:
+        self._apply = apply
+        self._parts: list[GraphChange] = []
+
+    def apply(self, change: GraphChange) -> None:
+        self._parts.append(change)
+
+    def commit(self) -> None:
+        parts, self._parts = self._parts, []
+        change = merged(parts)
+        if not change.empty:
+            self._apply(change)
+
+
+def merged(parts: Sequence[GraphChange]) -> GraphChange:
+    """One change that does what non-overlapping ``parts`` do (see
+    :meth:`GraphStore.write_in_parts`)."""
+    if len(parts) == 1:
+        return parts[0]
+    with_vectors = [p for p in parts if p.embedding_ids]
+    if len(with_vectors) > 1:
+        raise ValueError("a write in parts carries embeddings in one part at most")
+    vectors = with_vectors[0] if with_vectors else GraphChange()
+    return GraphChange(
+        upsert_nodes=tuple(n for p in parts for n in p.upsert_nodes),
+        delete_nodes=tuple(n for p in parts for n in p.delete_nodes),
+        upsert_edges=tuple(e for p in parts for e in p.upsert_edges),
+        delete_edges=tuple(k for p in parts for k in p.delete_edges),
+        embedding_ids=vectors.embedding_ids,
+        embeddings=vectors.embeddings,
+        embedding_model=next(
+            (p.embedding_model for p in reversed(parts) if p.embedding_model), None
+        ),
+        link_settings=next((p.link_settings for p in reversed(parts) if p.link_settings), None),
+    )
+
+
 @runtime_checkable
 class GraphStore(Protocol):
     """Storage and traversal of the citegraph graph.
@@ -126,6 +179,19 @@ class GraphStore(Protocol):
 
         Order: delete edges, delete nodes (with their edges), upsert nodes, upsert
         edges, set embeddings. Upserts replace the whole property set of a node/edge.
+        """
+
+    def write_in_parts(self) -> AbstractContextManager[PartsWrite]:
+        """One write made of several changes, applied as :meth:`apply` applies one: all of
+        them or none (a server store's batches excepted, as there).
+
+        The writer computes each part after writing the one before, so it never holds
+        them all at once (a build of 100k papers: 4.4M edges). Inside the block:
+        ``w.apply(change)`` per part, in order, then ``w.commit()``; leaving the block
+        without ``commit`` (an error, an interrupt) writes nothing. A part may name the
+        nodes of an earlier one. The parts must not overlap: no edge or node upserted by
+        one and deleted or upserted by another, and one part at most with embeddings.
+        The write lock of :meth:`writer` is the caller's to hold.
         """
 
     def clear(self) -> None:
@@ -296,7 +362,9 @@ __all__ = [
     "MAX_HOPS",
     "MAX_QUERY_CHARS",
     "Backend",
+    "CollectedParts",
     "GraphStore",
+    "PartsWrite",
     "best_edge",
     "check_count",
     "check_hops",
@@ -304,6 +372,7 @@ __all__ = [
     "hit_sort_key",
     "jsonable_attrs",
     "kinds_filter",
+    "merged",
     "name_key",
     "name_variants",
     "path_sort_key",

@@ -63,7 +63,7 @@ from graph.model import (
 )
 from graph.query import QueryLayer
 from graph.store import fts, walowner
-from graph.store.base import Backend
+from graph.store.base import Backend, CollectedParts, PartsWrite
 from graph.store.filelock import WriterLock
 from graph.store.memory import NetworkxStore
 from graph.store.rows import (
@@ -625,46 +625,54 @@ class EmbeddedStore(QueryLayer):
                 # a whole graph written at once: SQLite's default 2 MB page cache makes
                 # every B-tree insert a page miss (3-5x slower at 500k edges)
                 db.execute(f"PRAGMA cache_size = {-BIG_CHANGE_CACHE_KIB}")
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                _give_id(db)  # a file made before ids (walowner) gets one with its next write
-                self._write_rows(seq, rows, big=big)
-                fts.write(db, change.upsert_nodes, rows.delete_nodes)
-                summary = {
-                    "nodes_upserted": len(rows.nodes),
-                    "nodes_deleted": len(rows.delete_nodes),
-                    "edges_upserted": len(rows.edges),
-                    "edges_deleted": len(rows.delete_edges),
-                    "embeddings": len(rows.embeddings),
-                }
-                db.execute(
-                    "INSERT INTO commits VALUES (?, ?, ?, ?)",
-                    (seq, time.time(), os.getpid(), json.dumps(summary)),
-                )
-                self._before_commit()
-                # the lock file this writer holds is still the one at its path: else
-                # another writer may be computing from what it read, and a commit here
-                # would mix two writes (graph.store.filelock)
-                self._writer.check()
-                db.execute("COMMIT")
-                _own_wal(db, self.path)
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise StoreWriteError(
-                f"graph database write failed, nothing was written: {exc}"
-            ) from exc
-        except OSError as exc:
-            raise StoreWriteError(
-                f"graph database write failed, nothing was written: {exc.strerror}"
-            ) from exc
+            with _write_errors():
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    _give_id(db)  # a file made before ids (walowner) gets one with its next write
+                    self._write_rows(seq, rows, big=big)
+                    fts.write(db, change.upsert_nodes, rows.delete_nodes)
+                    self._finish(seq, _summary(rows))
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                    raise
         finally:
             if big:
                 with contextlib.suppress(sqlite3.Error):
                     db.execute(f"PRAGMA cache_size = {-CACHE_KIB}")
                     db.execute("PRAGMA shrink_memory")
+
+    def _finish(self, seq: int, summary: Counter[str]) -> None:
+        """Record the commit and COMMIT the open transaction."""
+        db = self._db
+        db.execute(
+            "INSERT INTO commits VALUES (?, ?, ?, ?)",
+            (seq, time.time(), os.getpid(), json.dumps(dict(summary))),
+        )
+        self._before_commit()
+        # the lock file this writer holds is still the one at its path: else another
+        # writer may be computing from what it read, and a commit here would mix two
+        # writes (graph.store.filelock)
+        self._writer.check()
+        db.execute("COMMIT")
+        _own_wal(db, self.path)
+
+    @contextlib.contextmanager
+    def write_in_parts(self) -> Iterator[PartsWrite]:
+        """:meth:`GraphStore.write_in_parts`: one SQLite transaction, each part's rows
+        written as it comes (a one-shot write, ``reads="sql"``); with the in-memory
+        graph loaded, the parts are kept and applied as one change (it takes a change
+        whole)."""
+        if not self._sql_only:
+            yield CollectedParts(self.apply)
+            return
+        with self._writer.hold(self.lock_timeout_s), self._db_lock:
+            self._check_file()
+            write = _SqlParts(self, self._db_seq() + 1)
+            try:
+                yield write
+            finally:
+                write.close()
 
     def _before_commit(self) -> None:
         """A hook between writing the rows and COMMIT (the crash tests kill here)."""
@@ -673,10 +681,14 @@ class EmbeddedStore(QueryLayer):
         """A hook just after COMMIT, before memory takes the change (the crash tests kill
         here)."""
 
-    def _write_rows(self, seq: int, rows: Rows, *, big: bool = False) -> None:
+    def _write_rows(
+        self, seq: int, rows: Rows, *, big: bool = False, in_parts: bool = False
+    ) -> _Counts | None:
         """Write ``rows`` in the open transaction, and move the kept counts (meta
         ``counts``) by what they add and remove: found row by row for a change of an add's
-        size, counted again whole after a ``big`` one (a build)."""
+        size, counted again whole after a ``big`` one (a build). ``in_parts``: one part
+        of a :meth:`write_in_parts`, whose indexes and counts its commit sees to: the
+        counts' change is returned (None: ``big``, count them again)."""
         db = self._db
         delta = _Counts() if not big else None
         for s, t, typ in rows.delete_edges:
@@ -729,9 +741,7 @@ class EmbeddedStore(QueryLayer):
         # in the B-tree. More new edge rows than stored ones (a first build): the secondary
         # indexes are made again after the rows rather than kept up to date row by row (2x
         # faster); in the transaction, so a rollback or a crash keeps them as they were
-        rebuild = len(rows.edges) >= BIG_CHANGE_ROWS and len(rows.edges) >= int(
-            db.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
-        )
+        rebuild = not in_parts and _rebuild_indexes(db, len(rows.edges))
         if rebuild:
             for name, _ in EDGE_INDEXES:
                 db.execute(f"DROP INDEX IF EXISTS {name}")
@@ -760,7 +770,10 @@ class EmbeddedStore(QueryLayer):
         if rows.link_settings is not None:
             db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                        (LINK_SETTINGS_KEY, rows.link_settings))
+        if in_parts:
+            return delta
         _store_counts(db, _counted(db) if delta is None else delta.plus(_kept_counts(db)))
+        return None
 
     def clear(self) -> None:
         """Delete every node, edge and embedding (one transaction)."""
@@ -827,6 +840,121 @@ class EmbeddedStore(QueryLayer):
         # database's; a lagging mirror's graph would be kept under the newer version
         self.refresh()
         return self._mem().snapshot()
+
+
+class _SqlParts:
+    """A :meth:`EmbeddedStore.write_in_parts` write: BEGIN on the first part, each
+    part's rows written as it comes, COMMIT on :meth:`commit`, ROLLBACK on close
+    otherwise. The caller holds the write lock and the connection's lock."""
+
+    def __init__(self, store: EmbeddedStore, seq: int) -> None:
+        self._store, self._seq = store, seq
+        self._open = self._done = self._wrote = False
+        self._indexes_dropped: bool | None = None  # decided by the first part with edges
+        self._summary: Counter[str] = Counter()
+        # what the parts moved the kept counts by; None: a big part, count them again
+        self._counts: _Counts | None = _Counts()
+
+    def apply(self, change: GraphChange) -> None:
+        if self._done:
+            raise StoreError("this write in parts is committed already")
+        if change.empty and not change.embedding_model:
+            return
+        store = self._store
+        db = store._db
+        with _write_errors():
+            if not self._open:
+                # the connection's page cache (CACHE_KIB), not a build's: its dirty pages
+                # stay in memory until the commit, beside the parts still to be made; the
+                # rows come in key order, so few pages are missed
+                db.execute("BEGIN IMMEDIATE")
+                self._open = True
+                _give_id(db)
+            # checked against what the earlier parts wrote (the same transaction)
+            rows = prepare(change, _SqlCurrent(store))
+            if self._indexes_dropped is None and rows.edges:
+                self._indexes_dropped = _rebuild_indexes(db, len(rows.edges))
+                if self._indexes_dropped:
+                    for name, _ in EDGE_INDEXES:
+                        db.execute(f"DROP INDEX IF EXISTS {name}")
+            big = len(rows.edges) + len(rows.nodes) >= BIG_CHANGE_ROWS
+            moved = store._write_rows(self._seq, rows, big=big, in_parts=True)
+            if moved is None or self._counts is None:
+                self._counts = None  # counted again on commit
+            else:
+                self._counts = self._counts.plus(moved)
+            fts.write(db, change.upsert_nodes, rows.delete_nodes)
+            self._summary.update(_summary(rows))
+        self._wrote = True
+
+    def commit(self) -> None:
+        if self._done:
+            return
+        store = self._store
+        if not self._wrote:
+            self.close()  # only empty parts: nothing to commit
+            self._done = True
+            return
+        db = store._db
+        with _write_errors():
+            if self._indexes_dropped:
+                # the sort of an index build keeps what its cache allows in memory
+                db.execute(f"PRAGMA cache_size = {-BIG_CHANGE_CACHE_KIB}")
+                for _, create in EDGE_INDEXES:
+                    db.execute(create)
+            _store_counts(db, _counted(db) if self._counts is None
+                          else self._counts.plus(_kept_counts(db)))
+            store._finish(self._seq, self._summary)
+        self._done = True
+        self._open = False
+        store._after_commit()
+        store._changed_elsewhere()  # our own commit is not news
+
+    def close(self) -> None:
+        """Roll back what was not committed; the page cache back to its size."""
+        db = self._store._db
+        if self._open:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            self._open = False
+        with contextlib.suppress(sqlite3.Error):
+            db.execute(f"PRAGMA cache_size = {-CACHE_KIB}")
+            db.execute("PRAGMA shrink_memory")
+
+
+@contextlib.contextmanager
+def _write_errors() -> Iterator[None]:
+    """A failed write said as StoreWriteError (the transaction is rolled back by the
+    caller)."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise StoreWriteError(f"graph database write failed, nothing was written: {exc}") from exc
+    except OSError as exc:
+        raise StoreWriteError(
+            f"graph database write failed, nothing was written: {exc.strerror}"
+        ) from exc
+
+
+def _rebuild_indexes(db: sqlite3.Connection, new_edges: int) -> bool:
+    """Whether a write of ``new_edges`` edge rows makes the edge indexes again after its
+    rows rather than keeping them up to date row by row (2x faster for a first build):
+    more new rows than stored ones. In the transaction, so a rollback or a crash keeps
+    them as they were."""
+    return new_edges >= BIG_CHANGE_ROWS and new_edges >= int(
+        db.execute("SELECT COUNT(*) FROM edges").fetchone()[0]
+    )
+
+
+def _summary(rows: Rows) -> Counter[str]:
+    """What a commit's row in ``commits`` says it wrote."""
+    return Counter({
+        "nodes_upserted": len(rows.nodes),
+        "nodes_deleted": len(rows.delete_nodes),
+        "edges_upserted": len(rows.edges),
+        "edges_deleted": len(rows.delete_edges),
+        "embeddings": len(rows.embeddings),
+    })
 
 
 class _SqlCurrent:

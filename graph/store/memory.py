@@ -52,7 +52,7 @@ from graph.query.ann import ApproximateIndex, ask_count
 from graph.query.search import names_of
 from graph.query.traverse import Adjacent, adjacency
 from graph.query.vectors import UnitMatrix
-from graph.store.base import Backend, jsonable_attrs
+from graph.store.base import Backend, CollectedParts, PartsWrite, jsonable_attrs
 from graph.store.fts import MemoryIndex
 
 #: answers keyword_candidates for a mirror whose index lives elsewhere (graph.db)
@@ -321,6 +321,11 @@ class NetworkxStore(QueryLayer):
         self._emb_index = {pid: i for i, pid in enumerate(ids)}
         self._vectors = UnitMatrix(ids, matrix)
         self._ann.follow(self._vectors)
+
+    @contextlib.contextmanager
+    def write_in_parts(self) -> Iterator[PartsWrite]:
+        """:meth:`GraphStore.write_in_parts`: the parts kept, then applied as one change."""
+        yield CollectedParts(self.apply)
 
     def apply(self, change: GraphChange) -> None:
         """Apply a diff; on error the in-memory graph is restored to what it was."""

@@ -57,7 +57,7 @@ from graph.query import QueryLayer
 from graph.query.vectors import cosine, unit_rows
 from graph.settings import Settings
 from graph.store import cypher
-from graph.store.base import Backend
+from graph.store.base import Backend, CollectedParts, PartsWrite
 from graph.store.cypher import VECTOR_INDEX
 from graph.store.neo4j_values import decode_edge, decode_node, edge_props, node_props
 
@@ -492,6 +492,11 @@ class Neo4jStore(QueryLayer):
             self._driver.close()
 
     # ---- writes
+
+    @contextlib.contextmanager
+    def write_in_parts(self) -> Iterator[PartsWrite]:
+        """:meth:`GraphStore.write_in_parts`: the parts kept, then applied as one change."""
+        yield CollectedParts(self.apply)
 
     def apply(self, change: GraphChange) -> None:
         """Apply a diff: one transaction, or per-batch transactions above ``max_tx_rows``."""
