@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import hashlib
 import json
@@ -50,7 +51,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -182,6 +183,12 @@ class BuildReport:
         return out
 
 
+#: cached extractions read and decoded per part (ExtractionCache.get_many)
+_DECODE_PART = 2_000
+#: texts whose word vectors are computed and cached at a time (Pipeline._word_vectors)
+_WORD_PART = 2_000
+
+
 class ExtractionCache:
     """Per-text extraction results by (extractor version, :func:`abstract_key`), as JSON.
 
@@ -202,8 +209,13 @@ class ExtractionCache:
         self.version = version
 
     def get_many(self, hashes: Sequence[str]) -> dict[str, Extraction]:
-        raw = self._blobs.get_many(self.version, hashes)
-        return {h: extraction_from_json(v.decode("utf-8")) for h, v in raw.items()}
+        # read and decoded a part at a time: a build's whole JSON at once (~0.5 GB at 100k
+        # papers, each text over pymalloc's size) left the C heap that large after it
+        out: dict[str, Extraction] = {}
+        for start in range(0, len(hashes), _DECODE_PART):
+            raw = self._blobs.get_many(self.version, hashes[start:start + _DECODE_PART])
+            out.update((h, extraction_from_json(v.decode("utf-8"))) for h, v in raw.items())
+        return out
 
     def put_many(self, items: Mapping[str, Extraction]) -> None:
         self._blobs.put_many(
@@ -413,24 +425,49 @@ class Pipeline:
         ``full_links``: compute SHARES_TERM for every paper rather than only the papers
         the change touches (``citegraph build``: the settings may have changed since).
         """
+        pieces = list(self._pieces(papers, previous, report, full_links))
+        data = pieces[0].graph  # the nodes
+        similar = next(p for p in pieces if RelType.SIMILAR_TO in p.types)
+        data.embedding_ids = similar.graph.embedding_ids
+        data.embeddings = similar.graph.embeddings
+        data.similar_pools = similar.graph.similar_pools
+        # in the order the edges were always added (SIMILAR_TO's first)
+        for piece in (similar, *(p for p in pieces if p is not similar)):
+            for e in piece.edges:
+                data.add_edge(e)
+        return data
+
+    def _pieces(
+        self,
+        papers: Sequence[Paper],
+        previous: GraphData | None,
+        report: BuildReport | None,
+        full_links: bool,
+    ) -> Iterator[_Piece]:
+        """:meth:`compute`'s graph in pieces, each made after the one before was taken:
+        the nodes with their MENTIONS, USES and INTRODUCES; SHARES_TERM; RELATED_TO; the
+        vectors and SIMILAR_TO; CITES. A one-shot write takes each as it comes
+        (:meth:`_write_in_parts`), so a build holds one type's edges at a time, not
+        every edge (4.4M at 100k papers)."""
         report = report if report is not None else BuildReport()
         papers = sorted(papers, key=lambda p: p.id)
         if previous is not None and previous.incomplete:
             full_links = True  # the stored lists may be half written: reuse none of them
         ahead = self._ahead.lexical if self._ahead is not None else None
         if ahead is not None and ahead.key == (_text_set(papers), full_links):
-            lexical = ahead  # computed while the model loaded, from this same graph
+            # computed while the model loaded, from this same graph; handed out one at
+            # a time (self._ahead holds the same list)
+            lexical = ahead
+            while lexical.pieces:
+                yield lexical.pieces.pop(0)
         else:
-            lexical = self._lexical(papers, previous, report, full_links)
-        papers = lexical.papers
+            lexical = yield from self._lexical_pieces(papers, previous, report, full_links)
+        papers, words, nodes = lexical.papers, lexical.words, lexical.nodes
+        model = self.embedder.key
         with self._timed(report, "embed"), self._step(report, "embed.corpus"):
             vectors = self.embed_all(papers, previous, report)
         with self._step(report, "assemble"):
-            data = GraphData(embedding_model=self.embedder.key,
-                             link_settings=self.link_settings())
-            for p in papers:
-                data.nodes[p.id] = p
-            data.nodes.update(lexical.terms)
+            data = GraphData(embedding_model=model)
             ids = [p.id for p in papers]
             data.embedding_ids = ids
             data.embeddings = (
@@ -439,35 +476,30 @@ class Pipeline:
                 else np.zeros((0, self.embedder.dim), np.float32)
             )
             del vectors  # one copy of the vectors: the matrix (150 MB at 100k papers)
-        with self._timed(report, "link"):
-            with self._step(report, "link.similar"):
-                ids, matrix = data.embedding_ids, data.embeddings
-                self.progress.start("link", 2 * len(ids))
-                # the pools are kept for the region state of a long-lived pipeline alone
-                pools: list[SimilarPools] | None = [] if self._resolver is not None else None
-                neighbours, hubs, vec, kept = self._similar(
-                    ids, matrix, papers, lexical.words, previous, data.embedding_model, pools
-                )
-                data.similar_pools = pools[0] if pools else None
-                self.progress.finish()
-                k, floor = self.settings.similar_k, self.settings.similar_min_score
-                for pid in kept:  # the stored rows still exact: the same objects, for the diff
-                    for e in kept[pid]:
-                        data.add_edge(e)
-                fresh = {p: lst for p, lst in neighbours.items() if p not in kept}
-                for e in similar_edges(fresh, hubs, k, floor, vec):
-                    data.add_edge(e)
-            # the edges go into the graph's dict after SIMILAR_TO's passes, not before:
-            # a key and an entry an edge (~110 bytes, 0.4 GB at 100k papers) not held
-            # beside the pools
-            for e in lexical.mentions:
-                data.add_edge(e)
-            for e in lexical.edges:
-                data.add_edge(e)
-            with self._step(report, "link.cites"):
-                for e in citation_edges(papers, data.nodes):
-                    data.add_edge(e)
-        return data
+        with self._timed(report, "link"), self._step(report, "link.similar"):
+            ids, matrix = data.embedding_ids, data.embeddings
+            self.progress.start("link", 2 * len(ids))
+            # the pools are kept for the region state of a long-lived pipeline alone
+            pools: list[SimilarPools] | None = [] if self._resolver is not None else None
+            neighbours, hubs, vec, kept = self._similar(
+                ids, matrix, papers, words, previous, model, pools
+            )
+            data.similar_pools = pools[0] if pools else None
+            self.progress.finish()
+            k, floor = self.settings.similar_k, self.settings.similar_min_score
+            # the stored rows still exact: the same objects, for the diff
+            edges = [e for pid in kept for e in kept[pid]]
+            fresh = {p: lst for p, lst in neighbours.items() if p not in kept}
+            del neighbours, kept
+            edges.extend(similar_edges(fresh, hubs, k, floor, vec))
+            del hubs, vec, fresh
+        yield _Piece(data, frozenset({RelType.SIMILAR_TO}), edges)
+        del data, edges
+        with self._timed(report, "link"), self._step(report, "link.cites"):
+            cites = citation_edges(papers, nodes)
+        yield _Piece(GraphData(embedding_model=model), frozenset(RelType) - MENTION_TYPES - {
+            RelType.SHARES_TERM, RelType.RELATED_TO, RelType.SIMILAR_TO,
+        }, cites)
 
     def _notice(self, text: str) -> None:
         """Tell the user about a write that costs more than asked for: through the
@@ -503,8 +535,29 @@ class Pipeline:
         report: BuildReport,
         full_links: bool,
     ) -> _Lexical:
-        """The part of :meth:`compute` that needs no embedding: extraction, resolution,
-        the term nodes, SHARES_TERM and RELATED_TO, and the papers' word vectors."""
+        """:meth:`_lexical_pieces` all at once (ahead of the lock, while the model loads)."""
+        pieces: list[_Piece] = []
+        made = self._lexical_pieces(papers, previous, report, full_links)
+        while True:
+            try:
+                pieces.append(next(made))
+            except StopIteration as done:
+                lexical: _Lexical = done.value
+                break
+        lexical.pieces = pieces
+        return lexical
+
+    def _lexical_pieces(
+        self,
+        papers: Sequence[Paper],
+        previous: GraphData | None,
+        report: BuildReport,
+        full_links: bool,
+    ) -> Generator[_Piece, None, _Lexical]:
+        """The pieces of :meth:`_pieces` that need no embedding (extraction, resolution,
+        the nodes with MENTIONS/USES/INTRODUCES, SHARES_TERM, RELATED_TO), then what the
+        rest needs: the papers with their labels and their word vectors."""
+        key = (_text_set(papers), full_links)
         with self._timed(report, "extract"):
             with self._step(report, "extract.cache"):
                 extractions = self.extract_all(papers)
@@ -517,29 +570,40 @@ class Pipeline:
                     resolution = self._resolver.update(extractions)
                 else:
                     resolution = self.extractor.resolve(extractions)
-        # a term no paper kept (dropped by a paper's cap or a filter after grouping) is no
-        # node: it would be found by search with no paper behind it (probe3 F6)
-        held = {t.term for t in resolution.terms}
-        terms: dict[str, GraphNode] = {
-            c.id: c for c in resolution.concepts.values() if c.id in held
-        }
-        terms.update((d.id, d) for d in resolution.datasets.values() if d.id in held)
-        names = {p.id: p.label for p in papers}
-        names.update((n.id, n.label) for n in terms.values())
-        edges: list[Edge] = []
+        with self._step(report, "assemble"):
+            first = GraphData(embedding_model=self.embedder.key,
+                              link_settings=self.link_settings())
+            for p in papers:
+                first.nodes[p.id] = p
+            # a term no paper kept (dropped by a paper's cap or a filter after grouping)
+            # is no node: it would be found by search with no paper behind it (probe3 F6)
+            held = {t.term for t in resolution.terms}
+            first.nodes.update(
+                (c.id, c) for c in resolution.concepts.values() if c.id in held
+            )
+            first.nodes.update(
+                (d.id, d) for d in resolution.datasets.values() if d.id in held
+            )
+            mentions = mention_edges(resolution.terms)
+            # the resolution itself is not kept, nor the extractions (~0.3 GB at 100k
+            # papers): what the links need of them is each paper's terms and the concepts
+            paper_terms, concepts = resolution.paper_terms, resolution.concepts
+            del resolution, extractions, held
+        nodes = first.nodes
+        names = {nid: n.label for nid, n in nodes.items()}
+        yield _Piece(first, MENTION_TYPES, mentions)
+        del first, mentions
         with self._timed(report, "link"):
             with self._step(report, "link.words"):
                 words = self._word_vectors(papers)
             with self._step(report, "link.shares_term"):
-                edges.extend(
-                    self._shared_terms(resolution.paper_terms, names, previous, full_links)
-                )
-            with self._step(report, "link.related_to"):
-                edges.extend(cooccurrence_edges(resolution.paper_terms, resolution.concepts))
-        # the resolution itself is not kept (~1 GB of per-paper terms at 100k papers): what
-        # the write needs of it is in the nodes and edges
-        return _Lexical((_text_set(papers), full_links), papers, terms,
-                        mention_edges(resolution.terms), words, edges)
+                shared = self._shared_terms(paper_terms, names, previous, full_links)
+        yield _Piece(GraphData(), frozenset({RelType.SHARES_TERM}), shared)
+        del shared
+        with self._timed(report, "link"), self._step(report, "link.related_to"):
+            related = cooccurrence_edges(paper_terms, concepts)
+        yield _Piece(GraphData(), frozenset({RelType.RELATED_TO}), related)
+        return _Lexical(key, papers, nodes, words, [])
 
     def _similar(
         self,
@@ -618,13 +682,18 @@ class Pipeline:
             for h, row in self.word_cache.get_many(sorted(by_hash)).items():
                 known[by_hash[h]] = row
             todo = [t for t in missing if t not in known]
-            if todo:
-                fresh = word_vectors(todo)
+            # a part at a time: each text's grams (~150 strings) are held only while its
+            # part is hashed (all at once, 100k texts' grams took ~0.6 GB that the
+            # process kept after them)
+            for start in range(0, len(todo), _WORD_PART):
+                part = todo[start:start + _WORD_PART]
+                fresh = word_vectors(part)
                 rows = {t: (fresh.indices[fresh.indptr[i]:fresh.indptr[i + 1]].copy(),
                             fresh.data[fresh.indptr[i]:fresh.indptr[i + 1]].copy())
-                        for i, t in enumerate(todo)}
+                        for i, t in enumerate(part)}
                 known.update(rows)
                 self.word_cache.put_many({_text_key(t): r for t, r in rows.items()})
+                del fresh, rows
         # one-shot: the rows live on in the matrix alone
         self._words = {t: known[t] for t in texts} if self._resolver is not None else {}
         if not texts:
@@ -733,13 +802,18 @@ class Pipeline:
             for h, row in self.word_cache.get_many(sorted(by_hash)).items():
                 known[by_hash[h]] = row
             todo = [t for t in missing if t not in known]
-            if todo:
-                fresh = word_vectors(todo)
+            # a part at a time: each text's grams (~150 strings) are held only while its
+            # part is hashed (all at once, 100k texts' grams took ~0.6 GB that the
+            # process kept after them)
+            for start in range(0, len(todo), _WORD_PART):
+                part = todo[start:start + _WORD_PART]
+                fresh = word_vectors(part)
                 rows = {t: (fresh.indices[fresh.indptr[i]:fresh.indptr[i + 1]].copy(),
                             fresh.data[fresh.indptr[i]:fresh.indptr[i + 1]].copy())
-                        for i, t in enumerate(todo)}
+                        for i, t in enumerate(part)}
                 known.update(rows)
                 self.word_cache.put_many({_text_key(t): r for t, r in rows.items()})
+                del fresh, rows
         return {pid: known[t] for pid, t in texts.items()}
 
     def _region_update(
@@ -1021,30 +1095,71 @@ class Pipeline:
                 "the graph's SHARES_TERM links were made with other CITEGRAPH_SHARED_TERM_* "
                 "settings: recomputing them for every paper"
             )
+        report.added = sorted(set(corpus) - set(old_papers))
+        report.removed = sorted(set(old_papers) - set(corpus))
+        if self._resolver is None:
+            self._ahead = None  # its lexical part goes with the first piece
+            self._write_in_parts(store, report, previous, list(corpus.values()), full)
+            return
         graph = self.compute(list(corpus.values()), previous, report, full_links=full)
         with self._step(report, "diff"):
             change = diff(previous, graph)
-        report.added = sorted(set(corpus) - set(old_papers))
-        report.removed = sorted(set(old_papers) - set(corpus))
         report.updated = sum(
             1 for pid in corpus if pid in old_papers and old_papers[pid] != graph.nodes[pid]
         )
-        report.nodes_written = len(change.upsert_nodes)
-        report.edges_written = len(change.upsert_edges)
-        report.nodes_deleted = len(change.delete_nodes)
-        report.edges_deleted = len(change.delete_edges)
-        # the change holds what the write needs: the two graphs' dicts of every edge
-        # (~0.5 GB each at 100k papers) are not held through the write, unless a
-        # long-lived pipeline keeps the state of what it wrote (graph.region)
-        written = graph if self._resolver is not None else None
-        del graph, previous, corpus, old_papers
-        self._ahead = None  # its lexical part (the term nodes, the word vectors) too
+        _count_written(report, change)
+        # the old graph is not held through the write (the new one is: the region state
+        # is made from what was written)
+        del previous, corpus, old_papers
+        self._ahead = None
         with self._timed(report, "write"):
             if not change.empty:
                 store.apply(change)
-        if self._resolver is not None and written is not None:
-            with self._step(report, "state"):
-                self._state = self._state_of(written, store.version(), self._resolver)
+        with self._step(report, "state"):
+            self._state = self._state_of(graph, store.version(), self._resolver)
+
+    def _write_in_parts(
+        self,
+        store: GraphStore,
+        report: BuildReport,
+        previous: GraphData,
+        papers: Sequence[Paper],
+        full: bool,
+    ) -> None:
+        """A one-shot write: :meth:`_pieces` diffed and written one at a time, in one
+        transaction (GraphStore.write_in_parts). A piece's edges are let go once written,
+        before the next is made: a build of 100k papers holds the 3.4M edges made from
+        the text or SIMILAR_TO's 1M, not all 4.4M."""
+        nodes: Collection[str] | None = None
+        with store.write_in_parts() as write:
+            for piece in self._pieces(papers, previous, report, full):
+                with self._step(report, "diff"):
+                    change = diff(previous, piece.graph, types=piece.types, nodes=nodes,
+                                  edges=piece.edges)
+                if nodes is None:  # the first piece: every node
+                    made = piece.graph.nodes
+                    nodes = made.keys()
+                    report.updated = sum(
+                        1 for p in papers
+                        if isinstance(old := previous.nodes.get(p.id), Paper)
+                        and old != made[p.id]
+                    )
+                    del made
+                del piece
+                _count_written(report, change)
+                with self._timed(report, "write"):
+                    write.apply(change)
+                del change
+                _return_free_memory()
+            with self._timed(report, "write"):
+                write.commit()
+
+
+def _count_written(report: BuildReport, change: GraphChange) -> None:
+    report.nodes_written += len(change.upsert_nodes)
+    report.edges_written += len(change.upsert_edges)
+    report.nodes_deleted += len(change.delete_nodes)
+    report.edges_deleted += len(change.delete_edges)
 
 
 def _stop_elsewhere(embedder: Embedder) -> None:
@@ -1088,13 +1203,15 @@ def _reuse_stored(lexical: _Lexical, previous: GraphData) -> None:
     """Put the stored objects in place of the computed nodes and edges equal to them (in
     place): :func:`diff` then passes them by identity, and the comparing is done here, while
     the model loads, instead of after it."""
-    for nid, n in lexical.terms.items():
+    nodes = lexical.nodes
+    for nid, n in list(nodes.items()):
         o = previous.nodes.get(nid)
-        if o is not None and o is not n and o.kind is n.kind and (
-            o == n or node_to_props(o) == node_to_props(n)
+        if n.kind is not NodeKind.PAPER and o is not None and o is not n and (
+            o.kind is n.kind and (o == n or node_to_props(o) == node_to_props(n))
         ):
-            lexical.terms[nid] = o
-    for edges in (lexical.mentions, lexical.edges):
+            nodes[nid] = o
+    for piece in lexical.pieces:
+        edges = piece.edges
         for i, e in enumerate(edges):
             oe = previous.edges.get(e.key)
             if oe is not None and oe is not e and _same_edge(oe, e):
@@ -1107,17 +1224,34 @@ def _text_set(papers: Sequence[Paper]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((p.id, p.abstract) for p in papers))
 
 
+#: the edge types of a build's first piece (Pipeline._pieces), with every node
+MENTION_TYPES = frozenset({RelType.MENTIONS, RelType.USES, RelType.INTRODUCES})
+
+
+@dataclass
+class _Piece:
+    """One piece of a graph (Pipeline._pieces): ``edges``, all of the graph's edges of
+    ``types``; ``graph``, in the first piece every node, in SIMILAR_TO's the vectors.
+
+    The edges are a list, not a dict by key as in GraphData (~110 bytes an edge less,
+    ~140 MB for SHARES_TERM's at 100k papers); each builder makes one edge per key."""
+
+    graph: GraphData
+    types: frozenset[RelType]
+    edges: list[Edge]
+
+
 @dataclass
 class _Lexical:
-    """What :meth:`Pipeline._lexical` computes: a function of ``key`` (the texts, and
-    ``full_links``) and of the previous graph it was given."""
+    """What :meth:`Pipeline._lexical_pieces` computes: a function of ``key`` (the texts,
+    and ``full_links``) and of the previous graph it was given."""
 
     key: tuple[tuple[tuple[str, str], ...], bool]
     papers: list[Paper]  # with their labels
-    terms: dict[str, GraphNode]  # the concept and dataset nodes some paper holds
-    mentions: list[Edge]  # MENTIONS, USES, INTRODUCES
+    nodes: dict[str, GraphNode]  # every node: the papers, and the terms some paper holds
     words: Any  # the papers' word vectors (CSR)
-    edges: list[Edge]  # SHARES_TERM, then RELATED_TO
+    # made ahead (Pipeline._lexical): its pieces, until they are written
+    pieces: list[_Piece]
 
 
 @dataclass
@@ -1276,33 +1410,59 @@ def _stored_papers(store: GraphStore, ids: Sequence[str]) -> GraphData:
     return data
 
 
-def diff(old: GraphData, new: GraphData) -> GraphChange:
-    """The change that turns ``old`` into ``new`` (only what differs)."""
+def diff(
+    old: GraphData,
+    new: GraphData,
+    *,
+    types: Collection[RelType] | None = None,
+    nodes: Collection[str] | None = None,
+    edges: Sequence[Edge] | None = None,
+) -> GraphChange:
+    """The change that turns ``old`` into ``new`` (only what differs).
+
+    For one piece of a graph written in parts (:meth:`Pipeline._pieces`): ``types``, the
+    edge types the piece holds (only old edges of those are deleted); ``nodes``, the ids
+    of the whole new graph, for a piece that holds no node (none is written or deleted);
+    ``edges``, the piece's edges (in place of ``new.edges``).
+    """
     # only what differs is sorted; an object carried over from ``old`` is equal by identity
     upsert_nodes = []
-    for nid, n in new.nodes.items():
-        o = old.nodes.get(nid)
-        # a node read back from the database is an equal object, not the same one: the
-        # dataclass comparison answers for most before the props are built
-        if o is None or (
-            o is not n and (o.kind is not n.kind or (
-                o != n and node_to_props(o) != node_to_props(n)
-            ))
-        ):
-            upsert_nodes.append(n)
-    upsert_nodes.sort(key=lambda n: n.id)
-    delete_nodes = sorted(set(old.nodes) - set(new.nodes))
-    gone = set(delete_nodes)
-    upsert_edges = []
-    for k, e in new.edges.items():
-        oe = old.edges.get(k)
-        if oe is None or (oe is not e and not _same_edge(oe, e)):
-            upsert_edges.append(e)
-    upsert_edges = in_key_order(upsert_edges)
-    delete_edges = sorted(
-        (k for k in old.edges.keys() - new.edges.keys() if k[0] not in gone and k[1] not in gone),
-        key=_edge_key,
-    )
+    if nodes is None:
+        for nid, n in new.nodes.items():
+            o = old.nodes.get(nid)
+            # a node read back from the database is an equal object, not the same one: the
+            # dataclass comparison answers for most before the props are built
+            if o is None or (
+                o is not n and (o.kind is not n.kind or (
+                    o != n and node_to_props(o) != node_to_props(n)
+                ))
+            ):
+                upsert_nodes.append(n)
+        upsert_nodes.sort(key=lambda n: n.id)
+        delete_nodes = sorted(set(old.nodes) - set(new.nodes))
+        gone = set(delete_nodes)
+    else:
+        delete_nodes = []
+        gone = {nid for nid in old.nodes if nid not in nodes}
+    made: Collection[Edge] = new.edges.values() if edges is None else edges
+    if old.edges:
+        upsert_edges = []
+        for e in made:
+            oe = old.edges.get(e.key)
+            if oe is None or (oe is not e and not _same_edge(oe, e)):
+                upsert_edges.append(e)
+        upsert_edges = in_key_order(upsert_edges)
+        made_keys = new.edges.keys() if edges is None else {e.key for e in edges}
+        delete_edges = sorted(
+            (
+                k for k in old.edges
+                if (types is None or k[2] in types) and k not in made_keys
+                and k[0] not in gone and k[1] not in gone
+            ),
+            key=_edge_key,
+        )
+    else:  # a first build: every edge is new, none goes
+        upsert_edges, delete_edges = in_key_order(list(made)), []
     old_rows = {pid: i for i, pid in enumerate(old.embedding_ids)}
     emb_ids = []
     rows = []
@@ -1373,6 +1533,28 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def _return_free_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
+    elsewhere). Between two pieces of a one-shot write the heap holds the freed rows of
+    the piece just written, in chunks too scattered for malloc to reuse or release by
+    itself: at 100k papers ~0.4 GB of the peak (docs/benchmarks.md)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    except OSError:
+        return None
 
 
 class _Timer:

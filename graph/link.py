@@ -1642,7 +1642,7 @@ class _TermIndex:
                 (t for t in paper_terms[a] if t in self.weight), key=lambda t: (-self.weight[t], t)
             )
         other = paper_terms[b]
-        shared = [t for t in mine if t in other]
+        shared = tuple(t for t in mine if t in other)
         weight = round(sum(self.weight[t] for t in shared), SCORE_DECIMALS)
         return Edge(
             a,
@@ -1651,9 +1651,9 @@ class _TermIndex:
             weight,
             TermAttrs(
                 weight,
-                [term_names.get(t, t) for t in shared],
+                tuple(term_names.get(t, t) for t in shared),
                 shared,
-                [self.shown[t] for t in shared],
+                tuple(self.shown[t] for t in shared),
                 kept_by,
             ),
         )

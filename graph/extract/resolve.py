@@ -146,7 +146,8 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
         # its own definitions count even where the corpus means another long form by the
         # same short one ("FBB": "Foo Bar Baz" in one paper, "Fast Bilinear Blocks" here)
         mine = {_fold(lg) for _, lg in ex.acronyms}
-        for g, ms in per_paper[pid].items():
+        # each paper's groups let go as its kept ones are found (a build's peak)
+        for g, ms in per_paper.pop(pid).items():
             if g in defined_folds or g in mine or df[g] >= 2 or (
                 bool(intro) and any(m.surface == intro for m, _ in ms)
             ):
@@ -191,8 +192,8 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
     # fragment no paper writes alone ("graph neural" of "graph neural network") goes.
     common = max(_STANDALONE_MIN, math.ceil(_STANDALONE_SHARE * len(papers)))
     for pid in papers:
-        keep, names = kept[pid], names_of[pid]
-        for g in inside[pid]:
+        keep, names = kept[pid], names_of.pop(pid)
+        for g in inside.pop(pid):
             if standalone_df[g] < common:
                 del keep[g]
         # "training reinforcement learning agent": a verb in -ing before a term of the paper

@@ -2,12 +2,15 @@
 
     python tests/hardening/_killpoint.py POINT citegraph-args...
 
-POINT is one of ``apply`` (before the store applies the diff), ``write`` (every row
-of the change written inside the SQLite transaction, COMMIT not yet sent), ``commit``
+POINT is one of ``apply`` (before the store applies the diff, or begins a write in
+parts), ``part`` (the first part of a write in parts written inside the SQLite
+transaction, the rest not yet made), ``write`` (every row of the change written inside
+the SQLite transaction, COMMIT not yet sent), ``commit``
 (just after COMMIT, before the in-memory graph takes the change), or ``none``. The
 process kills itself with SIGKILL, as the OOM killer or ``kill -9`` would: no handler,
 no cleanup. ``stop`` is ``write`` with SIGSTOP instead: the process stalls inside its
-commit, holding both write locks, until someone sends it SIGCONT or SIGKILL.
+commit, holding both write locks, until someone sends it SIGCONT or SIGKILL;
+``stop-part`` stalls it so after the first part of a write in parts.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-POINTS = ("apply", "write", "commit", "stop", "none")
+POINTS = ("apply", "part", "write", "commit", "stop", "stop-part", "none")
 
 
 def _die(*_args: object, **_kwargs: object) -> None:
@@ -37,6 +40,18 @@ def install(point: str) -> None:
 
     if point == "apply":
         EmbeddedStore.apply = _die  # type: ignore[method-assign]
+        EmbeddedStore.write_in_parts = _die  # type: ignore[method-assign]
+    elif point in ("part", "stop-part"):
+        from graph.store.embedded import _SqlParts
+
+        first = _SqlParts.apply
+        then = _die if point == "part" else _stall
+
+        def _one_then(self: _SqlParts, change: object) -> None:
+            first(self, change)  # type: ignore[arg-type]
+            then()
+
+        _SqlParts.apply = _one_then  # type: ignore[method-assign]
     elif point == "write":
         EmbeddedStore._before_commit = _die  # type: ignore[method-assign]
     elif point == "stop":

@@ -171,6 +171,8 @@ def _wal_size(data_dir: Path) -> int:
     [
         ("add", "apply", "before"),
         ("build", "apply", "before"),
+        ("add", "part", "before"),
+        ("build", "part", "before"),
         ("add", "write", "before"),
         ("build", "write", "before"),
         ("add", "commit", "after"),

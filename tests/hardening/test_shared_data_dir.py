@@ -275,20 +275,23 @@ def _stopped(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] == "T"
 
 
+@pytest.mark.parametrize("point", ["stop", "stop-part"])
 def test_a_writer_stalled_in_its_commit_blocks_no_reader_and_no_writer(
-    batches: Batches, tmp_path: Path
+    batches: Batches, tmp_path: Path, point: str
 ) -> None:
     """An outside probe stopped a ``citegraph add`` inside its commit (SIGSTOP; a slow
     disk or a debugger stalls it the same way): every new process, ``stats`` included,
     waited 30 s and failed with "database is locked", because opening the database took
     the write lock. Now a reader opens at once and sees the last commit, and a second add
     waits for the writer's lock with a message; once the stalled add is killed, the second
-    runs and the graph holds its papers and none of the killed one's."""
+    runs and the graph holds its papers and none of the killed one's. ``stop-part``: the
+    add stalled after the first part of its write (graph.build writes a one-shot change
+    a part at a time, in one transaction), with the rest not yet computed."""
 
     data = batches.fresh(tmp_path / "d")
     before = papers(load(data))
     first = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "hardening" / "_killpoint.py"), "stop",
+        [sys.executable, str(ROOT / "tests" / "hardening" / "_killpoint.py"), point,
          "--data-dir", str(data), "add", str(batches.a)],
         cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
