@@ -798,25 +798,32 @@ def full_similar(
         return csls_similar(vec, hubs, k, min_score, progress=progress, scorer=sc), hubs
     by_id = _by_id(ids)
     blocks = []
-    plain = {}
-    floors = {}
+    hubs = {}
     for block in _blocks(range(n), n):
         pb, block_floors = _pool_block(sc, block, min_score)
         blocks.append(pb)
-        floors.update(zip((ids[r] for r in block), block_floors, strict=True))
-        plain.update(_rank_block(pb, ids, by_id, k, sc.w, None))
+        floors = dict(zip((ids[r] for r in block), block_floors, strict=True))
+        # a row's hub is of its own plain list alone: made per block, so the lists are
+        # never all held (~110 MB at 100k papers)
+        hubs.update(hubness(_rank_block(pb, ids, by_id, k, sc.w, None), floors, sc.w, k))
         if progress is not None:
             progress(len(block))
-    hubs = hubness(plain, floors, sc.w, k)
-    del plain, floors  # a list per row: not held beside the CSLS lists (~110 MB at 100k)
     penalty = CSLS_WEIGHT * np.asarray([hubs[pid].r for pid in ids], dtype=np.float64)
     lists: Neighbours = {}
-    for pb in blocks:
+    # a block's pools go once its lists are ranked, unless they are kept (~200 MB at
+    # 100k papers, not held beside the lists)
+    ranked: list[_PoolBlock] = []
+    blocks.reverse()
+    while blocks:
+        pb = blocks.pop()
         lists.update(_rank_block(pb, ids, by_id, k, sc.w, penalty))
         if progress is not None:
             progress(len(pb.rows))
+        if keep is not None:
+            ranked.append(pb)
+        del pb
     if keep is not None:
-        keep.append(SimilarPools.of_blocks(ids, blocks, vec.pool, min_score))
+        keep.append(SimilarPools.of_blocks(ids, ranked, vec.pool, min_score))
     return lists, hubs
 
 

@@ -264,7 +264,9 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
         intro = _label_name(ex.label)
         terms: dict[str, float] = {}
         merged: dict[str, tuple[float, str, int]] = {}
-        for g, mfs in kept[pid].items():
+        # each paper's groups let go once its terms are made
+        mine_kept = kept.pop(pid)
+        for g, mfs in mine_kept.items():
             cid = group_id[g]
             mentions = [m for m, _ in mfs]
             count = sum(m.count for m in mentions)
@@ -288,7 +290,7 @@ def resolve(extractions: Mapping[str, Extraction]) -> Resolution:
             # the weakest go: mentioned once, outside the lead sentence, and the least
             # specific; never a term the paper defines with an acronym
             defined = {_fold(lg) for _, lg in ex.acronyms}
-            own = {group_id[g] for g in kept[pid] if g in defined}
+            own = {group_id[g] for g in mine_kept if g in defined}
             ranked = sorted(
                 merged, key=lambda c: (c not in own, -merged[c][0], -df_of.get(c, 0), c)
             )
