@@ -14,8 +14,8 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
