@@ -311,7 +311,15 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
             )
         if report.stats is not None:
             _print_stats(report.stats.nodes, report.stats.edges)
-        stages = ", ".join(f"{k} {v:.1f}s" for k, v in report.stage_seconds.items())
+        # in the order a write goes through them (a one-shot write's parts interleave link
+        # and write; each stage is the sum of its parts), total last
+        order = {k: i for i, k in enumerate(
+            ("read", "embed", "ahead", "load", "extract", "link", "write", "total")
+        )}
+        stages = ", ".join(
+            f"{k} {v:.1f}s"
+            for k, v in sorted(report.stage_seconds.items(), key=lambda kv: order.get(kv[0], 6))
+        )
         console.print(f"[dim]Time: {stages}[/dim]")
         if state.settings.store == "embedded":
             console.print(f"[dim]Graph database: {state.settings.graph_db}[/dim]")

@@ -1098,8 +1098,10 @@ class Pipeline:
         report.added = sorted(set(corpus) - set(old_papers))
         report.removed = sorted(set(old_papers) - set(corpus))
         if self._resolver is None:
-            self._ahead = None  # its lexical part goes with the first piece
+            # (what was read ahead, if still current, is used by the pieces: its lexical
+            # pieces are handed out and let go one at a time)
             self._write_in_parts(store, report, previous, list(corpus.values()), full)
+            self._ahead = None
             return
         graph = self.compute(list(corpus.values()), previous, report, full_links=full)
         with self._step(report, "diff"):
@@ -1147,8 +1149,9 @@ class Pipeline:
                     del made
                 del piece
                 _count_written(report, change)
-                with self._timed(report, "write"):
-                    write.apply(change)
+                if not change.empty:  # nothing changed: no commit (probe 12 F2)
+                    with self._timed(report, "write"):
+                        write.apply(change)
                 del change
                 _return_free_memory()
             with self._timed(report, "write"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import (
     Collection,
@@ -200,7 +201,10 @@ class Rows:
             if not ((s in upserted or (s in stored and s not in gone))
                     and (t in upserted or (t in stored and t not in gone))):
                 raise StoreError(f"{_edge_name(e)}: unknown endpoint; nothing was written")
-            out.append((s, t, _TYPE_VALUES[e.type], float(e.weight), _attrs_text(e)))
+            w = float(e.weight)
+            if math.isnan(w):  # SQLite takes NaN as NULL and names no edge (probe 12 F4)
+                raise StoreError(f"{_edge_name(e)}: weight is NaN; nothing was written")
+            out.append((s, t, _TYPE_VALUES[e.type], w, _attrs_text(e)))
         return out
 
 

@@ -96,6 +96,20 @@ def test_refused_change_writes_nothing(
         assert db.execute("SELECT COUNT(*) FROM commits").fetchone()[0] == 1
 
 
+@pytest.mark.parametrize("reads", ["memory", "sql"])
+def test_a_nan_edge_weight_is_refused_with_the_edge_named(
+    tmp_path: Path, reads: Literal["memory", "sql"]
+) -> None:
+    """Probe 12 F4: SQLite took NaN as NULL and said only "NOT NULL constraint failed"."""
+    _loaded(tmp_path / "graph.db").close()
+    store = EmbeddedStore(tmp_path / "graph.db", reads=reads)
+    bad = GraphChange(upsert_edges=(Edge("p1", "p2", RelType.CITES, float("nan")),))
+    with pytest.raises(StoreError, match=r"edge CITES 'p1' -> 'p2': weight is NaN; nothing"):
+        store.apply(bad)
+    with sqlite3.connect(tmp_path / "graph.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM commits").fetchone()[0] == 1
+
+
 def test_not_a_database_is_one_clear_error(tmp_path: Path) -> None:
     junk = tmp_path / "graph.db"
     junk.write_bytes(b"this is not sqlite" * 100)
