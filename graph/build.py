@@ -51,7 +51,7 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Collection, Generator, Iterator, Mapping, Sequence
+from collections.abc import Collection, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -80,6 +80,7 @@ from graph.ingest import InputProblem, read_corpus
 from graph.lexical import WORD_HASH_FEATURES, WORD_VECTOR_VERSION, paper_text, word_vectors
 from graph.link import (
     Hubs,
+    Near,
     Neighbours,
     PaperVectors,
     SimilarPools,
@@ -427,12 +428,13 @@ class Pipeline:
         """
         pieces = list(self._pieces(papers, previous, report, full_links))
         data = pieces[0].graph  # the nodes
-        similar = next(p for p in pieces if RelType.SIMILAR_TO in p.types)
-        data.embedding_ids = similar.graph.embedding_ids
-        data.embeddings = similar.graph.embeddings
-        data.similar_pools = similar.graph.similar_pools
+        similar = [p for p in pieces if RelType.SIMILAR_TO in p.types]
+        vectors = similar[0].graph  # the first of SIMILAR_TO's pieces holds the vectors
+        data.embedding_ids = vectors.embedding_ids
+        data.embeddings = vectors.embeddings
+        data.similar_pools = vectors.similar_pools
         # in the order the edges were always added (SIMILAR_TO's first)
-        for piece in (similar, *(p for p in pieces if p is not similar)):
+        for piece in (*similar, *(p for p in pieces if RelType.SIMILAR_TO not in p.types)):
             for e in piece.edges:
                 data.add_edge(e)
         return data
@@ -446,60 +448,108 @@ class Pipeline:
     ) -> Iterator[_Piece]:
         """:meth:`compute`'s graph in pieces, each made after the one before was taken:
         the nodes with their MENTIONS, USES and INTRODUCES; SHARES_TERM; RELATED_TO; the
-        vectors and SIMILAR_TO; CITES. A one-shot write takes each as it comes
-        (:meth:`_write_in_parts`), so a build holds one type's edges at a time, not
-        every edge (4.4M at 100k papers)."""
+        vectors and SIMILAR_TO, its sources a block at a time; CITES. A one-shot write
+        takes each as it comes (:meth:`_write_in_parts`), so a build holds one type's
+        edges at a time, not every edge (4.4M at 100k papers).
+
+        SIMILAR_TO's lists are computed first, before the extraction and the resolution,
+        while the process holds little (their working set, ~0.4 GB at 100k papers, came
+        on top of what the resolution leaves in the allocator), and held compact until
+        their pieces are made (:class:`_SimilarLists`)."""
         report = report if report is not None else BuildReport()
         papers = sorted(papers, key=lambda p: p.id)
         if previous is not None and previous.incomplete:
             full_links = True  # the stored lists may be half written: reuse none of them
         ahead = self._ahead.lexical if self._ahead is not None else None
+        lexical: _Lexical | None = None
         if ahead is not None and ahead.key == (_text_set(papers), full_links):
             # computed while the model loaded, from this same graph; handed out one at
             # a time (self._ahead holds the same list)
             lexical = ahead
             while lexical.pieces:
                 yield lexical.pieces.pop(0)
+            words, lexical.words = lexical.words, None
         else:
+            with self._timed(report, "link"), self._step(report, "link.words"):
+                words = self._word_vectors(papers)
+        similar = self._similar_lists(papers, words, previous, report)
+        del words
+        if lexical is None:
             lexical = yield from self._lexical_pieces(papers, previous, report, full_links)
-        papers, words, nodes = lexical.papers, lexical.words, lexical.nodes
-        model = self.embedder.key
+        yield from self._similar_pieces(similar, papers, previous, report)
+        del similar
+        with self._timed(report, "link"), self._step(report, "link.cites"):
+            cites = citation_edges(lexical.papers, lexical.nodes)
+        yield _Piece(GraphData(embedding_model=self.embedder.key), frozenset(RelType) - (
+            MENTION_TYPES | {RelType.SHARES_TERM, RelType.RELATED_TO, RelType.SIMILAR_TO}
+        ), cites)
+
+    def _matrix(
+        self, papers: Sequence[Paper], previous: GraphData | None, report: BuildReport
+    ) -> np.ndarray:
+        """The papers' vectors (in their order) as one float32 matrix."""
+        vectors = self.embed_all(papers, previous, report)
+        if not papers:
+            return np.zeros((0, self.embedder.dim), np.float32)
+        return np.vstack([vectors[p.id] for p in papers]).astype(np.float32, copy=False)
+
+    def _similar_lists(
+        self,
+        papers: Sequence[Paper],
+        words: Any,
+        previous: GraphData | None,
+        report: BuildReport,
+    ) -> _SimilarLists:
+        """SIMILAR_TO's lists and hubs (:meth:`_similar`), held compact. A one-shot
+        pipeline lets the vectors go (150 MB at 100k papers) and reads them again for
+        their piece; a long-lived one keeps them, and the pools for its region state."""
         with self._timed(report, "embed"), self._step(report, "embed.corpus"):
-            vectors = self.embed_all(papers, previous, report)
-        with self._step(report, "assemble"):
-            data = GraphData(embedding_model=model)
-            ids = [p.id for p in papers]
-            data.embedding_ids = ids
-            data.embeddings = (
-                np.vstack([vectors[i] for i in ids]).astype(np.float32, copy=False)
-                if ids
-                else np.zeros((0, self.embedder.dim), np.float32)
-            )
-            del vectors  # one copy of the vectors: the matrix (150 MB at 100k papers)
+            matrix = self._matrix(papers, previous, report)
         with self._timed(report, "link"), self._step(report, "link.similar"):
-            ids, matrix = data.embedding_ids, data.embeddings
+            ids = [p.id for p in papers]
             self.progress.start("link", 2 * len(ids))
             # the pools are kept for the region state of a long-lived pipeline alone
             pools: list[SimilarPools] | None = [] if self._resolver is not None else None
             neighbours, hubs, vec, kept = self._similar(
-                ids, matrix, papers, words, previous, model, pools
+                ids, matrix, papers, words, previous, self.embedder.key, pools
             )
-            data.similar_pools = pools[0] if pools else None
             self.progress.finish()
-            k, floor = self.settings.similar_k, self.settings.similar_min_score
-            # the stored rows still exact: the same objects, for the diff
-            edges = [e for pid in kept for e in kept[pid]]
-            fresh = {p: lst for p, lst in neighbours.items() if p not in kept}
-            del neighbours, kept
-            edges.extend(similar_edges(fresh, hubs, k, floor, vec))
-            del hubs, vec, fresh
-        yield _Piece(data, frozenset({RelType.SIMILAR_TO}), edges)
-        del data, edges
-        with self._timed(report, "link"), self._step(report, "link.cites"):
-            cites = citation_edges(papers, nodes)
-        yield _Piece(GraphData(embedding_model=model), frozenset(RelType) - MENTION_TYPES - {
-            RelType.SHARES_TERM, RelType.RELATED_TO, RelType.SIMILAR_TO,
-        }, cites)
+            ranked = ranked_by(vec)
+            del vec
+            return _SimilarLists.of(
+                ids, neighbours, hubs, kept, ranked,
+                pools=pools[0] if pools else None,
+                matrix=matrix if self._resolver is not None else None,
+            )
+
+    def _similar_pieces(
+        self,
+        similar: _SimilarLists,
+        papers: Sequence[Paper],
+        previous: GraphData | None,
+        report: BuildReport,
+    ) -> Iterator[_Piece]:
+        """SIMILAR_TO's pieces: the vectors with the first, then its edges
+        :data:`SIMILAR_PIECE_EDGES` at a time, each piece naming its sources (the old
+        edges of those alone are the ones it replaces)."""
+        data = GraphData(embedding_model=self.embedder.key)
+        if similar.matrix is None:
+            with self._timed(report, "embed"), self._step(report, "embed.corpus"):
+                similar.matrix = self._matrix(papers, previous, report)
+        data.embedding_ids, data.embeddings = similar.ids, similar.matrix
+        data.similar_pools = similar.pools
+        similar.matrix = similar.pools = None
+        k, floor = self.settings.similar_k, self.settings.similar_min_score
+        per = max(1, SIMILAR_PIECE_EDGES // max(k, 1))
+        n = len(similar.ids)
+        for lo in range(0, max(n, 1), per):
+            hi = min(n, lo + per)
+            with self._timed(report, "link"), self._step(report, "link.similar"):
+                edges = similar.edges(lo, hi, k, floor)
+            yield _Piece(data, frozenset({RelType.SIMILAR_TO}), edges,
+                         sources=frozenset(similar.ids[lo:hi]))
+            del edges
+            data = GraphData()  # the vectors go with the first piece alone
 
     def _notice(self, text: str) -> None:
         """Tell the user about a write that costs more than asked for: through the
@@ -545,6 +595,8 @@ class Pipeline:
                 lexical: _Lexical = done.value
                 break
         lexical.pieces = pieces
+        with self._step(report, "link.words"):
+            lexical.words = self._word_vectors(lexical.papers)
         return lexical
 
     def _lexical_pieces(
@@ -556,7 +608,7 @@ class Pipeline:
     ) -> Generator[_Piece, None, _Lexical]:
         """The pieces of :meth:`_pieces` that need no embedding (extraction, resolution,
         the nodes with MENTIONS/USES/INTRODUCES, SHARES_TERM, RELATED_TO), then what the
-        rest needs: the papers with their labels and their word vectors."""
+        rest needs: the papers with their labels, and the nodes."""
         key = (_text_set(papers), full_links)
         with self._timed(report, "extract"):
             with self._step(report, "extract.cache"):
@@ -593,17 +645,14 @@ class Pipeline:
         names = {nid: n.label for nid, n in nodes.items()}
         yield _Piece(first, MENTION_TYPES, mentions)
         del first, mentions
-        with self._timed(report, "link"):
-            with self._step(report, "link.words"):
-                words = self._word_vectors(papers)
-            with self._step(report, "link.shares_term"):
-                shared = self._shared_terms(paper_terms, names, previous, full_links)
+        with self._timed(report, "link"), self._step(report, "link.shares_term"):
+            shared = self._shared_terms(paper_terms, names, previous, full_links)
         yield _Piece(GraphData(), frozenset({RelType.SHARES_TERM}), shared)
         del shared
         with self._timed(report, "link"), self._step(report, "link.related_to"):
             related = cooccurrence_edges(paper_terms, concepts)
         yield _Piece(GraphData(), frozenset({RelType.RELATED_TO}), related)
-        return _Lexical(key, papers, nodes, words, [])
+        return _Lexical(key, papers, nodes, None, [])
 
     def _similar(
         self,
@@ -1133,11 +1182,25 @@ class Pipeline:
         before the next is made: a build of 100k papers holds the 3.4M edges made from
         the text or SIMILAR_TO's 1M, not all 4.4M."""
         nodes: Collection[str] | None = None
+        # the old edges of types written in several pieces, by source (found once, not
+        # once a piece)
+        by_source: dict[frozenset[RelType], dict[str, list[EdgeKey]]] = {}
         with store.write_in_parts() as write:
             for piece in self._pieces(papers, previous, report, full):
                 with self._step(report, "diff"):
+                    replaces = None
+                    if piece.sources is not None:
+                        if piece.types not in by_source:
+                            found: dict[str, list[EdgeKey]] = defaultdict(list)
+                            for key in previous.edges:
+                                if key[2] in piece.types:
+                                    found[key[0]].append(key)
+                            by_source[piece.types] = found
+                        from_source = by_source[piece.types]
+                        replaces = [key for s in sorted(piece.sources)
+                                    for key in from_source.get(s, ())]
                     change = diff(previous, piece.graph, types=piece.types, nodes=nodes,
-                                  edges=piece.edges)
+                                  edges=piece.edges, replaces=replaces)
                 if nodes is None:  # the first piece: every node
                     made = piece.graph.nodes
                     nodes = made.keys()
@@ -1227,6 +1290,8 @@ def _text_set(papers: Sequence[Paper]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((p.id, p.abstract) for p in papers))
 
 
+EdgeKey = tuple[str, str, RelType]
+
 #: the edge types of a build's first piece (Pipeline._pieces), with every node
 MENTION_TYPES = frozenset({RelType.MENTIONS, RelType.USES, RelType.INTRODUCES})
 
@@ -1242,6 +1307,75 @@ class _Piece:
     graph: GraphData
     types: frozenset[RelType]
     edges: list[Edge]
+    # the sources of the edges of ``types`` that it holds, where it does not hold them
+    # all (SIMILAR_TO's pieces): only the old edges from these are replaced
+    sources: frozenset[str] | None = None
+
+
+#: SIMILAR_TO's edges in one piece (Pipeline._similar_pieces): its sources in blocks
+#: of this over k (25,000 at k = 10; ~60 MB of edges)
+SIMILAR_PIECE_EDGES = 250_000
+
+
+@dataclass
+class _SimilarLists:
+    """SIMILAR_TO computed ahead of the rest of a graph (Pipeline._similar_lists), until
+    its pieces are made: each paper's list as rows of three arrays (~21 MB at 100k
+    papers, where its Near tuples were ~130 MB), or the stored edges it keeps."""
+
+    ids: list[str]  # every paper, in order: the sources, and what ``cols`` index
+    at: np.ndarray  # paper i's list: rows at[i]:at[i + 1] (none where it keeps edges)
+    cols: np.ndarray  # int32: the neighbour, an index into ids
+    cos: np.ndarray  # float64: its score (to the bit: a float64 round trip is exact)
+    words: np.ndarray  # float64: its word overlap
+    hubs: Hubs
+    kept: dict[str, list[Edge]]  # the stored edges of each list and hub that did not change
+    ranked: dict[str, float]  # ranked_by() of the vectors the lists were ranked by
+    pools: SimilarPools | None  # a long-lived pipeline's, for its region state
+    matrix: np.ndarray | None  # the vectors, where kept (a long-lived pipeline)
+
+    @classmethod
+    def of(
+        cls,
+        ids: list[str],
+        lists: Neighbours,
+        hubs: Hubs,
+        kept: dict[str, list[Edge]],
+        ranked: dict[str, float],
+        *,
+        pools: SimilarPools | None,
+        matrix: np.ndarray | None,
+    ) -> _SimilarLists:
+        index = {pid: i for i, pid in enumerate(ids)}
+        made = [[] if pid in kept else lists.get(pid, []) for pid in ids]
+        at = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum([len(lst) for lst in made], out=at[1:])
+        total = int(at[-1])
+        cols = np.fromiter((index[nb.id] for lst in made for nb in lst), np.int32, total)
+        cos = np.fromiter((nb.score for lst in made for nb in lst), np.float64, total)
+        words = np.fromiter((nb.words for lst in made for nb in lst), np.float64, total)
+        return cls(ids, at, cols, cos, words, hubs, kept, ranked, pools, matrix)
+
+    def edges(self, lo: int, hi: int, k: int, floor: float) -> list[Edge]:
+        """The SIMILAR_TO edges from papers ``ids[lo:hi]``, source by source."""
+        ids, at = self.ids, self.at
+        fresh: Neighbours = {}
+        for i in range(lo, hi):
+            pid = ids[i]
+            if pid not in self.kept:
+                a, b = int(at[i]), int(at[i + 1])
+                fresh[pid] = [Near(ids[c], s, w) for c, s, w in zip(
+                    self.cols[a:b].tolist(), self.cos[a:b].tolist(),
+                    self.words[a:b].tolist(), strict=True)]
+        made = iter(similar_edges(fresh, self.hubs, k, floor, ranked=self.ranked))
+        out: list[Edge] = []
+        for i in range(lo, hi):
+            pid = ids[i]
+            if pid in self.kept:
+                out.extend(self.kept[pid])
+            else:  # similar_edges gives one edge per Near, source by source in id order
+                out.extend(next(made) for _ in fresh[pid])
+        return out
 
 
 @dataclass
@@ -1252,8 +1386,9 @@ class _Lexical:
     key: tuple[tuple[tuple[str, str], ...], bool]
     papers: list[Paper]  # with their labels
     nodes: dict[str, GraphNode]  # every node: the papers, and the terms some paper holds
-    words: Any  # the papers' word vectors (CSR)
-    # made ahead (Pipeline._lexical): its pieces, until they are written
+    # made ahead (Pipeline._lexical): the papers' word vectors (CSR) and its pieces,
+    # until they are used
+    words: Any
     pieces: list[_Piece]
 
 
@@ -1420,13 +1555,16 @@ def diff(
     types: Collection[RelType] | None = None,
     nodes: Collection[str] | None = None,
     edges: Sequence[Edge] | None = None,
+    replaces: Iterable[EdgeKey] | None = None,
 ) -> GraphChange:
     """The change that turns ``old`` into ``new`` (only what differs).
 
     For one piece of a graph written in parts (:meth:`Pipeline._pieces`): ``types``, the
     edge types the piece holds (only old edges of those are deleted); ``nodes``, the ids
     of the whole new graph, for a piece that holds no node (none is written or deleted);
-    ``edges``, the piece's edges (in place of ``new.edges``).
+    ``edges``, the piece's edges (in place of ``new.edges``); ``replaces``, the keys of
+    the old edges it replaces where not every old edge of ``types`` (a piece of one
+    type's edges).
     """
     # only what differs is sorted; an object carried over from ``old`` is equal by identity
     upsert_nodes = []
@@ -1456,12 +1594,12 @@ def diff(
                 upsert_edges.append(e)
         upsert_edges = in_key_order(upsert_edges)
         made_keys = new.edges.keys() if edges is None else {e.key for e in edges}
+        candidates = replaces if replaces is not None else (
+            k for k in old.edges if types is None or k[2] in types
+        )
         delete_edges = sorted(
-            (
-                k for k in old.edges
-                if (types is None or k[2] in types) and k not in made_keys
-                and k[0] not in gone and k[1] not in gone
-            ),
+            (k for k in candidates
+             if k not in made_keys and k[0] not in gone and k[1] not in gone),
             key=_edge_key,
         )
     else:  # a first build: every edge is new, none goes

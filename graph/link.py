@@ -1450,13 +1450,18 @@ def similar_edges(
     k: int | None = None,
     min_score: float | None = None,
     vec: PaperVectors | None = None,
+    *,
+    ranked: Mapping[str, float] | None = None,
 ) -> list[Edge]:
     """SIMILAR_TO edges (source -> neighbour) with score (cosine), words and rank. The
     source's rank-1 edge also carries its ``hub`` (r), ``floor`` and ``hub_cos`` when
     ``hubs`` gives them, with the ``k``, ``min_score``, ``pool``, ``word_weight`` and
     ``words_version`` they were computed for (what an exact update needs): on one edge,
     not all k, because a source's floor moves whenever a paper enters or leaves its pool
-    (~100 sources an added paper), and each move then rewrites one row, not k."""
+    (~100 sources an added paper), and each move then rewrites one row, not k.
+    ``ranked``: :func:`ranked_by` of the vectors, in place of ``vec``."""
+    if ranked is None and vec is not None:
+        ranked = ranked_by(vec)
     out = []
     for pid in sorted(neighbours):
         extra: dict[str, float] = {}
@@ -1465,8 +1470,8 @@ def similar_edges(
             extra = {"hub": hub.r, "floor": hub.floor, "hub_cos": hub.cos}
             if hub.kth is not None:
                 extra["hub_kth"] = hub.kth
-            if k is not None and min_score is not None and vec is not None:
-                extra |= {"k": k, "min_score": min_score} | ranked_by(vec)
+            if k is not None and min_score is not None and ranked is not None:
+                extra |= {"k": k, "min_score": min_score} | dict(ranked)
         for rank, nb in enumerate(neighbours[pid], start=1):
             attrs: Mapping[str, Any] = RankAttrs(nb.score, nb.words, rank)
             if rank == 1:

@@ -113,6 +113,10 @@ class FixedAttrs(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._fields)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The items as a dict (what ``dict(attrs)`` gives, without a lookup per key)."""
+        return {f: getattr(self, f) for f in self._fields}
+
     def __eq__(self, other: object) -> bool:
         if type(other) is type(self):
             return all(getattr(self, f) == getattr(other, f) for f in self._fields)
