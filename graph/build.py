@@ -77,7 +77,13 @@ from graph.extract import (
 )
 from graph.ids import id_key
 from graph.ingest import InputProblem, read_corpus
-from graph.lexical import WORD_HASH_FEATURES, WORD_VECTOR_VERSION, paper_text, word_vectors
+from graph.lexical import (
+    WORD_HASH_FEATURES,
+    WORD_VECTOR_VERSION,
+    forget_gram_weights,
+    paper_text,
+    word_vectors,
+)
 from graph.link import (
     Hubs,
     Near,
@@ -472,8 +478,10 @@ class Pipeline:
         else:
             with self._timed(report, "link"), self._step(report, "link.words"):
                 words = self._word_vectors(papers)
+        _return_free_memory()  # the word vectors' part rows
         similar = self._similar_lists(papers, words, previous, report)
         del words
+        _return_free_memory()  # the pools, the block products
         if lexical is None:
             lexical = yield from self._lexical_pieces(papers, previous, report, full_links)
         yield from self._similar_pieces(similar, papers, previous, report)
@@ -745,6 +753,8 @@ class Pipeline:
                 del fresh, rows
         # one-shot: the rows live on in the matrix alone
         self._words = {t: known[t] for t in texts} if self._resolver is not None else {}
+        if self._resolver is None and missing:
+            forget_gram_weights()
         if not texts:
             return word_vectors([])
         lengths = np.fromiter((len(known[t][0]) for t in texts), dtype=np.int64, count=len(texts))

@@ -153,6 +153,13 @@ def _gram_weight(gram: str) -> float:
     return (word_rarity(a) + word_rarity(b)) / 2 if b else word_rarity(a)
 
 
+def forget_gram_weights() -> None:
+    """Let :func:`_gram_weight`'s cache go: after a build's word vectors, up to 2^18
+    grams, mostly bigrams seen once (~100 MB at 100k papers), that a one-shot process
+    would hold to its end."""
+    _gram_weight.cache_clear()
+
+
 @functools.lru_cache(maxsize=1)
 def _hasher() -> Any:
     from sklearn.feature_extraction import FeatureHasher
