@@ -311,8 +311,9 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
             )
         if report.stats is not None:
             _print_stats(report.stats.nodes, report.stats.edges)
-        # in the order a write goes through them (a one-shot write's parts interleave link
-        # and write; each stage is the sum of its parts), total last
+        # in the order of a write's main line, total last; each stage is the sum of its
+        # parts (a one-shot write makes SIMILAR_TO's lists, part of link, before extract,
+        # and interleaves link and write)
         order = {k: i for i, k in enumerate(
             ("read", "embed", "ahead", "load", "extract", "link", "write", "total")
         )}

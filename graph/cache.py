@@ -23,10 +23,15 @@ class BlobCache:
     and the long-lived pipeline keeps what it needs of them itself.
     """
 
-    def __init__(self, path: Path | None, table: str) -> None:
+    def __init__(self, path: Path | None, table: str, *, keep_first: bool = False) -> None:
+        """``keep_first``: a key the file holds already keeps its value (the first process
+        to write it wins), for values that are a function of their key up to noise: every
+        reader then gets the same bytes for it. Otherwise a write replaces it (a damaged
+        row found and made again)."""
         if not table.isidentifier():
             raise ValueError(f"bad table name {table!r}")
         self._table = table
+        self._insert = "INSERT OR IGNORE" if keep_first else "INSERT OR REPLACE"
         self._mem: dict[tuple[str, str], bytes] = {}
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
@@ -73,7 +78,7 @@ class BlobCache:
             try:
                 with self._db:
                     self._db.executemany(
-                        f"INSERT OR REPLACE INTO {self._table} VALUES (?, ?, ?)",  # noqa: S608
+                        f"{self._insert} INTO {self._table} VALUES (?, ?, ?)",
                         [(namespace, k, v) for k, v in items.items()],
                     )
             except sqlite3.Error as exc:
@@ -83,7 +88,8 @@ class BlobCache:
                 log.warning("cache %s not written (%s); kept in memory", self._path, exc)
                 self._remember(namespace, items)
                 return
-            # written: an older copy kept from a failed write must not shadow it
+            # written (or, keep_first, held already): an older copy kept from a failed
+            # write must not shadow it
             for k in items:
                 self._mem.pop((namespace, k), None)
 

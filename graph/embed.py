@@ -653,10 +653,15 @@ def text_key(text: str) -> str:
 
 
 class EmbeddingCache:
-    """Embeddings on disk by (embedder key, text hash): float32 bytes in a BlobCache."""
+    """Embeddings on disk by (embedder key, text hash): float32 bytes in a BlobCache.
+
+    The first vector written for a text stays: two processes that embedded it made
+    vectors a batch-dependent ~1e-7 apart, and a one-shot build reads its vectors twice
+    (for SIMILAR_TO's lists, then for their piece), so both reads must get the same
+    bytes (probe 13 O1)."""
 
     def __init__(self, path: Path | None) -> None:
-        self._blobs = BlobCache(path, "embedding_v2")
+        self._blobs = BlobCache(path, "embedding_v2", keep_first=True)
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, NDArray[np.float32]]:
         return {

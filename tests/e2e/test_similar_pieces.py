@@ -12,13 +12,16 @@ later pieces must leave the graph as it was.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import graph.build as gb
+from graph.embed import EmbeddingCache, text_key
 from graph.errors import CitegraphError
 from graph.ingest import paper_from_record, read_corpus
 from graph.model import GraphData, Paper
@@ -148,3 +151,39 @@ def test_a_write_cut_off_at_a_later_similar_piece_leaves_the_graph_as_it_was(
     finally:
         pipe.close()
         store.close()
+
+
+def test_vectors_written_are_the_ones_the_lists_were_ranked_by_though_the_cache_is_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed_papers: list[Paper]
+) -> None:
+    """A one-shot build reads its vectors from the embedding cache for the lists, and
+    again for their piece. Another process that embeds the same texts in between (its
+    vectors a batch-dependent float apart) must not change what is written."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    shutil.copy(EMBED_CACHE / "embeddings.sqlite", cache / "embeddings.sqlite")
+    pipe = gb.Pipeline(seed_settings(tmp_path), cache_dir=cache, incremental=False)
+    store = EmbeddedStore(tmp_path / "graph.db", reads="sql")
+    ranked: list[np.ndarray] = []
+    lists = gb.Pipeline._similar_lists
+
+    def then_another_process_embeds(self: gb.Pipeline, papers: Any, *args: Any) -> Any:
+        got = lists(self, papers, *args)
+        ranked.append(self._matrix(papers, None, gb.BuildReport()))
+        elsewhere = EmbeddingCache(cache / "embeddings.sqlite")
+        keys = [text_key(gb.embedding_text(p)) for p in papers]
+        old = elsewhere.get_many(self.embedder.key, keys)
+        elsewhere.put_many(self.embedder.key, {k: v + np.float32(1e-3) for k, v in old.items()})
+        elsewhere.close()
+        return got
+
+    monkeypatch.setattr(gb.Pipeline, "_similar_lists", then_another_process_embeds)
+    try:
+        pipe.run(store, add_papers=seed_papers, replace=True)
+        got = store.snapshot()
+    finally:
+        pipe.close()
+        store.close()
+    rows = {pid: i for i, pid in enumerate(got.embedding_ids)}
+    order = [p.id for p in sorted(seed_papers, key=lambda p: p.id)]
+    assert np.array_equal(ranked[0], np.vstack([got.embeddings[rows[pid]] for pid in order]))

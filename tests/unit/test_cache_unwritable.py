@@ -45,3 +45,17 @@ def test_a_value_read_or_written_is_not_kept_twice_and_a_later_write_wins(
     assert cache._mem == {}
     assert cache.get_many("ns", ["a", "b"]) == {"a": b"1", "b": b"new"}
     cache.close()
+
+
+def test_a_key_the_file_holds_keeps_its_first_value_for_every_reader(tmp_path: Path) -> None:
+    # two processes that computed one text's vector (a batch-dependent float apart): the
+    # first to write it wins, for both of them and for every later read (probe 13 O1)
+    mine = BlobCache(tmp_path / "c.sqlite", "t", keep_first=True)
+    other = BlobCache(tmp_path / "c.sqlite", "t", keep_first=True)
+    mine.put_many("ns", {"a": b"first"})
+    other.put_many("ns", {"a": b"second", "b": b"2"})
+    assert mine.get_many("ns", ["a", "b"]) == {"a": b"first", "b": b"2"}
+    assert other.get_many("ns", ["a", "b"]) == {"a": b"first", "b": b"2"}
+    assert other._mem == {}  # not kept aside as if the write had failed
+    mine.close()
+    other.close()
