@@ -1,6 +1,7 @@
 """Probe 13: SIMILAR_TO written in pieces (graph.build.SIMILAR_PIECE_EDGES), from outside.
 
-Nothing here failed when written (see PROBE13.md): these keep the attacks that held.
+Nothing here failed when written (docs/reliability.md, "Probe 13"): these keep the
+attacks that held.
 * ids that sort strangely (prefixes, quotes, spaces, NFC/NFD, CJK, emoji, 2999 chars),
   tiny corpora and exact piece multiples, built in pieces of 1 and 13 edges and rebuilt
   over each other, equal a fresh build written whole;

@@ -1,7 +1,7 @@
 """Random build/add/remove/edit/rebuild sequences with SIMILAR_TO in small pieces,
 each step compared to a fresh whole build (default piece size).
 
-    python probe/random_seq.py SEED STEPS [iclr N]
+    python docs/probes/probe13/random_seq.py SEED STEPS [iclr N]
 """
 from __future__ import annotations
 

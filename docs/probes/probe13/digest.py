@@ -1,5 +1,5 @@
 """A digest of an embedded graph's contents (nodes, edges with attrs, vectors, counts),
-read with the sqlite3 module alone: python probe/digest.py graph.db"""
+read with the sqlite3 module alone: python docs/probes/probe13/digest.py graph.db"""
 from __future__ import annotations
 
 import hashlib

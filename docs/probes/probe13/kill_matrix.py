@@ -2,7 +2,7 @@
 the commit; check from other processes (sqlite3, `citegraph stats`) that the old graph
 is intact; rerun; compare with a fresh build written whole.
 
-    python probe/kill_matrix.py [cases...]     (case: WHERE:N:ACTION:CMD)
+    python docs/probes/probe13/kill_matrix.py [cases...]     (case: WHERE:N:ACTION:CMD)
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Readers in other processes while a CLI build stalls between SIMILAR_TO pieces:
 sqlite3, `citegraph stats`, `citegraph search`, and a running `citegraph serve` (GraphQL).
-Needs /tmp/p13-kill/base (probe/kill_matrix.py's setup)."""
+Needs /tmp/p13-kill/base (docs/probes/probe13/kill_matrix.py's setup)."""
 from __future__ import annotations
 
 import json

@@ -1,6 +1,6 @@
 """Run the citegraph CLI with SIMILAR_TO in small pieces, and die at a chosen point.
 
-    python probe/killpart.py WHERE N ACTION citegraph-args...
+    python docs/probes/probe13/killpart.py WHERE N ACTION citegraph-args...
 
 WHERE: ``part`` (after the Nth part of the write in parts is applied: between pieces),
 ``piece`` (while the Nth SIMILAR_TO piece's edges are being made), ``commit`` (at the
