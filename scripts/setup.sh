@@ -16,13 +16,28 @@ if ! .venv/bin/python -c 'import torch' >/dev/null 2>&1; then
   echo "Installing torch==2.13.0 first: the first install downloads about 3 GB (several" \
        "minutes; pip's cache keeps it for the next time) ..."
 fi
+# A download cut off mid-way (it happened to a 405 MB CUDA wheel on a clean CI machine)
+# is resumed by pip up to --resume-retries times, and the whole install tried again
+# twice after that; what pip already installed or cached is not fetched again.
+pip_install() {
+  local attempt
+  for attempt in 1 2 3; do
+    if .venv/bin/python -m pip install --resume-retries 20 "$@"; then
+      return 0
+    fi
+    echo "pip install $* failed (attempt $attempt of 3)" >&2
+    [ "$attempt" -lt 3 ] && sleep 15
+  done
+  return 1
+}
 {
+  # (the venv's own pip may predate --resume-retries)
   .venv/bin/python -m pip install --upgrade pip
-  .venv/bin/python -m pip install "torch==2.13.0"
+  pip_install "torch==2.13.0"
   if [ -n "$EXTRAS" ]; then
-    .venv/bin/python -m pip install -e ".[$EXTRAS]"
+    pip_install -e ".[$EXTRAS]"
   else
-    .venv/bin/python -m pip install -e .
+    pip_install -e .
   fi
 } >"$LOG" 2>&1 || { tail -n 30 "$LOG"; echo "setup failed: see $LOG" >&2; exit 1; }
 echo "Ready: .venv/bin/citegraph"
