@@ -16,9 +16,10 @@ if ! .venv/bin/python -c 'import torch' >/dev/null 2>&1; then
   echo "Installing torch==2.13.0 first: the first install downloads about 3 GB (several" \
        "minutes; pip's cache keeps it for the next time) ..."
 fi
-# A download cut off mid-way (it happened to a 405 MB CUDA wheel on a clean CI machine)
-# is resumed by pip up to --resume-retries times, and the whole install tried again
-# twice after that; what pip already installed or cached is not fetched again.
+# A download cut off mid-way (torch's CUDA wheels are up to ~400 MB each) is resumed by
+# pip up to --resume-retries times, and the whole install tried again twice after that;
+# what pip already installed or cached is not fetched again. (A full disk also shows as
+# pip's "incomplete-download": check `df` before blaming the network.)
 pip_install() {
   local attempt
   for attempt in 1 2 3; do
