@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 _U = 2.0**-8  # bfloat16's unit roundoff (8 significant bits)
 #: at most this many dimensions (the float32 sum's share of the bound grows with d)
 MAX_DIM = 4096
-#: a block smaller than this many cells (rows x N) keeps float32: the bfloat16 copy of
-#: the matrix costs more than it saves (an add ranks ~10 rows)
+#: a block smaller than this many cells (rows x N: a corpus under ~10k papers) keeps
+#: float32: the bfloat16 copy of the matrix and the first product's setup cost more than
+#: it saves
 MIN_CELLS = 4_000_000
 
 

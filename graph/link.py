@@ -465,8 +465,11 @@ class _Scorer:
     """b(i, j) = cos + word_weight x words over one set of papers, so every caller
     computes a pair exactly alike."""
 
-    def __init__(self, vec: PaperVectors) -> None:
+    def __init__(self, vec: PaperVectors, *, every_row: bool = False) -> None:
         self.vec = vec
+        # a pass over every row (a build, a warm-up) is worth a bfloat16 copy of the
+        # matrix (:meth:`near_block`; ~35 ms at 100k papers, more than an add's blocks save)
+        self._every_row = every_row
         kept = vec.arrays
         self._full: NDArray[np.float64] | None
         if kept is not None:
@@ -542,13 +545,14 @@ class _Scorer:
         self, block: Sequence[int], size: int, min_score: float
     ) -> list[tuple[NDArray[np.intp], NDArray[np.float64]]]:
         """:meth:`near` of every row of ``block`` (no ``also``), the same papers and
-        cosines, from a bfloat16 product where that is faster (:mod:`graph.halfdot`:
-        every paper within twice its error bound of the cut is rescored)."""
+        cosines, from a bfloat16 product in a pass over every row where that is faster
+        (:mod:`graph.halfdot`: every paper within twice its error bound of the cut is
+        rescored)."""
         n, dim = self.m32.shape
         slack = halfdot.error_bound(dim, self._norm) * 2 + 1e-6
         cut = min_score - slack
-        if (len(block) * n < halfdot.MIN_CELLS or dim > halfdot.MAX_DIM or cut <= 0
-                or not halfdot.usable()):
+        if (not self._every_row or len(block) * n < halfdot.MIN_CELLS
+                or dim > halfdot.MAX_DIM or cut <= 0 or not halfdot.usable()):
             rough = self.rough(block)  # never your own neighbour
             return [self.near(r, rough[bi], size, min_score) for bi, r in enumerate(block)]
         if self._half is None:
@@ -823,7 +827,7 @@ def full_similar(
     region state (graph.region) to rank later adds from (nothing when no row has a list)."""
     ids = vec.ids
     n = len(ids)
-    sc = _Scorer(vec)
+    sc = _Scorer(vec, every_row=True)
     if n < 2 or k <= 0:  # every list empty
         plain, floors = _ranked(vec, k, min_score, None, progress, scorer=sc)
         hubs = hubness(plain, floors, sc.w, k)
@@ -868,7 +872,7 @@ def similar_pools(
     n = len(vec.ids)
     if n < 2 or k <= 0:
         return None
-    sc = _Scorer(vec)
+    sc = _Scorer(vec, every_row=True)
     blocks = []
     for block in _blocks(range(n), n):
         if stop is not None and stop():
