@@ -105,6 +105,15 @@ BIG_CHANGE_CACHE_KIB = 256 * 1024
 #: add's few thousand rows land all over the edge B-trees, and with SQLite's default 2 MB
 #: the inner pages of a large graph's trees were read again for each of them
 CACHE_KIB = 64 * 1024
+#: how long a statement waits for another connection's lock (SQLite's busy timeout)
+BUSY_TIMEOUT_S = 30.0
+#: the write-ahead log kept on disk after a checkpoint empties it: a build's commit grew it
+#: to the size of the graph (1.7 GB at 100k papers), and SQLite keeps a WAL file at its
+#: largest until the last connection closes (a server's: for good)
+WAL_KEEP_BYTES = 64 * 1024 * 1024
+#: how long a writer waits for readers before it truncates the WAL after a big commit
+#: (then the next write truncates it: journal_size_limit)
+WAL_TRUNCATE_WAIT_MS = 200
 
 #: the edge table's secondary indexes: (name, statement)
 EDGE_INDEXES = (
@@ -199,12 +208,14 @@ class EmbeddedStore(QueryLayer):
         walowner.check(path)  # before SQLite reads a WAL left by a file graph.db replaced
         try:
             db = sqlite3.connect(
-                str(path), check_same_thread=False, isolation_level=None, timeout=30.0
+                str(path), check_same_thread=False, isolation_level=None,
+                timeout=BUSY_TIMEOUT_S,
             )
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=OFF")
             db.execute(f"PRAGMA cache_size = {-CACHE_KIB}")
+            db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
             if EmbeddedStore._ready(db):
                 _own_wal(db, path)
                 return db
@@ -316,7 +327,7 @@ class EmbeddedStore(QueryLayer):
                 try:
                     self._search_conn = sqlite3.connect(
                         str(self.path), check_same_thread=False, isolation_level=None,
-                        timeout=30.0,
+                        timeout=BUSY_TIMEOUT_S,
                     )
                     self._search_conn.execute("PRAGMA query_only = ON")
                     # a new connection counts data_version afresh: forget the old counts
@@ -656,6 +667,7 @@ class EmbeddedStore(QueryLayer):
         self._writer.check()
         db.execute("COMMIT")
         _own_wal(db, self.path)
+        _shrink_wal(db, self.path)
 
     @contextlib.contextmanager
     def write_in_parts(self) -> Iterator[PartsWrite]:
@@ -1037,6 +1049,23 @@ def _give_id(db: sqlite3.Connection) -> None:
     """Give the file its random id (graph.store.walowner), in the open write transaction."""
     if int(db.execute("PRAGMA user_version").fetchone()[0]) == 0:
         db.execute(f"PRAGMA user_version = {walowner.new_id():d}")
+
+
+def _shrink_wal(db: sqlite3.Connection, path: Path) -> None:
+    """After a commit that left the WAL larger than :data:`WAL_KEEP_BYTES` (a build's),
+    checkpoint it and cut it to nothing, waiting at most :data:`WAL_TRUNCATE_WAIT_MS` for
+    readers (a server's); if they hold on, the next write cuts it to the limit."""
+    try:
+        if Path(f"{path}-wal").stat().st_size <= WAL_KEEP_BYTES:
+            return
+    except OSError:
+        return
+    with contextlib.suppress(sqlite3.Error):
+        db.execute(f"PRAGMA busy_timeout = {WAL_TRUNCATE_WAIT_MS}")
+        try:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
 
 
 def _own_wal(db: sqlite3.Connection, path: Path) -> None:
