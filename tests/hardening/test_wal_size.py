@@ -17,7 +17,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -62,8 +62,11 @@ def _papers(start: int, n: int) -> GraphChange:
     ))
 
 
+Reader = Callable[[Path, str, float], "subprocess.Popen[str]"]
+
+
 @pytest.fixture
-def reader(tmp_path: Path) -> Iterator[object]:
+def reader() -> Iterator[Reader]:
     procs: list[subprocess.Popen[str]] = []
 
     def start(path: Path, mode: str, seconds: float) -> subprocess.Popen[str]:
@@ -83,15 +86,23 @@ def reader(tmp_path: Path) -> Iterator[object]:
         proc.wait(timeout=30)
 
 
+def _big_write_beside(
+    path: Path, reader: Reader, mode: str, seconds: float
+) -> tuple[EmbeddedStore, subprocess.Popen[str]]:
+    """10 papers, a reader started, then 1,500 papers (~6 MB of pages through the WAL)."""
+    store = EmbeddedStore(path, reads="sql")
+    store.apply(_papers(0, 10))
+    proc = reader(path, mode, seconds)
+    store.apply(_papers(10, 1500))
+    return store, proc
+
+
 def test_a_big_commit_cuts_the_wal_beside_a_reading_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: object
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: Reader
 ) -> None:
     monkeypatch.setattr(embedded, "WAL_KEEP_BYTES", KEEP)
     path = tmp_path / "graph.db"
-    store = EmbeddedStore(path, reads="sql")
-    store.apply(_papers(0, 10))
-    proc = reader(path, "poll", 3.0)  # type: ignore[operator]
-    store.apply(_papers(10, 1500))  # ~6 MB of pages through the WAL
+    store, proc = _big_write_beside(path, reader, "poll", 3.0)
     assert _wal(path) <= KEEP
     out, _ = proc.communicate(timeout=60)
     assert out.split()[-1] == "1510"  # the reader saw the whole commit
@@ -102,14 +113,11 @@ def test_a_big_commit_cuts_the_wal_beside_a_reading_process(
 
 
 def test_a_reader_holding_the_wal_lets_the_next_write_cut_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: object
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: Reader
 ) -> None:
     monkeypatch.setattr(embedded, "WAL_KEEP_BYTES", KEEP)
     path = tmp_path / "graph.db"
-    store = EmbeddedStore(path, reads="sql")
-    store.apply(_papers(0, 10))
-    proc = reader(path, "hold", 2.0)  # type: ignore[operator]
-    store.apply(_papers(10, 1500))
+    store, proc = _big_write_beside(path, reader, "hold", 2.0)
     held = _wal(path)
     assert held > KEEP  # the reader's snapshot kept it: not cut, and the write went on
     out, _ = proc.communicate(timeout=60)
