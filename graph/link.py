@@ -494,6 +494,7 @@ class _Scorer:
         self.slack = FLOAT32_SLACK * max(1.0, norm * norm)
         self._norm = norm
         self._half: halfdot.HalfMatrix | None = None  # made by the first near_block
+        self._all_finite: bool | None = None
         self.w = vec.word_weight if vec.words is not None else 0.0
         self._dots = None
         if vec.words is not None:
@@ -552,7 +553,8 @@ class _Scorer:
         slack = halfdot.error_bound(dim, self._norm) * 2 + 1e-6
         cut = min_score - slack
         if (not self._every_row or len(block) * n < halfdot.MIN_CELLS
-                or dim > halfdot.MAX_DIM or cut <= 0 or not halfdot.usable()):
+                or dim > halfdot.MAX_DIM or cut <= 0 or not halfdot.usable()
+                or not self._finite()):
             rough = self.rough(block)  # never your own neighbour
             return [self.near(r, rough[bi], size, min_score) for bi, r in enumerate(block)]
         if self._half is None:
@@ -565,6 +567,13 @@ class _Scorer:
             out.append(self._rescored(r, ok, halfdot.values(bits[bi][ok]), slack, size,
                                       min_score, None))
         return out
+
+    def _finite(self) -> bool:
+        """Whether every vector is finite: a NaN's bit pattern sorts above every number
+        (float32's comparisons leave it out), so only then are the two prefilters alike."""
+        if self._all_finite is None:
+            self._all_finite = bool(np.isfinite(self.m32).all())
+        return self._all_finite
 
     def _rescored(
         self, i: int, ok: NDArray[np.intp], vals: NDArray[np.float32], slack: float,

@@ -143,3 +143,27 @@ def test_the_prefilter_keeps_float32_where_its_cut_is_not_above_zero(
     lists, _ = full_similar(PaperVectors(ids, m, pool=10), 5, 0.01)
     assert not made
     assert sum(len(v) for v in lists.values()) == 5 * len(ids)
+
+
+@needs_bf16
+def test_a_vector_that_is_not_finite_keeps_float32(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A NaN's bit pattern sorts above every number, where float32 leaves it out: such a
+    matrix (the store refuses to keep one, but a build computes before it writes) takes
+    the float32 prefilter, and the lists are what float32 gives."""
+    m = _clusters(np.random.default_rng(5), 300, 16, 0.4).astype(np.float32)
+    m[7, 3] = np.nan
+    ids = [f"p{i:03d}" for i in range(len(m))]
+    vec = PaperVectors(ids, m, pool=10)
+    monkeypatch.setattr(halfdot, "MIN_CELLS", 1 << 62)
+    without = _build(vec, 5, 0.3)
+    made: list[object] = []
+    real = halfdot.HalfMatrix
+
+    def spy(matrix: np.ndarray) -> halfdot.HalfMatrix:
+        made.append(matrix)
+        return real(matrix)
+
+    monkeypatch.setattr(halfdot, "HalfMatrix", spy)
+    monkeypatch.setattr(halfdot, "MIN_CELLS", 0)
+    assert _build(vec, 5, 0.3) == without
+    assert not made
