@@ -51,7 +51,15 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Collection, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Collection,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -114,6 +122,7 @@ from graph.model import (
     RelType,
     node_to_props,
 )
+from graph.overlay import Overlay
 from graph.region import CorpusState, region_change, state_from_graph
 from graph.settings import Settings
 from graph.store.base import GraphStore
@@ -891,7 +900,11 @@ class Pipeline:
             raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
         with self._timed(report, "extract"):
             written: set[str] = set()  # the ids whose paper may differ from the state's
-            corpus = _next_corpus(state.papers, new_papers, remove, False, report, written)
+            # the state's text holders moved as the corpus moves, applied at the commit
+            holder = (Overlay(state.text_holders) if state.text_holders is not None
+                      else None)
+            corpus = _next_corpus(state.papers, new_papers, remove, False, report, written,
+                                  holder)
             old = state.papers
             mine = [(pid, corpus[pid]) for pid in sorted(written) if pid in corpus]
             fresh = [p for pid, p in mine
@@ -907,7 +920,7 @@ class Pipeline:
             result = region_change(
                 state, store, corpus, held.resolver, extractions, vectors, self._word_rows,
                 self.settings, self.embedder.key, lambda step: self._step(report, step),
-                touched=written,
+                touched=written | set(remove),
             )
         except BaseException:
             self._state = None  # the resolver moved: the next write reads the graph again
@@ -926,6 +939,8 @@ class Pipeline:
                 if not change.empty:
                     store.apply(change)
                 result.commit(store.version())
+                if holder is not None:
+                    holder.apply()
             except BaseException:
                 self._state = None
                 raise
@@ -1259,19 +1274,24 @@ def _next_corpus(
     replace: bool,
     report: BuildReport,
     written: set[str] | None = None,
+    holder: MutableMapping[str, str] | None = None,
 ) -> dict[str, Paper]:
     """The papers a write leaves: ``old_papers`` with ``new_papers`` merged in (or instead,
     ``replace``) and ``remove`` taken out; ``written`` (when given) gets the ids whose
-    paper is not ``old_papers``' own object any more, removed ones aside."""
+    paper is not ``old_papers``' own object any more, removed ones aside. ``holder``:
+    text_hash -> paper of ``old_papers``, no text held twice (kept by the caller, moved
+    here as the corpus moves); else made from the corpus."""
     corpus: dict[str, Paper] = {} if replace else dict(old_papers)
     for pid in remove:
-        corpus.pop(pid, None)
+        gone = corpus.pop(pid, None)
+        if holder is not None and gone is not None and holder.get(gone.text_hash) == pid:
+            del holder[gone.text_hash]
     if replace:
         corpus.update((p.id, p) for p in new_papers)
         if written is not None:
             written.update(corpus)
     else:
-        _merge_into(corpus, new_papers, report, written)
+        _merge_into(corpus, new_papers, report, written, holder)
     return corpus
 
 
@@ -1458,10 +1478,12 @@ def _with_stored_fields(p: Paper, old: Paper) -> Paper:
 
 def _merge_into(
     corpus: dict[str, Paper], new: Sequence[Paper], report: BuildReport,
-    written: set[str] | None = None,
+    written: set[str] | None = None, holder: MutableMapping[str, str] | None = None,
 ) -> None:
     """Add ``new`` to ``corpus`` (in place): updates of stored ids first, then new ids;
-    the ids it sets go into ``written`` (when given).
+    the ids it sets go into ``written`` (when given). ``holder``: text_hash -> the paper
+    of ``corpus`` holding it, no text held twice (moved here as the corpus moves); else
+    made from ``corpus`` (O(N): ~30 ms at 100k papers).
 
     * a record equal to the stored one in every field the input gives (not where it was
       read from) changes nothing: a duplicate;
@@ -1499,9 +1521,10 @@ def _merge_into(
         if stored is not None and stored != p.id:
             p = dataclasses.replace(p, id=stored)
         (updates if stored is not None else fresh).append(p)
-    holder = {q.text_hash: pid for pid, q in corpus.items()}
-    if len(holder) != len(corpus):  # a text twice: the last id in id order holds it
-        holder = {q.text_hash: pid for pid, q in sorted(corpus.items())}
+    if holder is None:
+        holder = {q.text_hash: pid for pid, q in corpus.items()}
+        if len(holder) != len(corpus):  # a text twice: the last id in id order holds it
+            holder = {q.text_hash: pid for pid, q in sorted(corpus.items())}
     for p in updates:
         old = corpus[p.id]
         p = _with_stored_fields(p, old)

@@ -31,8 +31,17 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -51,6 +60,7 @@ from graph.model import (
     RelType,
     TermAttrs,
 )
+from graph.overlay import Overlay
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -1304,7 +1314,7 @@ def update_csls_pools(
     removed_ids: Iterable[str],
     k: int,
     min_score: float,
-) -> tuple[Neighbours, Hubs, PoolChange]:
+) -> tuple[Neighbours, MutableMapping[str, Hub], PoolChange]:
     """:func:`update_csls_rows` from the kept pools (``pools``, of the stored graph): the
     same lists and hubs, to the bit, and what the pools become (:meth:`SimilarPools.apply`
     it once the write commits).
@@ -1317,7 +1327,11 @@ def update_csls_pools(
     every row whose pool moved is ranked again (plain and CSLS) from its pool, and the
     CSLS lists that may move through a moved r are found as :func:`update_csls_rows` does,
     but from the pools: a paper whose r moved enters only the lists of rows whose pool
-    holds it, at the key its pool entry gives."""
+    holds it, at the key its pool entry gives.
+
+    The hubs returned are, for an add, an :class:`graph.overlay.Overlay` of
+    ``previous_hubs`` (the pools keep that dict as the hubs they were moved with): the
+    caller applies it when the write commits."""
     ids = vec.ids
     n = len(ids)
     removed = set(removed_ids)
@@ -1336,10 +1350,17 @@ def update_csls_pools(
     is_new = set(new)
     sc = _Scorer(vec)
     empty = Hub(0.0, min_score, 0.0)
-    hubs: Hubs
+    hubs: MutableMapping[str, Hub]
     hubs_moved: set[str] = set()  # the papers whose hub is not previous_hubs' any more
-    if appended and not is_new.intersection(old_ids) and previous_hubs.keys() == pools.index.keys():
-        hubs = dict(previous_hubs)  # every old paper's, as below, in one copy
+    # the hubs the pools were last moved with (their keys are the pools' rows), else
+    # compared key by key
+    same_keys = (pools.hub_rows is not None and pools.hub_rows[0] is previous_hubs) or (
+        previous_hubs.keys() == pools.index.keys())
+    if (appended and isinstance(previous_hubs, dict)
+            and not any(p in pools.index for p in is_new) and same_keys):
+        # every old paper's, as below, without a copy (the commit applies the view; a
+        # copy of 100k hubs and dropping the old dict were ~25 ms an add)
+        hubs = Overlay(previous_hubs)
     else:
         hubs = {}
         for p in ids:
@@ -1385,8 +1406,13 @@ def update_csls_pools(
             floor = np.fromiter((hubs[p].floor if p not in is_new else np.inf for p in ids),
                                 dtype=np.float64, count=n)
         new_arr = np.asarray(fresh_rows, dtype=np.intp)
-        scores = sc.cos(sc.full[new_arr])
-        reached = np.flatnonzero((scores >= floor[None, :] - TIE_SLACK).any(axis=0))
+        # the float32 product first (within ``slack`` of cos()), then the exact cosines of
+        # the rows it may reach: rounding a float64 product of every row was ~25 ms an add
+        # at 100k papers
+        near = (sc.m32[new_arr] @ sc.m32.T >= floor[None, :] - TIE_SLACK - sc.slack)
+        maybe = np.flatnonzero(near.any(axis=0))
+        scores = np.round(sc.full[new_arr] @ sc.full[maybe].T, SCORE_DECIMALS)
+        reached = maybe[(scores >= floor[maybe][None, :] - TIE_SLACK).any(axis=0)]
         merge = [int(i) for i in reached if int(i) not in new_pools]
         entering: list[tuple[int, NDArray[np.intp], NDArray[np.float64]]] = []
         for i in merge:
@@ -1485,7 +1511,8 @@ def update_csls_pools(
         i: (c.astype(np.int32), cs.astype(np.float64), wd.astype(np.float64))
         for i, (c, cs, wd, _) in new_pools.items()
     }, frozenset(p for p in hubs_moved if previous_hubs.get(p) != hubs.get(p)),
-        (hubs, floor_all, r_all))
+        # a view's dict becomes these hubs when the view is applied (at the commit)
+        (hubs.base if isinstance(hubs, Overlay) else hubs, floor_all, r_all))
     return fresh, hubs, change
 
 
@@ -1679,10 +1706,14 @@ class _TermIndex:
                 w_r = np.round(block.data[lo:hi], SCORE_DECIMALS)
                 mask = (cols_r != r) & (w_r >= min_weight)
                 cols_r, w_r = cols_r[mask], w_r[mask]
-                # ids are sorted, so the column order is the id order: (-weight, id) in C
-                best = cols_r[np.lexsort((cols_r, -w_r))[:top_k]]
-                out[self.ids[r]] = [self.ids[int(c)] for c in best]
+                out[self.ids[r]] = self._best(cols_r, w_r, top_k)
         return out
+
+    def _best(self, cols: NDArray[Any], weights: NDArray[np.float64], top_k: int) -> list[str]:
+        """The ``top_k`` of ``cols`` by (-weight, id)."""
+        # ids are sorted, so the column order is the id order: (-weight, id) in C
+        best = cols[np.lexsort((cols, -weights))[:top_k]]
+        return [self.ids[int(c)] for c in best]
 
     def edge(
         self,
@@ -2053,11 +2084,52 @@ def mention_edges(terms: Iterable[PaperTerm]) -> list[Edge]:
 Kept = dict[str, list[tuple[float, str]]]  # paper or concept -> the partners its list keeps
 
 
+class PaperColumns:
+    """Every paper as a number, and each term's holders as those numbers, kept between
+    adds (the region state holds one) for :class:`_SubIndex`: an add's linking terms are
+    held by most of a large corpus (60-90k of 100k papers), and sorting their ids and
+    looking each holder up again was ~130 ms an add. A paper keeps its number for the
+    life of the object (a removed one leaves a hole); a term's numbers are kept with the
+    very set they were made from, so a set that a change replaced (the region state's
+    sets are never changed in place) is numbered again when next asked."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.names: list[str] = []
+        self._held: dict[str, tuple[Collection[str], NDArray[np.int64]]] = {}
+
+    def number(self, paper: str) -> int:
+        """The number of ``paper``, given now if it has none."""
+        at = self.index.get(paper)
+        if at is None:
+            at = self.index[paper] = len(self.names)
+            self.names.append(paper)
+        return at
+
+    def holders(self, term: str, papers: Collection[str]) -> NDArray[np.int64]:
+        """The numbers of ``papers`` (``term``'s holders), in the collection's order."""
+        got = self._held.get(term)
+        if got is not None and got[0] is papers:
+            return got[1]
+        index = self.index
+        if all(p in index for p in papers):
+            numbers = np.fromiter(map(index.__getitem__, papers), dtype=np.int64,
+                                  count=len(papers))
+        else:
+            numbers = np.fromiter(map(self.number, papers), dtype=np.int64, count=len(papers))
+        self._held[term] = (papers, numbers)
+        return numbers
+
+
 class _SubIndex(_TermIndex):
     """:class:`_TermIndex` over the linking terms of some papers only (``rows``), with
     every paper holding one of them as a column: the same scores to the bit (each row's
     sum runs over its own terms in id order, as in the whole index). Only the ``rows``
-    have entries in :attr:`x`: the products take their rows alone."""
+    have entries in :attr:`x`: the products take their rows alone.
+
+    Rows and columns are :class:`PaperColumns` numbers (``numbering``: kept by the
+    caller between calls), not id order: :meth:`partners` breaks ties by id itself, and
+    :attr:`ids` maps a number back (a number no paper holds now is never a partner)."""
 
     def __init__(
         self,
@@ -2065,43 +2137,57 @@ class _SubIndex(_TermIndex):
         postings: Mapping[str, Collection[str]],
         max_papers: int,
         rows: Iterable[str],
+        numbering: PaperColumns | None = None,
     ) -> None:
         import scipy.sparse as sp
 
+        numbering = numbering if numbering is not None else PaperColumns()
         rows = list(rows)
+        for p in rows:
+            numbering.number(p)
         sizes_of = {t: len(postings.get(t, ()))
                     for t in set().union(*(paper_terms[p] for p in rows))}
         self.linking = sorted(t for t, d in sizes_of.items() if 2 <= d <= max_papers)
         sizes = [sizes_of[t] for t in self.linking]
-        self.ids = sorted(set(rows).union(*(postings[t] for t in self.linking)))
-        self.row = dict(zip(self.ids, range(len(self.ids)), strict=True))
+        # each term's row holds its papers in the set's order, which moves no sum (a
+        # product's entry adds its left row's terms in their order)
+        parts = [numbering.holders(t, postings[t]) for t in self.linking]
+        self.ids = numbering.names
+        self.row = numbering.index
         self.tindex = dict(zip(self.linking, range(len(self.linking)), strict=True))
         # a weight is a function of df alone: once per distinct df, not per term
         by_df = {d: term_weight(d) for d in set(sizes)}
         shown_df = {d: round(w, 4) for d, w in by_df.items()}
         self.weight = {t: by_df[d] for t, d in zip(self.linking, sizes, strict=True)}
         self.shown = {t: shown_df[d] for t, d in zip(self.linking, sizes, strict=True)}
-        # the terms x papers matrix straight from the postings, in C (map over the sets):
-        # each term's row holds its papers in the set's order, which moves no sum (a
-        # product's entry adds its left row's terms in their order)
-        r_idx = np.fromiter(
-            map(self.row.__getitem__,
-                itertools.chain.from_iterable(postings[t] for t in self.linking)),
-            dtype=np.int64, count=sum(sizes))
+        width = len(self.ids)
+        r_idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         indptr = np.zeros(len(sizes) + 1, dtype=np.int64)
         np.cumsum(sizes, out=indptr[1:])
         w_vec = np.fromiter((by_df[d] for d in sizes), dtype=np.float64, count=len(sizes))
         self.weighted_t = sp.csr_matrix(
-            (np.repeat(w_vec, sizes), r_idx, indptr), shape=(len(self.linking), len(self.ids))
+            (np.repeat(w_vec, sizes), r_idx, indptr), shape=(len(self.linking), width)
         )
         # papers x terms for the rows only (a stable sort by row keeps the term order)
-        mine = np.zeros(len(self.ids), dtype=bool)
+        mine = np.zeros(width, dtype=bool)
         mine[[self.row[p] for p in rows]] = True
         at = mine[r_idx]
         c_idx = np.repeat(np.arange(len(self.linking), dtype=np.int64), sizes)[at]
         self.x = sp.csr_matrix((np.ones(len(c_idx), dtype=np.float64), (r_idx[at], c_idx)),
-                               shape=(len(self.ids), len(self.linking)))
+                               shape=(width, len(self.linking)))
         self._ordered = {}
+
+    def _best(self, cols: NDArray[Any], weights: NDArray[np.float64], top_k: int) -> list[str]:
+        """The ``top_k`` of ``cols`` by (-weight, id): the columns are not in id order, so
+        those at or above the k-th weight are ordered by id in Python."""
+        ids = self.ids
+        if len(cols) > top_k:
+            kth = np.partition(weights, len(weights) - top_k)[len(weights) - top_k]
+            at = np.flatnonzero(weights >= kth)
+            cols, weights = cols[at], weights[at]
+        ranked = sorted(zip((-weights).tolist(), [ids[c] for c in cols.tolist()],
+                            strict=True))
+        return [pid for _, pid in ranked[:top_k]]
 
 
 @dataclass
@@ -2148,6 +2234,7 @@ def shared_terms_region(
     min_weight: float = 1.0,
     top_k: int = 20,
     max_term_papers: int = MAX_TERM_PAPERS,
+    numbering: PaperColumns | None = None,
 ) -> RegionEdges:
     """The SHARES_TERM rows an add or remove changes: :func:`update_shared_terms` (the
     same touched and reached papers, the same edges) without the whole graph.
@@ -2156,8 +2243,10 @@ def shared_terms_region(
     change; ``old_terms``: before it, for the papers whose terms changed (a new paper:
     empty; a removed one: absent from ``paper_terms``); ``kept_lists``: the (weight,
     partner) each paper's stored list keeps; ``stored_of``: the stored SHARES_TERM
-    edges touching some papers.
+    edges touching some papers; ``numbering``: the caller's :class:`PaperColumns`, kept
+    between changes (a new one when None).
     """
+    numbering = numbering if numbering is not None else PaperColumns()
     n = len(paper_terms)
     gone = {p for p in old_terms if p not in paper_terms}
     moved: set[str] = set()
@@ -2212,7 +2301,6 @@ def shared_terms_region(
     soft = touched - hard - moved_papers
     if soft:
         reached: set[str] = set()
-        threshold: dict[str, float] = {}
         # a list keeping a changed or gone paper q is recomputed. Only a paper that had
         # terms can be kept (a partner shares one), and a list keeps q only through a
         # stored edge with q: so only q's stored partners are looked at, not every list
@@ -2225,16 +2313,28 @@ def shared_terms_region(
                 for p, q in ((e.source, e.target), (e.target, e.source)):
                     if q in listed and p in soft and any(x == q for _, x in kept_lists.get(p, ())):
                         keeps_listed.add(p)
-        for p in soft:
-            lst = kept_lists.get(p, ())
-            if len(lst) < top_k or p in keeps_listed:
+        # a short list is reached by any partner; a full one by a pair reaching its
+        # lightest (in C: the soft papers of a hub term are tens of thousands at 100k)
+        soft_list = list(soft)
+        soft_lists = list(map(kept_lists.get, soft_list, itertools.repeat(())))
+        is_full = np.fromiter(map(len, soft_lists), dtype=np.int64,
+                              count=len(soft_lists)) >= top_k
+        full = is_full.tolist()
+        reached.update(itertools.compress(soft_list, (~is_full).tolist()))
+        lightest = map(min, itertools.compress(soft_lists, full))
+        threshold = dict(zip(itertools.compress(soft_list, full),
+                             map(operator.itemgetter(0), lightest), strict=True))
+        for p in keeps_listed:
+            if threshold.pop(p, None) is not None:
                 reached.add(p)
-            else:
-                threshold[p] = min(lst)[0]
         if movers:
-            sub = _SubIndex(paper_terms, postings, cap_new, movers)
+            sub = _SubIndex(paper_terms, postings, cap_new, movers, numbering)
             if sub.linking:
-                thr = np.asarray([threshold.get(q, np.inf) for q in sub.ids])
+                thr = np.full(len(sub.ids), np.inf)
+                at = np.fromiter(map(sub.row.get, threshold, itertools.repeat(-1)),
+                                 dtype=np.int64, count=len(threshold))
+                vals = np.fromiter(threshold.values(), dtype=np.float64, count=len(threshold))
+                thr[at[at >= 0]] = vals[at >= 0]
                 rows = sorted(sub.row[m] for m in movers)
                 slack = 10.0 ** -SCORE_DECIMALS
                 for start in range(0, len(rows), SPARSE_BLOCK_ROWS):
@@ -2248,7 +2348,7 @@ def shared_terms_region(
     renamed_holders: set[str] = set()
     for t in renamed:
         renamed_holders.update(postings.get(t, ()))
-    index = _SubIndex(paper_terms, postings, cap_new, touched)
+    index = _SubIndex(paper_terms, postings, cap_new, touched, numbering)
     lists = index.partners(sorted(index.row[p] for p in touched), min_weight, top_k)
     stored: dict[tuple[str, str], Edge] = {}
     for e in stored_of(sorted(touched | renamed_holders)):
@@ -2437,21 +2537,32 @@ def _moved_row(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """A kept whole co-mention row moved by the changed papers' concept columns (old,
     new): -1 with each other old concept of a paper that held it, +1 with each new one."""
-    cols, counts = [kept[0]], [kept[1]]
+    cols, counts = [], []
     for old, new in changes:
         for part, sign in ((old, -1), (new, 1)):
             if own in part:
                 others = part[part != own]
                 cols.append(others)
                 counts.append(np.full(len(others), sign, dtype=np.int64))
-    if len(cols) == 1:
+    if not cols:
         return kept
-    every = np.concatenate(cols)
-    at, inverse = np.unique(every, return_inverse=True)
-    sums = np.zeros(len(at), dtype=np.int64)
-    np.add.at(sums, inverse, np.concatenate(counts))
-    alive = sums > 0
-    return at[alive], sums[alive]
+    # the moves summed (a few hundred columns), then merged into the kept row by
+    # position: a hub's row holds tens of thousands of columns, and sorting it again
+    # with the moves (np.unique) was ~80 ms an add at 100k papers
+    moved, inverse = np.unique(np.concatenate(cols), return_inverse=True)
+    by = np.zeros(len(moved), dtype=np.int64)
+    np.add.at(by, inverse, np.concatenate(counts))
+    at_cols, at_counts = kept
+    pos = np.searchsorted(at_cols, moved)
+    held = pos < len(at_cols)
+    held[held] = at_cols[pos[held]] == moved[held]
+    sums = at_counts.astype(np.int64, copy=True)
+    np.add.at(sums, pos[held], by[held])
+    extra = ~held & (by > 0)
+    out_cols = np.insert(at_cols.astype(np.int64, copy=False), pos[extra], moved[extra])
+    out_counts = np.insert(sums, pos[extra], by[extra])
+    alive = out_counts > 0
+    return out_cols[alive], out_counts[alive]
 
 
 def _co_rows(

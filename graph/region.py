@@ -32,7 +32,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +53,7 @@ from graph.link import (
     Kept,
     ListSource,
     Near,
+    PaperColumns,
     PaperVectors,
     PoolChange,
     ScoringArrays,
@@ -61,6 +68,7 @@ from graph.link import (
     update_csls_rows,
 )
 from graph.model import Edge, GraphChange, GraphData, GraphNode, Paper, RelType, node_to_props
+from graph.overlay import Overlay
 from graph.settings import Settings
 from graph.store.base import GraphStore
 
@@ -103,6 +111,12 @@ class CorpusState:
     # each paper's concepts as column numbers, for RELATED_TO's co-mention counts: filled
     # as asked, an entry dropped by each commit that moves that paper's terms
     columns: ConceptColumns = field(default_factory=ConceptColumns)
+    # each paper as a number and each term's holders as numbers, for SHARES_TERM's
+    # partner products (kept with the very set of ``postings`` they were made from)
+    paper_columns: PaperColumns = field(default_factory=PaperColumns)
+    # text_hash -> the paper holding that text, when no two papers share one (None: they
+    # do; then each add makes it from the papers): what an add checks its records against
+    text_holders: dict[str, str] | None = None
     # every row's SIMILAR_TO pool, rows as ``ids`` (the build's or the warm-up's, moved
     # by each commit); None (a state made after a whole-path write): each add ranks its
     # rows from all N
@@ -239,10 +253,12 @@ def state_from_graph(
     if pools is None and find_pools:
         pools = similar_pools(PaperVectors(ids, matrix, word_matrix, arrays=arrays), k, floor,
                               stop)
+    text_holders = {p.text_hash: pid for pid, p in papers.items()}
     return CorpusState(
-        version, data.embedding_model, papers, dict(extractions), pterms, postings,
+        version, data.embedding_model, papers, dict(extractions), pterms, dict(postings),
         dict(similar), holders, hubs, dict(shared), related, ids, matrix,
-        word_matrix, cites, titles, dict(shares), pools=pools, arrays=arrays,
+        word_matrix, cites, dict(titles), dict(shares), pools=pools, arrays=arrays,
+        text_holders=text_holders if len(text_holders) == len(papers) else None,
     )
 
 
@@ -298,11 +314,17 @@ def region_change(
 
     ``new_extractions``/``new_vectors``: of the added papers and of those whose text
     changed; ``words``: word vectors (sorted columns, weights) of some papers;
-    ``touched``: the ids whose paper in ``corpus`` may not be the state's (None: any).
+    ``touched``: the ids whose paper in ``corpus`` may not be the state's, the removed
+    ones included (None: any).
     """
     old = state.papers
-    added = sorted(corpus.keys() - old.keys())
-    removed = sorted(old.keys() - corpus.keys())
+    if touched is None:
+        added = sorted(corpus.keys() - old.keys())
+        removed = sorted(old.keys() - corpus.keys())
+    else:
+        # a set difference of the two key sets costs O(N) (~50 ms an add at 100k papers)
+        added = sorted(p for p in set(touched) if p in corpus and p not in old)
+        removed = sorted(p for p in set(touched) if p in old and p not in corpus)
     changed = sorted(p for p in (corpus if touched is None else touched)
                      if p in old and p in corpus and corpus[p] is not old[p])
     # the abstract as written: text_hash folds case and punctuation, which extraction reads
@@ -314,15 +336,16 @@ def region_change(
 
     # ---- resolution: the resolver moves to the new corpus's extractions
     with timer("extract.resolve"):
-        extractions = dict(state.extractions)
+        extractions = Overlay(state.extractions)
         for pid in removed:
             del extractions[pid]
         for pid in [*added, *re_text]:
             extractions[pid] = new_extractions[pid]
-        resolver.advance(extractions)
+        resolver.advance(extractions, touched=None if touched is None
+                         else {*added, *removed, *re_text})
     moved_papers = set(resolver.changed_papers)
     old_terms = {p: state.pterms.get(p, {}) for p in moved_papers}
-    pterms = dict(state.pterms)
+    pterms = Overlay(state.pterms)
     for p in removed:
         pterms.pop(p, None)
     for p in moved_papers:
@@ -330,11 +353,11 @@ def region_change(
             pterms[p] = resolver.paper_terms(p)
     # the state's sets stay as they are until the commit: a term this change moves gets
     # a copy of its set (copying every set was O(N): ~0.2 s an add at 100k papers)
-    postings = dict(state.postings)
+    postings = Overlay(state.postings)
     copied: set[str] = set()
 
     def own(t: str) -> set[str]:
-        ps = postings.get(t)
+        ps: set[str] | None = postings.get(t)
         if ps is None or t not in copied:
             copied.add(t)
             ps = postings[t] = set(ps or ())
@@ -411,7 +434,7 @@ def region_change(
             lambda ids: _shares_of(state.shares, ids),
             term_names, renamed,
             max_df=s.shared_term_max_df, min_weight=s.shared_term_min_weight,
-            top_k=s.shared_term_top_k,
+            top_k=s.shared_term_top_k, numbering=state.paper_columns,
         )
         upsert_edges.extend(shared.upsert)
         delete_edges.extend(shared.delete)
@@ -506,7 +529,7 @@ def region_change(
     with timer("link.cites"):
         # the state's sets stay as they are until the commit: a title this change moves
         # gets a copy of its set (copying all of them was O(N))
-        titles = dict(state.titles)
+        titles = Overlay(state.titles)
         owned: set[str] = set()
 
         def title_set(key: str) -> set[str]:
@@ -571,7 +594,7 @@ def region_change(
         for p in moved_papers:
             if p in corpus:
                 state.pterms[p] = pterms[p]
-        state.postings = postings
+        postings.apply()
         for pid in removed:
             state.near.pop(pid, None)
             for e in state.similar.pop(pid, []):
@@ -584,7 +607,10 @@ def region_change(
             state.similar[pid] = edges
             for e in edges:
                 state.holders.setdefault(e.target, set()).add(pid)
-        state.hubs = hubs
+        if isinstance(hubs, Overlay) and hubs.base is state.hubs:
+            hubs.apply()  # the pools keep state.hubs as the hubs they were moved with
+        else:
+            state.hubs = hubs if isinstance(hubs, dict) else dict(hubs)
         for pid in removed:
             state.shared.pop(pid, None)
         state.shared.update(shared.lists)
@@ -618,7 +644,7 @@ def region_change(
         for pid in [*changed, *added]:
             for key in _cite_keys(papers[pid]):
                 state.cites.setdefault(key, set()).add(pid)
-        state.titles = titles
+        titles.apply()
         state.version = version
 
     return RegionResult(change, papers, added, removed, updated, commit)

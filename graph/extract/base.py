@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -116,8 +116,12 @@ class IncrementalResolution(Protocol):
         """The resolution of ``extractions``, reusing the previous call's work."""
         ...
 
-    def advance(self, extractions: Mapping[str, Extraction]) -> bool:
-        """As :meth:`update`, without assembling the whole Resolution (False: no change)."""
+    def advance(
+        self, extractions: Mapping[str, Extraction], touched: Collection[str] | None = None
+    ) -> bool:
+        """As :meth:`update`, without assembling the whole Resolution (False: no change).
+        ``touched``: the only ids whose extraction may differ from the last call's, or be
+        new or gone (None: any)."""
         ...
 
     def paper_terms(self, pid: str) -> dict[str, float]:

@@ -757,15 +757,14 @@ class EmbeddedStore(QueryLayer):
         if rebuild:
             for name, _ in EDGE_INDEXES:
                 db.execute(f"DROP INDEX IF EXISTS {name}")
-        look = "SELECT 1 FROM edges WHERE source = ? AND target = ? AND type = ?"
         # checked and serialised a part at a time (an error rolls the whole write back)
         for start in range(0, len(rows.edges), EDGE_ROWS_PER_PART):
             edge_part = rows.edge_rows(start, start + EDGE_ROWS_PER_PART)
             if delta is not None:
                 # before the part's inserts; a key twice in the change is new once
-                for key in {(s, t, typ) for s, t, typ, _, _ in edge_part}:
-                    if db.execute(look, key).fetchone() is None:
-                        delta.edges[key[2]] += 1
+                keys = sorted({(s, t, typ) for s, t, typ, _, _ in edge_part})
+                delta.edges.update(typ for _, _, typ in keys)
+                delta.edges.subtract(_held_edges(db, keys))
             db.executemany(
                 "INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?)",
                 ((s, t, typ, w, attrs, seq) for s, t, typ, w, attrs in edge_part),
@@ -947,6 +946,27 @@ def _write_errors() -> Iterator[None]:
         raise StoreWriteError(
             f"graph database write failed, nothing was written: {exc.strerror}"
         ) from exc
+
+
+#: edge keys looked up by one statement (3 host parameters each)
+_KEYS_PER_LOOKUP = 300
+
+
+def _held_edges(db: sqlite3.Connection, keys: Sequence[tuple[str, str, str]]) -> Counter[str]:
+    """How many of ``keys`` (source, target, type) the edge table holds, by type: a few
+    hundred keys a statement, each found through the primary key (one SELECT a key was
+    ~2x slower: an add of 10 at 100k papers looks up ~3,600)."""
+    held: Counter[str] = Counter()
+    for at in range(0, len(keys), _KEYS_PER_LOOKUP):
+        part = keys[at : at + _KEYS_PER_LOOKUP]
+        values = ",".join(["(?, ?, ?)"] * len(part))
+        # CROSS JOIN keeps the listed keys as the outer loop: a primary-key lookup each
+        sql = (f"SELECT k.column3, COUNT(*) FROM (VALUES {values}) AS k"  # noqa: S608 - placeholders only
+               " CROSS JOIN edges AS e ON e.source = k.column1 AND e.target = k.column2"
+               " AND e.type = k.column3 GROUP BY k.column3")
+        for typ, n in db.execute(sql, [x for key in part for x in key]):
+            held[typ] += n
+    return held
 
 
 def _rebuild_indexes(db: sqlite3.Connection, new_edges: int) -> bool:

@@ -247,3 +247,44 @@ def test_cli_writes_between_server_writes_equal_rebuilds(
     assert graphs_equal(served.snapshot(), EmbeddedStore(path, reads="sql").snapshot()) == []
     served.close()
 
+
+
+def test_texts_held_by_other_papers_across_adds_updates_and_removes(
+    tmp_path: Path, pipeline: Pipeline, seed_papers: list[Paper], settings_dir: Path
+) -> None:
+    """Which paper holds a text moves with every add, update and remove (the region state
+    keeps it between writes): a text is refused while another paper holds it, and free
+    again once that paper is gone or holds another text."""
+    store = EmbeddedStore(tmp_path / "graph.db")
+    text_a, text_b = BARE
+    text_a2 = DEFINES
+    corpus = {p.id: p for p in seed_papers[:20]}
+    corpus.update({p.id: p for p in (_paper("A", text_a), _paper("B", text_b))})
+    pipeline.run(store, add_papers=list(corpus.values()), replace=True)
+
+    def add(*papers: Paper) -> list[str]:
+        report = pipeline.run(store, add_papers=list(papers))
+        assert pipeline._state is not None  # the region path, state kept
+        return [p.reason for p in report.problems]
+
+    said = add(_paper("C", text_a))
+    assert len(said) == 1 and "same text as paper 'A'" in said[0]
+    said = add(_paper("A", text_b))
+    assert len(said) == 1 and "its new text is paper 'B''s" in said[0]
+    _same(store, settings_dir, corpus)
+
+    pipeline.run(store, remove=["B"])
+    del corpus["B"]
+    assert add(_paper("D", text_b)) == []  # B's text is free once B is gone
+    corpus["D"] = _paper("D", text_b)
+    _same(store, settings_dir, corpus)
+
+    moved = _paper("A", text_a2)
+    assert add(moved) == []
+    corpus["A"] = updated(corpus["A"], moved)
+    assert add(_paper("E", text_a)) == []  # A's old text is free once A holds another
+    corpus["E"] = _paper("E", text_a)
+    said = add(_paper("F", text_a2))
+    assert len(said) == 1 and "same text as paper 'A'" in said[0]
+    _same(store, settings_dir, corpus)
+    store.close()

@@ -21,6 +21,7 @@ from graph.lexical import word_vectors
 from graph.link import (
     ConceptColumns,
     Kept,
+    PaperColumns,
     _WordDots,
     cooccurrence_edges,
     related_region,
@@ -78,6 +79,18 @@ def _same(got: dict, want: list[Edge]) -> None:  # type: ignore[type-arg]
         assert g.weight == e.weight and dict(g.attrs) == dict(e.attrs), (e.source, e.target)
 
 
+def _kept_lists(edges: Iterable[Edge]) -> Kept:
+    """The (weight, partner) each paper's SHARES_TERM list keeps, from the edges."""
+    kept: Kept = defaultdict(list)
+    for e in edges:
+        by = e.attrs["kept_by"]
+        if by != "target":
+            kept[e.source].append((e.weight, e.target))
+        if by != "source":
+            kept[e.target].append((e.weight, e.source))
+    return kept
+
+
 def _change(rng: random.Random, old: dict[str, dict[str, float]], vocab: int):  # type: ignore[no-untyped-def]
     new = {p: dict(ts) for p, ts in old.items()}
     for p in rng.sample(sorted(new), rng.randint(0, 4)):
@@ -98,13 +111,7 @@ def test_shared_terms_region_equals_the_whole(seed: int) -> None:
     old = _corpus(rng, 90, vocab)
     kw = {"max_df": 0.2, "min_weight": 1.0, "top_k": rng.choice([3, 5, 20])}
     before = shared_term_edges(old, {}, **kw)  # type: ignore[arg-type]
-    kept: Kept = defaultdict(list)
-    for e in before:
-        by = e.attrs["kept_by"]
-        if by != "target":
-            kept[e.source].append((e.weight, e.target))
-        if by != "source":
-            kept[e.target].append((e.weight, e.source))
+    kept = _kept_lists(before)
     new = _change(rng, old, vocab)
     changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
     old_terms = {p: old.get(p, {}) for p in changed}
@@ -112,6 +119,54 @@ def test_shared_terms_region_equals_the_whole(seed: int) -> None:
                               _stored_of(before), {}, set(), **kw)  # type: ignore[arg-type]
     after = _apply(before, got.upsert, got.delete, set(new))
     _same(after, shared_term_edges(new, {}, **kw))  # type: ignore[arg-type]
+
+
+def _moved_postings(
+    postings: dict[str, set[str]], old: dict[str, dict[str, float]],
+    new: dict[str, dict[str, float]],
+) -> dict[str, set[str]]:
+    """``new``'s postings as the region state makes them: the sets of terms no paper
+    moved are ``postings``' own objects, the moved ones new sets."""
+    out = dict(postings)
+    moved = {t for p in old.keys() | new.keys() if old.get(p) != new.get(p)
+             for t in set(old.get(p, {})) | set(new.get(p, {}))}
+    fresh = _postings(new)
+    for t in moved:
+        if fresh.get(t):
+            out[t] = set(fresh[t])
+        else:
+            out.pop(t, None)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_shared_terms_region_with_a_kept_numbering(seed: int) -> None:
+    """Papers numbered in no id order (holes for ids that are gone, numbers kept from
+    change to change, term holders kept with their sets): the same edges as the whole
+    (ties broken by id, not by number)."""
+    rng = random.Random(100 + seed)
+    vocab = 30
+    old = _corpus(rng, 90, vocab)
+    kw = {"max_df": 0.3, "min_weight": 1.0, "top_k": rng.choice([2, 3, 5, 20])}
+    numbering = PaperColumns()
+    ghosts = [f"z{i}" for i in range(7)]
+    for pid in rng.sample([*old, *ghosts], len(old) + len(ghosts)):
+        numbering.number(pid)
+    postings = dict(_postings(old))
+    edges = shared_term_edges(old, {}, **kw)  # type: ignore[arg-type]
+    for _ in range(3):  # in sequence: the numbering and its kept holders carry over
+        kept = _kept_lists(edges)
+        new = _change(rng, old, vocab)
+        changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
+        old_terms = {p: old.get(p, {}) for p in changed}
+        new_postings = _moved_postings(postings, old, new)
+        got = shared_terms_region(new, new_postings, old_terms, len(old), kept,
+                                  _stored_of(edges), {}, set(), numbering=numbering,
+                                  **kw)  # type: ignore[arg-type]
+        after = _apply(edges, got.upsert, got.delete, set(new))
+        want = shared_term_edges(new, {}, **kw)  # type: ignore[arg-type]
+        _same(after, want)
+        old, postings, edges = new, new_postings, want
 
 
 @pytest.mark.parametrize("seed", range(12))
