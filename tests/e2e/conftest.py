@@ -97,9 +97,13 @@ def seed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         store.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """Debian's headless Chromium through Playwright (never a downloaded browser)."""
+    """Debian's headless Chromium through Playwright (never a downloaded browser).
+
+    One per module, not per session: Playwright's sync API keeps an event loop running
+    in the main thread while it is open, and a later test's ``asyncio.run`` then fails
+    (tests/api after tests/e2e did)."""
     if not CHROMIUM.exists():
         pytest.fail(
             f"{CHROMIUM} not found: the browser tests need Debian's chromium "
