@@ -60,7 +60,7 @@ from graph.model import (
     RelType,
     TermAttrs,
 )
-from graph.overlay import Overlay
+from graph.overlay import DeltaSet, Overlay
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -553,19 +553,25 @@ class _Scorer:
         return self._rescored(i, ok, rough[ok], self.slack, size, min_score, also)
 
     def near_block(
-        self, block: Sequence[int], size: int, min_score: float
+        self, block: Sequence[int], size: int, min_score: float,
+        product: NDArray[np.float32] | None = None,
     ) -> list[tuple[NDArray[np.intp], NDArray[np.float64]]]:
         """:meth:`near` of every row of ``block`` (no ``also``), the same papers and
         cosines, from a bfloat16 product in a pass over every row where that is faster
         (:mod:`graph.halfdot`: every paper within twice its error bound of the cut is
-        rescored)."""
+        rescored). ``product``: the block's float32 rows against every paper, when the
+        caller made them already (a copy: the block's own entries are set to -inf)."""
         n, dim = self.m32.shape
         slack = halfdot.error_bound(dim, self._norm) * 2 + 1e-6
         cut = min_score - slack
-        if (not self._every_row or len(block) * n < halfdot.MIN_CELLS
+        if (product is not None or not self._every_row or len(block) * n < halfdot.MIN_CELLS
                 or dim > halfdot.MAX_DIM or cut <= 0 or not halfdot.usable()
                 or not self._finite()):
-            rough = self.rough(block)  # never your own neighbour
+            if product is None:
+                rough = self.rough(block)  # never your own neighbour
+            else:
+                rough = product
+                rough[np.arange(len(block)), block] = -np.inf
             return [self.near(r, rough[bi], size, min_score) for bi, r in enumerate(block)]
         if self._half is None:
             self._half = halfdot.HalfMatrix(self.m32)
@@ -655,14 +661,16 @@ def _by_id(ids: Sequence[str]) -> NDArray[np.int64]:
 
 
 def _find_pools(
-    sc: _Scorer, block: Sequence[int], min_score: float
+    sc: _Scorer, block: Sequence[int], min_score: float,
+    product: NDArray[np.float32] | None = None,
 ) -> tuple[list[NDArray[np.intp]], list[NDArray[np.float64]], list[float | None]]:
     """Each row's pool (:func:`_pool` of :meth:`_Scorer.near`), its exact cosines and its
-    last cosine (None: fewer than ``vec.pool`` reach ``min_score``)."""
+    last cosine (None: fewer than ``vec.pool`` reach ``min_score``). ``product``: as
+    :meth:`_Scorer.near_block` takes it."""
     pools = []
     coss = []
     lasts = []
-    for near, exact in sc.near_block(block, sc.vec.pool, min_score):
+    for near, exact in sc.near_block(block, sc.vec.pool, min_score, product):
         local, last = _pool(exact, sc.vec.pool)
         pools.append(near[local])
         coss.append(exact[local])
@@ -1389,10 +1397,20 @@ def update_csls_pools(
         refill.update(int(i) for i in np.unique(owners[owners >= 0]))
     fresh_rows = sorted(index[p] for p in new)
     whole = sorted(refill | set(fresh_rows))
+    new_arr = np.asarray(fresh_rows, dtype=np.intp)
+    # the new papers against every paper once, for their own pools and for the rows
+    # they reach, where that fits one block: each product reads the whole matrix (150
+    # MB at 100k papers, ~15 ms)
+    fresh_product = (sc.m32[new_arr] @ sc.m32.T
+                     if fresh_rows and len(fresh_rows) * n <= BLOCK_CELLS else None)
+    at_fresh = {r: j for j, r in enumerate(fresh_rows)}
     new_pools: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64],
                                float | None]] = {}
     for block in _blocks(whole, n):
-        got, coss, lasts = _find_pools(sc, block, min_score)
+        product = (fresh_product[[at_fresh[r] for r in block]]  # a copy
+                   if fresh_product is not None and all(r in at_fresh for r in block)
+                   else None)
+        got, coss, lasts = _find_pools(sc, block, min_score, product)
         words = (sc._dots.rows_against(list(zip(block, got, strict=True)))
                  if sc._dots is not None else [np.zeros(len(g)) for g in got])
         for r, g, c, wd, last in zip(block, got, coss, words, lasts, strict=True):
@@ -1405,11 +1423,11 @@ def update_csls_pools(
         else:
             floor = np.fromiter((hubs[p].floor if p not in is_new else np.inf for p in ids),
                                 dtype=np.float64, count=n)
-        new_arr = np.asarray(fresh_rows, dtype=np.intp)
         # the float32 product first (within ``slack`` of cos()), then the exact cosines of
         # the rows it may reach: rounding a float64 product of every row was ~25 ms an add
         # at 100k papers
-        near = (sc.m32[new_arr] @ sc.m32.T >= floor[None, :] - TIE_SLACK - sc.slack)
+        near = ((fresh_product if fresh_product is not None else sc.m32[new_arr] @ sc.m32.T)
+                >= floor[None, :] - TIE_SLACK - sc.slack)
         maybe = np.flatnonzero(near.any(axis=0))
         scores = np.round(sc.full[new_arr] @ sc.full[maybe].T, SCORE_DECIMALS)
         reached = maybe[(scores >= floor[maybe][None, :] - TIE_SLACK).any(axis=0)]
@@ -2089,14 +2107,17 @@ class PaperColumns:
     adds (the region state holds one) for :class:`_SubIndex`: an add's linking terms are
     held by most of a large corpus (60-90k of 100k papers), and sorting their ids and
     looking each holder up again was ~130 ms an add. A paper keeps its number for the
-    life of the object (a removed one leaves a hole); a term's numbers are kept with the
-    very set they were made from, so a set that a change replaced (the region state's
-    sets are never changed in place) is numbered again when next asked."""
+    life of the object (a removed one leaves a hole). A term's numbers are kept with the
+    very set they were made from; a change reads a moved term through a
+    :class:`graph.overlay.DeltaSet` of that set, numbered from the set's numbers and the
+    few papers that moved, and :meth:`applied` carries those numbers over when the
+    change's commit applies the view to the set in place."""
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
         self.names: list[str] = []
         self._held: dict[str, tuple[Collection[str], NDArray[np.int64]]] = {}
+        self._views: dict[str, tuple[DeltaSet, NDArray[np.int64]]] = {}  # a change's
 
     def number(self, paper: str) -> int:
         """The number of ``paper``, given now if it has none."""
@@ -2106,8 +2127,19 @@ class PaperColumns:
             self.names.append(paper)
         return at
 
+    def _numbers(self, papers: Iterable[str], count: int) -> NDArray[np.int64]:
+        return np.fromiter(map(self.number, papers), dtype=np.int64, count=count)
+
     def holders(self, term: str, papers: Collection[str]) -> NDArray[np.int64]:
-        """The numbers of ``papers`` (``term``'s holders), in the collection's order."""
+        """The numbers of ``papers`` (``term``'s holders), in no set order (a product's
+        sums do not depend on a term's column order)."""
+        if isinstance(papers, DeltaSet):
+            view = self._views.get(term)
+            if view is not None and view[0] is papers:
+                return view[1]
+            numbers = self._moved(self.holders(term, papers.base), papers)
+            self._views[term] = (papers, numbers)
+            return numbers
         got = self._held.get(term)
         if got is not None and got[0] is papers:
             return got[1]
@@ -2116,9 +2148,35 @@ class PaperColumns:
             numbers = np.fromiter(map(index.__getitem__, papers), dtype=np.int64,
                                   count=len(papers))
         else:
-            numbers = np.fromiter(map(self.number, papers), dtype=np.int64, count=len(papers))
+            numbers = self._numbers(papers, len(papers))
         self._held[term] = (papers, numbers)
         return numbers
+
+    def applied(self, term: str, view: DeltaSet) -> None:
+        """``view`` is being applied to its set in place (a commit): the set's kept
+        numbers become the view's (moved by the papers the view adds and takes away, if
+        it was never numbered). Call it for every view applied, before
+        :meth:`DeltaSet.apply`."""
+        got = self._views.pop(term, None)
+        held = self._held.get(term)
+        if got is not None and got[0] is view:
+            self._held[term] = (view.base, got[1])
+        elif held is not None and held[0] is view.base:
+            self._held[term] = (view.base, self._moved(held[1], view))
+        else:
+            self._held.pop(term, None)
+
+    def _moved(self, numbers: NDArray[np.int64], view: DeltaSet) -> NDArray[np.int64]:
+        """The numbers of ``view`` from those of its set (``numbers``)."""
+        if view.minus:
+            numbers = numbers[~np.isin(numbers, self._numbers(view.minus, len(view.minus)))]
+        if view.plus:
+            numbers = np.concatenate((numbers, self._numbers(view.plus, len(view.plus))))
+        return numbers
+
+    def settled(self) -> None:
+        """A change ended (committed or not): its views' numbers are not needed again."""
+        self._views.clear()
 
 
 class _SubIndex(_TermIndex):
@@ -2267,9 +2325,6 @@ def shared_terms_region(
     def old_size(t: str) -> int:
         return len(postings.get(t, ())) - len(gained.get(t, ())) + len(lost.get(t, ()))
 
-    def old_holders(t: str) -> set[str]:
-        return (set(postings.get(t, ())) - gained.get(t, set())) | lost.get(t, set())
-
     cap_new = linking_cap(n, max_df, max_term_papers)
     cap_old = linking_cap(n_old, max_df, max_term_papers)
 
@@ -2289,8 +2344,10 @@ def shared_terms_region(
         size_new, size_old = len(postings.get(t, ())), old_size(t)
         if not (links(size_new, cap_new) or links(size_old, cap_old)):
             continue
+        # the holders before and after: before = (after - gained) | lost, so the ones
+        # before that are not after are the lost ones
         holders = set(postings.get(t, ()))
-        holders.update(p for p in old_holders(t) if p in paper_terms)
+        holders.update(p for p in lost.get(t, ()) if p in paper_terms)
         touched |= holders
         if not (links(size_old, cap_old) and links(size_new, cap_new)
                 and term_weight(size_old) == term_weight(size_new)):

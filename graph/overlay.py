@@ -1,12 +1,16 @@
-"""A copy-on-write view of a dict (the region state's postings, terms, titles, hubs)."""
+"""Copy-on-write views of a dict (the region state's postings, terms, titles, hubs) and of a
+set (one term's papers)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping
+import itertools
+from collections.abc import Iterable, Iterator, MutableMapping
+from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar
 
 _MISSING: Any = object()
 _V = TypeVar("_V")
+_T = TypeVar("_T")
 
 
 class Overlay(MutableMapping[str, _V]):
@@ -71,3 +75,56 @@ class Overlay(MutableMapping[str, _V]):
         self.base.update(self.mine)
         for key in self.gone:
             del self.base[key]
+
+
+class DeltaSet(AbstractSet[str]):
+    """A copy-on-write view of a set: ``base`` with some members added (``plus``) and
+    some taken away (``minus``), ``base`` left as it is until :meth:`apply`. A change's
+    postings move a few papers in or out of terms held by tens of thousands (at 100k
+    papers): a copy of such a set, dropping the old one at the commit and the collector's
+    walk over the young copy cost ~0.1 s an add together."""
+
+    __slots__ = ("base", "minus", "plus")
+
+    def __init__(self, base: set[str]) -> None:
+        self.base = base
+        self.plus: set[str] = set()  # never in base
+        self.minus: set[str] = set()  # always in base
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[_T]) -> set[_T]:
+        # what the Set operators (a - b, a | b) return: a plain set
+        return set(it)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.plus or (item in self.base and item not in self.minus)
+
+    def __len__(self) -> int:
+        return len(self.base) - len(self.minus) + len(self.plus)
+
+    def __iter__(self) -> Iterator[str]:
+        kept: Iterable[str] = (itertools.filterfalse(self.minus.__contains__, self.base)
+                               if self.minus else self.base)
+        return itertools.chain(kept, self.plus)
+
+    def add(self, item: str) -> None:
+        """Hold ``item``."""
+        if item in self.base:
+            self.minus.discard(item)
+        else:
+            self.plus.add(item)
+
+    def discard(self, item: str) -> None:
+        """Hold ``item`` no more, if held."""
+        if item in self.base:
+            self.minus.add(item)
+        else:
+            self.plus.discard(item)
+
+    def apply(self) -> set[str]:
+        """Make ``base`` what this view shows, in place (O(what moved)); the view then
+        shows ``base`` alone. Returns ``base``."""
+        self.base -= self.minus
+        self.base |= self.plus
+        self.plus, self.minus = set(), set()
+        return self.base

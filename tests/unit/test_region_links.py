@@ -29,6 +29,7 @@ from graph.link import (
     shared_terms_region,
 )
 from graph.model import Edge
+from graph.overlay import DeltaSet, Overlay
 
 WORDS = ["graph", "neural", "network", "attention", "diffusion", "policy", "reward",
          "language", "model", "protein", "molecule", "sparse", "robust", "vision"]
@@ -167,6 +168,62 @@ def test_shared_terms_region_with_a_kept_numbering(seed: int) -> None:
         want = shared_term_edges(new, {}, **kw)  # type: ignore[arg-type]
         _same(after, want)
         old, postings, edges = new, new_postings, want
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_shared_terms_region_through_set_views_applied_in_place(seed: int) -> None:
+    """As the region state does it: a moved term is read through a DeltaSet of the kept
+    set, which the commit applies in place (the numbering carried over by
+    PaperColumns.applied); a change that fails before its commit leaves the sets and
+    the numbering as they were. The same edges as the whole, change after change."""
+    rng = random.Random(300 + seed)
+    vocab = 30
+    old = _corpus(rng, 90, vocab)
+    kw = {"max_df": 0.3, "min_weight": 1.0, "top_k": rng.choice([2, 3, 5, 20])}
+    numbering = PaperColumns()
+    postings = {t: set(ps) for t, ps in _postings(old).items()}
+    edges = shared_term_edges(old, {}, **kw)  # type: ignore[arg-type]
+    for step in range(5):
+        kept = _kept_lists(edges)
+        new = _change(rng, old, vocab)
+        changed = {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
+        old_terms = {p: old.get(p, {}) for p in changed}
+        view = Overlay(postings)
+        for p in changed:
+            was, now = set(old.get(p, {})), set(new.get(p, {}))
+            for t in was - now:
+                ps = view[t]
+                if not isinstance(ps, DeltaSet):
+                    ps = view[t] = DeltaSet(ps)
+                ps.discard(p)
+                if not ps:
+                    del view[t]
+            for t in now - was:
+                ps = view.get(t)
+                if ps is None:
+                    ps = view[t] = set()
+                elif not isinstance(ps, DeltaSet) and ps is postings.get(t):
+                    ps = view[t] = DeltaSet(ps)
+                ps.add(p)
+        before = {t: set(ps) for t, ps in postings.items()}
+        got = shared_terms_region(new, view, old_terms, len(old), kept,
+                                  _stored_of(edges), {}, set(), numbering=numbering,
+                                  **kw)  # type: ignore[arg-type]
+        assert {t: set(ps) for t, ps in postings.items()} == before  # nothing moved yet
+        if step == 2:  # this change fails before its commit: nothing applied
+            numbering.settled()
+            continue
+        after = _apply(edges, got.upsert, got.delete, set(new))
+        want = shared_term_edges(new, {}, **kw)  # type: ignore[arg-type]
+        _same(after, want)
+        for t, ps in view.mine.items():
+            if isinstance(ps, DeltaSet):
+                numbering.applied(t, ps)
+                view.mine[t] = ps.apply()
+        view.apply()
+        numbering.settled()
+        assert {t: set(ps) for t, ps in postings.items()} == _postings(new)
+        old, edges = new, want
 
 
 @pytest.mark.parametrize("seed", range(12))
