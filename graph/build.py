@@ -83,7 +83,7 @@ from graph.extract import (
     extraction_from_json,
     extraction_to_json,
 )
-from graph.ids import id_key
+from graph.ids import id_key, spellings
 from graph.ingest import InputProblem, read_corpus
 from graph.lexical import (
     WORD_HASH_FEATURES,
@@ -1000,6 +1000,7 @@ class Pipeline:
                 # writer waits for the graph work only; the vectors land in the cache
                 self._embed_new(store, report, new_papers, remove, replace)
             with store.writer(on_wait=self.progress.message):
+                remove = _stored_spellings(store, remove)
                 self._update(store, report, new_papers, remove, replace)
                 with self._step(report, "stats"):
                     report.stats = store.stats()
@@ -1690,6 +1691,16 @@ def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
         if abs(ea.weight - eb.weight) > tol:
             problems.append(f"edge {k} weight {ea.weight} != {eb.weight}")
     return problems
+
+
+def _stored_spellings(store: GraphStore, remove: Sequence[str]) -> Sequence[str]:
+    """Each id to remove as the store spells it (graph.ids: an id trimmed, NFC and NFD
+    are one paper, as for a lookup or an add), or as given where no paper has it."""
+    if not remove:
+        return remove
+    found = store.get_nodes(sorted({s for r in remove for s in spellings(r)}))
+    return [next((s for s in spellings(r) if isinstance(found.get(s), Paper)), r)
+            for r in remove]
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from graph.build import Pipeline, graphs_equal
+from graph.errors import NotFoundError
 from graph.ingest import paper_from_record, read_corpus
 from graph.model import GraphData, Paper, concept_id
 from graph.store.embedded import EmbeddedStore
@@ -288,3 +289,34 @@ def test_texts_held_by_other_papers_across_adds_updates_and_removes(
     assert len(said) == 1 and "same text as paper 'A'" in said[0]
     _same(store, settings_dir, corpus)
     store.close()
+
+
+def test_a_remove_finds_the_paper_by_any_spelling_of_its_id(
+    tmp_path: Path, pipeline: Pipeline, seed_papers: list[Paper], settings_dir: Path
+) -> None:
+    """graph.ids: an id trimmed, in NFC or in NFD is one paper, for a remove as for a
+    lookup or an add (an outside probe removed an NFC-stored id by its NFD spelling and
+    got "no paper with id"). Both paths: the region's and the whole one."""
+    nfc, nfd = "caf\u00e9-2025", "cafe\u0301-2025"
+    store = EmbeddedStore(tmp_path / "graph.db")
+    try:
+        base = seed_papers[:12]
+        extra = [_paper(nfc, BARE[0]), _paper("na\u00efve", BARE[1])]
+        pipeline.run(store, add_papers=[*base, *extra], replace=True)
+        report = pipeline.run(store, remove=[nfd])  # the long-lived pipeline's region path
+        assert report.removed == [nfc]
+        report = pipeline.run(store, remove=["  nai\u0308ve "])
+        assert report.removed == ["na\u00efve"]
+        _same(store, settings_dir, {p.id: p for p in base})
+        fresh = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE)
+        try:  # a fresh pipeline: the whole path
+            pipeline.run(store, add_papers=extra)
+            assert fresh.run(store, remove=[nfd, "nai\u0308ve"]).removed == sorted(
+                [nfc, "na\u00efve"])
+        finally:
+            fresh.close()
+        _same(store, settings_dir, {p.id: p for p in base})
+        with pytest.raises(NotFoundError):
+            pipeline.run(store, remove=["cafe-2025"])  # no accent: another id
+    finally:
+        store.close()
