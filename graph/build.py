@@ -83,7 +83,7 @@ from graph.extract import (
     extraction_from_json,
     extraction_to_json,
 )
-from graph.ids import id_key, spellings
+from graph.ids import find_id, id_key, odd_spellings, stored_spelling
 from graph.ingest import InputProblem, read_corpus
 from graph.lexical import (
     WORD_HASH_FEATURES,
@@ -895,6 +895,7 @@ class Pipeline:
         held = self._state
         assert held is not None
         state = held.state
+        remove = _found_ids(remove, state.papers, state.odd_ids)
         missing = [r for r in remove if r not in state.papers]
         if missing:
             raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
@@ -904,7 +905,7 @@ class Pipeline:
             holder = (Overlay(state.text_holders) if state.text_holders is not None
                       else None)
             corpus = _next_corpus(state.papers, new_papers, remove, False, report, written,
-                                  holder)
+                                  holder, state.odd_ids)
             old = state.papers
             mine = [(pid, corpus[pid]) for pid in sorted(written) if pid in corpus]
             fresh = [p for pid, p in mine
@@ -1000,7 +1001,6 @@ class Pipeline:
                 # writer waits for the graph work only; the vectors land in the cache
                 self._embed_new(store, report, new_papers, remove, replace)
             with store.writer(on_wait=self.progress.message):
-                remove = _stored_spellings(store, remove)
                 self._update(store, report, new_papers, remove, replace)
                 with self._step(report, "stats"):
                     report.stats = store.stats()
@@ -1160,6 +1160,7 @@ class Pipeline:
                 "every link and vector of this corpus"
             )
         old_papers = {pid: n for pid, n in previous.nodes.items() if isinstance(n, Paper)}
+        remove = _found_ids(remove, old_papers)
         missing = [r for r in remove if r not in old_papers]
         if missing:
             raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
@@ -1276,12 +1277,15 @@ def _next_corpus(
     report: BuildReport,
     written: set[str] | None = None,
     holder: MutableMapping[str, str] | None = None,
+    odd: Mapping[str, str] | None = None,
 ) -> dict[str, Paper]:
     """The papers a write leaves: ``old_papers`` with ``new_papers`` merged in (or instead,
     ``replace``) and ``remove`` taken out; ``written`` (when given) gets the ids whose
     paper is not ``old_papers``' own object any more, removed ones aside. ``holder``:
     text_hash -> paper of ``old_papers``, no text held twice (kept by the caller, moved
-    here as the corpus moves); else made from the corpus."""
+    here as the corpus moves); else made from the corpus. ``odd``:
+    :func:`graph.ids.odd_spellings` of ``old_papers`` (kept by the caller; else made
+    when a new id asks)."""
     corpus: dict[str, Paper] = {} if replace else dict(old_papers)
     for pid in remove:
         gone = corpus.pop(pid, None)
@@ -1292,7 +1296,7 @@ def _next_corpus(
         if written is not None:
             written.update(corpus)
     else:
-        _merge_into(corpus, new_papers, report, written, holder)
+        _merge_into(corpus, new_papers, report, written, holder, odd)
     return corpus
 
 
@@ -1480,11 +1484,13 @@ def _with_stored_fields(p: Paper, old: Paper) -> Paper:
 def _merge_into(
     corpus: dict[str, Paper], new: Sequence[Paper], report: BuildReport,
     written: set[str] | None = None, holder: MutableMapping[str, str] | None = None,
+    odd: Mapping[str, str] | None = None,
 ) -> None:
     """Add ``new`` to ``corpus`` (in place): updates of stored ids first, then new ids;
     the ids it sets go into ``written`` (when given). ``holder``: text_hash -> the paper
     of ``corpus`` holding it, no text held twice (moved here as the corpus moves); else
-    made from ``corpus`` (O(N): ~30 ms at 100k papers).
+    made from ``corpus`` (O(N): ~30 ms at 100k papers). ``odd``: as :func:`_next_corpus`
+    takes it.
 
     * a record equal to the stored one in every field the input gives (not where it was
       read from) changes nothing: a duplicate;
@@ -1495,14 +1501,11 @@ def _merge_into(
       to a new id in one add goes in) is a duplicate and said so;
     * an id given twice in one batch: the first counts, the others are reported;
     * an id that is another spelling of a stored one (:func:`graph.ids.id_key`: café NFC
-      and NFD) is that paper, under the stored spelling.
+      and NFD, a Kelvin sign and K) is that paper, under the stored spelling.
     """
     seen: set[str] = set()
     updates: list[Paper] = []
     fresh: list[Paper] = []
-    # only ids with non-ASCII characters can have a second spelling: most corpora have none
-    # (and most inputs: made when a non-ASCII id first asks, O(N))
-    spelled: dict[str, str] | None = None
     for p in new:
         key = id_key(p.id)
         if key in seen:
@@ -1515,10 +1518,15 @@ def _merge_into(
             continue
         seen.add(key)
         stored = p.id if p.id in corpus else None
-        if stored is None and not p.id.isascii():  # NFC of a Kelvin sign is ASCII "K"
-            if spelled is None:
-                spelled = {id_key(pid): pid for pid in corpus if not pid.isascii()}
-            stored = key if key in corpus else spelled.get(key)
+        if stored is None:
+            # a stored id that is not its own key (NFD, or a Kelvin sign whose NFC is an
+            # ASCII "K") is found by key, an ASCII new id's too (made when first asked:
+            # O(N), unless the caller keeps it)
+            if odd is None:
+                odd = odd_spellings(corpus)
+            stored = key if key in corpus else odd.get(key)
+            if stored is not None and stored not in corpus:
+                stored = None
         if stored is not None and stored != p.id:
             p = dataclasses.replace(p, id=stored)
         (updates if stored is not None else fresh).append(p)
@@ -1693,14 +1701,22 @@ def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
     return problems
 
 
-def _stored_spellings(store: GraphStore, remove: Sequence[str]) -> Sequence[str]:
-    """Each id to remove as the store spells it (graph.ids: an id trimmed, NFC and NFD
-    are one paper, as for a lookup or an add), or as given where no paper has it."""
-    if not remove:
-        return remove
-    found = store.get_nodes(sorted({s for r in remove for s in spellings(r)}))
-    return [next((s for s in spellings(r) if isinstance(found.get(s), Paper)), r)
-            for r in remove]
+def _found_ids(
+    remove: Sequence[str], papers: Mapping[str, Paper], odd: Mapping[str, str] | None = None
+) -> list[str]:
+    """Each id to remove as the graph spells it (graph.ids: a trimmed, NFC or NFD
+    spelling, or any with the same key, is that paper, for a remove as for a lookup or
+    an add), or as given where no paper has it. ``odd``: :func:`graph.ids.odd_spellings`
+    of ``papers`` (made here when needed)."""
+    out = []
+    for r in remove:
+        got = stored_spelling(r, papers)
+        if got is None:
+            if odd is None:
+                odd = odd_spellings(papers)
+            got = find_id(r, papers, odd)
+        out.append(got if got is not None else r)
+    return out
 
 
 @contextlib.contextmanager

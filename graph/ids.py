@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Container
+from collections.abc import Container, Iterable, Mapping
 
 
 def strip_id(text: str) -> str:
@@ -54,3 +54,29 @@ def spellings(ref: str) -> tuple[str, ...]:
 def stored_spelling(ref: str, stored: Container[str]) -> str | None:
     """The first of ``ref``'s :func:`spellings` that ``stored`` holds, or None."""
     return next((s for s in spellings(ref) if s in stored), None)
+
+
+def odd_spellings(ids: Iterable[str]) -> dict[str, str]:
+    """:func:`id_key` -> id, for the ids that are not their own key (kept as first given:
+    an NFD, half-composed or compatibility-sign spelling, or untrimmed from before this
+    rule): what finding a stored id by its key needs besides the ids themselves. Most
+    corpora have none (an ASCII id is its own key once trimmed)."""
+    out: dict[str, str] = {}
+    for pid in ids:
+        if pid.isascii() and pid == pid.strip():
+            continue
+        key = id_key(pid)
+        if key != pid:
+            out.setdefault(key, pid)
+    return out
+
+
+def find_id(ref: str, stored: Container[str], odd: Mapping[str, str]) -> str | None:
+    """The stored id that ``ref`` names: the first of its :func:`spellings` stored, else
+    the stored id with its key (``odd``: :func:`odd_spellings` of the stored ids), or None."""
+    got = stored_spelling(ref, stored)
+    if got is None:
+        got = odd.get(id_key(ref))
+        if got is not None and got not in stored:
+            got = None
+    return got

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from graph.extract import Extraction, IncrementalResolution
-from graph.ids import spellings
+from graph.ids import id_key, odd_spellings, spellings
 from graph.link import (
     TERM_RELS,
     ConceptColumns,
@@ -117,6 +117,9 @@ class CorpusState:
     # text_hash -> the paper holding that text, when no two papers share one (None: they
     # do; then each add makes it from the papers): what an add checks its records against
     text_holders: dict[str, str] | None = None
+    # graph.ids.odd_spellings of the papers' ids (most corpora: empty): what finds a
+    # stored id by its key without a pass over every id
+    odd_ids: dict[str, str] = field(default_factory=dict)
     # every row's SIMILAR_TO pool, rows as ``ids`` (the build's or the warm-up's, moved
     # by each commit); None (a state made after a whole-path write): each add ranks its
     # rows from all N
@@ -254,12 +257,18 @@ def state_from_graph(
         pools = similar_pools(PaperVectors(ids, matrix, word_matrix, arrays=arrays), k, floor,
                               stop)
     text_holders = {p.text_hash: pid for pid, p in papers.items()}
-    return CorpusState(
+    state = CorpusState(
         version, data.embedding_model, papers, dict(extractions), pterms, dict(postings),
         dict(similar), holders, hubs, dict(shared), related, ids, matrix,
         word_matrix, cites, dict(titles), dict(shares), pools=pools, arrays=arrays,
         text_holders=text_holders if len(text_holders) == len(papers) else None,
+        odd_ids=odd_spellings(papers),
     )
+    return state
+
+
+def _is_concept(term: str) -> bool:
+    return term.startswith("concept:")
 
 
 class _StateLists(ListSource):
@@ -443,7 +452,7 @@ def region_change(
         delete_edges.extend(shared.delete)
     with timer("link.related_to"):
         related = related_region(
-            pterms, postings, old_terms, lambda t: t.startswith("concept:"), state.related,
+            pterms, postings, old_terms, _is_concept, state.related,
             columns=state.columns,
         )
         upsert_edges.extend(related.upsert)
@@ -591,6 +600,10 @@ def region_change(
             del state.papers[pid]
             state.pterms.pop(pid, None)
             state.extractions.pop(pid, None)
+            if state.odd_ids.get(key := id_key(pid)) == pid:
+                del state.odd_ids[key]
+        for key, pid in odd_spellings(added).items():
+            state.odd_ids.setdefault(key, pid)
         state.papers.update(papers)
         for pid in [*added, *re_text]:
             state.extractions[pid] = extractions[pid]

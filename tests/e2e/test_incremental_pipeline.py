@@ -320,3 +320,32 @@ def test_a_remove_finds_the_paper_by_any_spelling_of_its_id(
             pipeline.run(store, remove=["cafe-2025"])  # no accent: another id
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("incremental", [True, False])
+def test_ids_kept_in_no_normal_form_are_found_by_key(
+    tmp_path: Path, seed_papers: list[Paper], settings_dir: Path, incremental: bool
+) -> None:
+    """An id is kept as first given, which may be neither NFC nor NFD (an Angstrom sign,
+    an accent composed and one not, a Kelvin sign whose NFC is an ASCII K): a remove
+    by any spelling with its key finds it, and an add by one (an ASCII "K-3" too)
+    updates it instead of making a second paper (probe 16). Both paths."""
+    angstrom, mixed, kelvin = "\u212bngstr\u00f6m-1", "e\u0301t\u00e9-2", "\u212a-3"
+    pipeline = Pipeline(seed_settings(settings_dir), cache_dir=EMBED_CACHE,
+                        incremental=incremental)
+    store = EmbeddedStore(tmp_path / "graph.db")
+    try:
+        base = seed_papers[:10]
+        odd = [_paper(angstrom, BARE[0]), _paper(mixed, BARE[1]), _paper(kelvin, DEFINES)]
+        pipeline.run(store, add_papers=[*base, *odd], replace=True)
+        report = pipeline.run(store, add_papers=[_paper("K-3", DEFINES + " Twice.")])
+        assert (report.added, report.updated) == ([], 1)
+        stored = store.snapshot()
+        assert kelvin in stored.nodes and "K-3" not in stored.nodes
+        report = pipeline.run(store, remove=["\u00c5ngstr\u00f6m-1", "\u00e9t\u00e9-2"])
+        assert report.removed == sorted([angstrom, mixed])
+        assert pipeline.run(store, remove=[" K-3 "]).removed == [kelvin]
+        _same(store, settings_dir, {p.id: p for p in base})
+    finally:
+        store.close()
+        pipeline.close()
