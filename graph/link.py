@@ -2117,7 +2117,8 @@ class PaperColumns:
         self.index: dict[str, int] = {}
         self.names: list[str] = []
         self._held: dict[str, tuple[Collection[str], NDArray[np.int64]]] = {}
-        self._views: dict[str, tuple[DeltaSet, NDArray[np.int64]]] = {}  # a change's
+        # a change's views: (view, its version when numbered, numbers)
+        self._views: dict[str, tuple[DeltaSet, int, NDArray[np.int64]]] = {}
 
     def number(self, paper: str) -> int:
         """The number of ``paper``, given now if it has none."""
@@ -2135,10 +2136,10 @@ class PaperColumns:
         sums do not depend on a term's column order)."""
         if isinstance(papers, DeltaSet):
             view = self._views.get(term)
-            if view is not None and view[0] is papers:
-                return view[1]
+            if view is not None and view[0] is papers and view[1] == papers.version:
+                return view[2]
             numbers = self._moved(self.holders(term, papers.base), papers)
-            self._views[term] = (papers, numbers)
+            self._views[term] = (papers, papers.version, numbers)
             return numbers
         got = self._held.get(term)
         if got is not None and got[0] is papers:
@@ -2159,8 +2160,8 @@ class PaperColumns:
         :meth:`DeltaSet.apply`."""
         got = self._views.pop(term, None)
         held = self._held.get(term)
-        if got is not None and got[0] is view:
-            self._held[term] = (view.base, got[1])
+        if got is not None and got[0] is view and got[1] == view.version:
+            self._held[term] = (view.base, got[2])
         elif held is not None and held[0] is view.base:
             self._held[term] = (view.base, self._moved(held[1], view))
         else:

@@ -84,12 +84,13 @@ class DeltaSet(AbstractSet[str]):
     papers): a copy of such a set, dropping the old one at the commit and the collector's
     walk over the young copy cost ~0.1 s an add together."""
 
-    __slots__ = ("base", "minus", "plus")
+    __slots__ = ("base", "minus", "plus", "version")
 
     def __init__(self, base: set[str]) -> None:
         self.base = base
         self.plus: set[str] = set()  # never in base
         self.minus: set[str] = set()  # always in base
+        self.version = 0  # moved by every add and discard (what a cache of it checks)
 
     @classmethod
     def _from_iterable(cls, it: Iterable[_T]) -> set[_T]:
@@ -109,6 +110,7 @@ class DeltaSet(AbstractSet[str]):
 
     def add(self, item: str) -> None:
         """Hold ``item``."""
+        self.version += 1
         if item in self.base:
             self.minus.discard(item)
         else:
@@ -116,6 +118,7 @@ class DeltaSet(AbstractSet[str]):
 
     def discard(self, item: str) -> None:
         """Hold ``item`` no more, if held."""
+        self.version += 1
         if item in self.base:
             self.minus.add(item)
         else:
@@ -127,4 +130,5 @@ class DeltaSet(AbstractSet[str]):
         self.base -= self.minus
         self.base |= self.plus
         self.plus, self.minus = set(), set()
+        self.version += 1
         return self.base

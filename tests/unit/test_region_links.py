@@ -570,3 +570,26 @@ def test_related_region_with_dfs_crossing_in_one_change(seed: int) -> None:
         columns.commit(changed, got.co)
         _rows_true(columns, new, is_concept, kept, top_k)
         before, old = list(after.values()), new
+
+
+def test_paper_columns_follow_a_view_that_moves_after_it_was_numbered() -> None:
+    """A DeltaSet numbered, then moved, is numbered again; its numbers carried over at
+    the commit are those of what the view shows then (probe 16's note)."""
+    cols = PaperColumns()
+    base = {"a", "b", "c"}
+
+    def named(numbers: np.ndarray) -> list[str]:
+        return sorted(cols.names[int(i)] for i in numbers)
+
+    assert named(cols.holders("t", base)) == ["a", "b", "c"]
+    view = DeltaSet(base)
+    view.discard("b")
+    assert named(cols.holders("t", view)) == ["a", "c"]
+    view.add("d")
+    view.discard("a")
+    assert named(cols.holders("t", view)) == ["c", "d"]
+    view.add("e")  # moved after its last numbering: carried over as it shows now
+    cols.applied("t", view)
+    view.apply()
+    cols.settled()
+    assert named(cols.holders("t", base)) == ["c", "d", "e"]
