@@ -2517,6 +2517,27 @@ class ConceptColumns:
                 self.rows[paper] = got
         return got
 
+    def fill(
+        self, paper_terms: Mapping[str, Iterable[str]], postings: Mapping[str, Collection[str]],
+        is_concept: Callable[[str], bool], kept_lists: Mapping[str, Sequence[tuple[float, str]]],
+        top_k: int = 10,
+    ) -> None:
+        """Make now, of the committed graph, what the first change would (a server's
+        warm-up): every paper's columns, the concepts' df histogram and each full list's
+        k-th count (``kept_lists``: each concept's stored list, as :func:`related_region`
+        takes them, for lists of ``top_k``)."""
+        for p, terms in paper_terms.items():
+            self.of(p, terms, is_concept, keep=True)
+        if self.df_hist is None:
+            self.df_hist = _df_hist_after(None, postings, is_concept, {})
+        if self.kth is None:
+            full = {self.column(a): int(min(c for c, _ in lst))
+                    for a, lst in kept_lists.items() if len(lst) >= top_k}
+            kth = np.full(len(self.names), -1, dtype=np.int64)
+            for col, count in full.items():
+                kth[col] = count
+            self.kth = (top_k, kth)
+
     def forget(self, papers: Iterable[str]) -> None:
         """Drop the entries of papers whose terms changed (or that are gone)."""
         for p in papers:

@@ -59,6 +59,7 @@ from graph.link import (
     ScoringArrays,
     SimilarPools,
     hubs_from_edges,
+    linking_cap,
     mention_edges,
     related_region,
     shared_terms_region,
@@ -264,6 +265,17 @@ def state_from_graph(
         text_holders=text_holders if len(text_holders) == len(papers) else None,
         odd_ids=odd_spellings(papers),
     )
+    if find_pools:
+        # a warm-up also makes what the first add would (~2 s of it at 100k papers):
+        # every paper's number and concept columns, the concepts' df histogram and
+        # k-th counts, the linking terms' holders as numbers
+        for pid in sorted(papers):
+            state.paper_columns.number(pid)
+        state.columns.fill(pterms, state.postings, _is_concept, related)
+        cap = linking_cap(len(papers), settings.shared_term_max_df)
+        for t, ps in state.postings.items():
+            if 2 <= len(ps) <= cap:
+                state.paper_columns.holders(t, ps)
     return state
 
 
