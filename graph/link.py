@@ -2279,6 +2279,11 @@ def _changes(
     return upsert, delete
 
 
+def _set_of(papers: Collection[str]) -> set[str]:
+    """``papers`` as a new plain set (a view's without iterating it)."""
+    return papers.copy() if isinstance(papers, (set, DeltaSet)) else set(papers)
+
+
 def shared_terms_region(
     paper_terms: Mapping[str, Mapping[str, float]],
     postings: Mapping[str, Collection[str]],
@@ -2347,7 +2352,7 @@ def shared_terms_region(
             continue
         # the holders before and after: before = (after - gained) | lost, so the ones
         # before that are not after are the lost ones
-        holders = set(postings.get(t, ()))
+        holders = _set_of(postings.get(t, ()))
         holders.update(p for p in lost.get(t, ()) if p in paper_terms)
         touched |= holders
         if not (links(size_old, cap_old) and links(size_new, cap_new)

@@ -77,6 +77,7 @@ def test_delta_set_reads_as_the_copy_and_applies_in_place(seed: int) -> None:
         assert (view - other, view | other, view & other) == (copy - other, copy | other,
                                                              copy & other)
         assert type(view - other) is set
+        assert view.copy() == copy and type(view.copy()) is set
         assert base == before  # untouched until applied
     assert view.apply() is base
     assert base == copy
