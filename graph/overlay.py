@@ -81,8 +81,8 @@ class DeltaSet(AbstractSet[str]):
     """A copy-on-write view of a set: ``base`` with some members added (``plus``) and
     some taken away (``minus``), ``base`` left as it is until :meth:`apply`. A change's
     postings move a few papers in or out of terms held by tens of thousands (at 100k
-    papers): a copy of such a set, dropping the old one at the commit and the collector's
-    walk over the young copy cost ~0.1 s an add together."""
+    papers): copying such a set and dropping the old one at the commit cost ~40 ms an
+    add (profiled), and its holders were numbered again."""
 
     __slots__ = ("base", "minus", "plus", "version")
 
