@@ -248,9 +248,16 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _interrupted(exc: KeyboardInterrupt, service: GraphService, before: str | None) -> typer.Exit:
-    """One line for a write stopped by Ctrl-C or SIGTERM: what the graph holds now."""
+def _interrupted(
+    exc: KeyboardInterrupt, service: GraphService | None, before: str | None
+) -> typer.Exit:
+    """One line for a write stopped by Ctrl-C or SIGTERM: what the graph holds now
+    (``service`` None: stopped before the graph was opened, so nothing was written)."""
     name, code = ("SIGTERM", 143) if isinstance(exc, _Terminated) else ("Ctrl-C", 130)
+    if service is None:
+        err.print(f"[red]error:[/red] stopped by {name} before the graph was opened: "
+                  "nothing was written")
+        return typer.Exit(code)
     try:
         after = service.store.version()
     except (CitegraphError, OSError, sqlite3.Error):
@@ -272,8 +279,10 @@ def _run_pipeline(**kwargs: Any) -> BuildReport:
     # teardown (~3 s), which main() skips once the write is done and the store closed
     gc.disable()
     state.exit_at_once = True
+    opened: GraphService | None = None
     try:
         with _sigterm_raises(), _service(embeds=bool(kwargs.get("paths"))) as service:
+            opened = service
             before = service.store.version()
             try:
                 return service.write(progress=RichProgress(), **kwargs)
@@ -281,6 +290,10 @@ def _run_pipeline(**kwargs: Any) -> BuildReport:
                 # a second signal while this reports is the default's: the process ends
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 raise _interrupted(stopped, service, before) from None
+    except KeyboardInterrupt as stopped:
+        # while the store opened or closed (typer would end the process without a word)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise _interrupted(stopped, opened, None) from None
     except CitegraphError as exc:
         raise _fail(exc) from None
     except (OSError, sqlite3.Error) as exc:  # the data dir or its caches cannot be written

@@ -19,6 +19,7 @@ import hashlib
 import logging
 import os
 import re
+import signal
 import tempfile
 import threading
 import warnings
@@ -54,6 +55,8 @@ PROBE_TEXTS = (
 )
 #: torch.onnx keeps its exporter's state in process globals: one export at a time
 _EXPORT_LOCK = threading.Lock()
+# the exit code of an EncodeProcess child stopped by Ctrl-C (a shell's 128 + SIGINT)
+_INTERRUPTED = 130
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 
 
@@ -447,7 +450,7 @@ class EncodeProcess:
     _CHILD = (
         "import pickle, sys; request = pickle.load(sys.stdin.buffer); "
         "from graph.embed import _encode_in_child, _end_child; "
-        "_encode_in_child(request, sys.stdin.buffer); _end_child()"
+        "_end_child(_encode_in_child(request, sys.stdin.buffer))"
     )
 
     def __init__(
@@ -522,6 +525,12 @@ class EncodeProcess:
                     answer = pickle.load(self._answers)  # noqa: S301 - our own child
                 except (EOFError, pickle.UnpicklingError):
                     code = self._process.wait(10)
+                    if code in (_INTERRUPTED, -signal.SIGINT):
+                        # Ctrl-C reached the model's process (a terminal sends it to the
+                        # whole group): this process stops as if it had seen it too. Its
+                        # own KeyboardInterrupt may come later than the child's end, or
+                        # not at all (CI saw "ended without an answer (exit code 0)")
+                        raise KeyboardInterrupt from None
                     self._log.seek(0)
                     tail = self._log.read()[-1500:].decode("utf-8", "replace").strip()
                     raise ModelUnavailableError(
@@ -556,9 +565,10 @@ class EncodeProcess:
         self._log.close()
 
 
-def _encode_in_child(request: dict[str, Any], requests: IO[bytes]) -> None:
+def _encode_in_child(request: dict[str, Any], requests: IO[bytes]) -> int:
     """The body of :class:`EncodeProcess`'s child: load the model, then read the texts
-    from ``requests`` (its end: no texts, nothing to do) and encode them."""
+    from ``requests`` (its end: no texts, nothing to do) and encode them. Returns the
+    child's exit code: :data:`_INTERRUPTED` after Ctrl-C, else 0."""
     import pickle
 
     die_with_parent(request["parent"])
@@ -577,33 +587,34 @@ def _encode_in_child(request: dict[str, Any], requests: IO[bytes]) -> None:
             try:
                 texts = pickle.load(requests)  # noqa: S301 - our own caller
             except EOFError:  # the caller needed no texts after all
-                return
+                return 0
             vectors = embedder.encode(texts, progress=lambda n: send(("progress", n)))
             send(("vectors", np.ascontiguousarray(vectors, dtype=np.float32), embedder.truncated))
-        except (BrokenPipeError, KeyboardInterrupt):  # the caller is gone or stopping
+        except BrokenPipeError:  # the caller is gone
             pass
+        except KeyboardInterrupt:  # the caller is stopping, or should: it reads the code
+            return _INTERRUPTED
         except Exception as exc:  # any failure is the caller's to report
             message = str(exc) if isinstance(exc, ModelUnavailableError) else (
                 f"embedding failed in its process: {type(exc).__name__}: {exc}"
             )
             with contextlib.suppress(OSError):
                 send(("error", message))
+    return 0
 
 
-def _end_child() -> None:
+def _end_child(code: int = 0) -> None:
     """End :class:`EncodeProcess`'s child now, without the interpreter's slow exit."""
     import sys
 
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-    os._exit(0)
+    os._exit(code)
 
 
 def _how_it_ended(code: int) -> str:
     """``exit code 1``, or ``killed by SIGTERM`` (someone else stopped it: say who)."""
-    import signal
-
     if code < 0:
         try:
             return f"killed by {signal.Signals(-code).name}"
@@ -617,7 +628,6 @@ def die_with_parent(parent: int, sig: int | None = None) -> None:
     dies (a SIGKILL'd writer must not leave a model loading for no one, nor a SIGKILL'd
     server supervisor its workers serving)."""
     import ctypes
-    import signal
     import sys
 
     if sys.platform.startswith("linux"):

@@ -105,6 +105,58 @@ def test_ctrl_c_while_the_child_loads_the_model(
     _same(_load(data), before)
 
 
+def test_ctrl_c_seen_by_the_model_process_alone(
+    hard_seed_dir: Path, tmp_path: Path, abstracts: list[str]  # noqa: F811
+) -> None:
+    """CI once saw the child end by Ctrl-C before the command saw its own (exit 1,
+    "the embedding process ended without an answer (exit code 0)"): made certain here
+    by sending SIGINT to the child alone. The command stops as Ctrl-C stops it."""
+    _batch(tmp_path / "a.jsonl", "alone-", abstracts[:3])
+    data = _cold(hard_seed_dir, tmp_path / "d")
+    before = _load(data)
+    proc = _start(data, tmp_path / "a.jsonl")
+    child = None
+    try:
+        child = _child_of(proc)
+        time.sleep(1.0)  # importing torch
+        assert proc.poll() is None and _alive(child)
+        os.kill(child, signal.SIGINT)
+        _, err_b = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        _stop(proc, child)
+    err = err_b.decode(errors="replace")
+    assert proc.returncode == 130, err[-2000:]
+    assert "stopped by Ctrl-C: nothing was written" in err, err[-2000:]
+    assert "without an answer" not in err and "Traceback" not in err
+    _same(_load(data), before)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05])
+def test_ctrl_c_as_the_command_starts(
+    hard_seed_dir: Path, tmp_path: Path, abstracts: list[str], delay: float  # noqa: F811
+) -> None:
+    """Ctrl-C in the command's first moments (the store not yet open, or just opened)
+    says so in one line too: typer alone ended the process with 130 and no word."""
+    _batch(tmp_path / "a.jsonl", "early-", abstracts[:3])
+    data = _cold(hard_seed_dir, tmp_path / "d")
+    before = _load(data)
+    proc = _start(data, tmp_path / "a.jsonl")
+    child = None
+    try:
+        child = _child_of(proc)
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err_b = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        _stop(proc, child)
+    err = err_b.decode(errors="replace")
+    assert proc.returncode == 130, err[-2000:]
+    assert "stopped by Ctrl-C" in err and "nothing was written" in err, err[-2000:]
+    assert "Traceback" not in err
+    assert _gone(child), "the embedding process outlived the interrupted write"
+    _same(_load(data), before)
+
+
 def test_sigterm_while_waiting_for_the_write_lock(
     hard_seed_dir: Path, tmp_path: Path, abstracts: list[str]  # noqa: F811
 ) -> None:
