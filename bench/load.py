@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import concurrent.futures
 import json
 import os
@@ -239,6 +240,9 @@ def start_server(
         **(env or {}),
     }
     log_path = Path(tempfile.mkstemp(prefix="citegraph-serve-", suffix=".log")[1])
+    # read (log_tail) until this process ends, even after stop(); then gone, not left in
+    # /tmp by every test session and benchmark (~100 were there after a few CI runs)
+    atexit.register(log_path.unlink, missing_ok=True)
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             [
