@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-from graph.ids import spellings
+from graph.ids import id_key, spellings
 from graph.model import GraphNode, NodeKind, SearchHit
 from graph.query.rules import (
     check_count,
@@ -29,7 +29,8 @@ def names_of(node: GraphNode) -> set[str]:
 
 def find_node(b: Backend, name: str, kinds: Collection[NodeKind] | None) -> GraphNode | None:
     """Exact id (any of its :func:`~graph.ids.spellings`), then label/name, title or
-    alias on name_variants; ties by lowest id."""
+    alias on name_variants (ties by lowest id), then the paper whose stored id has the
+    key of ``name`` (a Kelvin sign's "K", as an add finds it)."""
     allowed = kinds_filter(kinds)
     with b.reading():
         forms = spellings(name)
@@ -39,16 +40,19 @@ def find_node(b: Backend, name: str, kinds: Collection[NodeKind] | None) -> Grap
             if exact is not None and (allowed is None or exact.kind in allowed):
                 return exact
         keys = name_variants(name)
-        if not keys[0]:
-            return None
         candidates = [
             n for n in b.nodes_named(keys) if allowed is None or n.kind in allowed
-        ]
-    for key in keys:  # the name itself before its singular, then the lowest id
-        hits = [n for n in candidates if key in names_of(n)]
-        if hits:
-            return min(hits, key=lambda n: n.id)
-    return None
+        ] if keys[0] else []
+        for key in keys:  # the name itself before its singular, then the lowest id
+            hits = [n for n in candidates if key in names_of(n)]
+            if hits:
+                return min(hits, key=lambda n: n.id)
+        if not forms or (allowed is not None and NodeKind.PAPER not in allowed):
+            return None
+        # last: a scan of the odd ids (a whole-graph pass, but only for a lookup that
+        # found nothing, and most graphs have none)
+        odd = b.odd_paper_ids().get(id_key(name))
+        return None if odd is None else b.get_nodes([odd]).get(odd)
 
 
 def list_nodes(

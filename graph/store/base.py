@@ -307,6 +307,11 @@ class Backend(Protocol):
         """Nodes whose label/name, title or an alias folds (:func:`name_key`) to one of
         ``keys`` (a superset is fine: the query layer checks again)."""
 
+    def odd_paper_ids(self) -> dict[str, str]:
+        """:func:`graph.ids.odd_spellings` of the stored papers' ids: key -> id for the ids
+        that are not their own key (a Kelvin sign, NFD, untrimmed; most graphs: none).
+        Asked only when a lookup found nothing by id or name."""
+
     def page(
         self,
         kind: NodeKind,

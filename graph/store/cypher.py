@@ -261,6 +261,10 @@ GET_NODES = _union_over_kinds(
     "MATCH (n:{label}) WHERE n.id IN $ids RETURN " + _node_cols("n")
 )
 
+#: Paper ids with a character outside printable ASCII (a space included): a superset of
+#: the ids that are not their own key (graph.ids.odd_spellings narrows it).
+ODD_PAPER_IDS = f"MATCH (n:{_PAPER}) WHERE n.id =~ '(?s).*[^!-~].*' RETURN n.id AS id"
+
 #: Name lookup candidates: label/name, title or alias lower-cased equal to one of ``$names``.
 FIND_BY_NAME = _union_over_kinds(
     "MATCH (n:{label})\n"

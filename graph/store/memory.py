@@ -35,6 +35,7 @@ import networkx as nx
 import numpy as np
 
 from graph.errors import StoreError
+from graph.ids import odd_spellings
 from graph.model import (
     UNDIRECTED,
     Edge,
@@ -108,6 +109,7 @@ class NetworkxStore(QueryLayer):
         self._model: str | None = None
         self._link_settings: str | None = None
         self._alias_index: dict[str, list[str]] | None = None
+        self._odd_ids: dict[str, str] | None = None
         # node id -> edge type -> the edges of that type touching it (either way): a typed
         # read (related papers' terms, a paper's concepts) looks at those edges alone instead
         # of every neighbour's, e.g. the ~600 SHARES_TERM/SIMILAR_TO edges of 60 candidate
@@ -240,7 +242,7 @@ class NetworkxStore(QueryLayer):
             self._set_embeddings(list(data.embedding_ids), np.asarray(emb, dtype=np.float32))
             self._model = data.embedding_model
             self._link_settings = data.link_settings
-            self._alias_index = None
+            self._alias_index = self._odd_ids = None
             self._drop_index()
             self._changes += 1
             self._drop_lists()
@@ -340,7 +342,7 @@ class NetworkxStore(QueryLayer):
                 self._by_type = _typed_index(a["edge"] for _, _, a in self.g.edges(data=True))
                 raise
             finally:
-                self._alias_index = None
+                self._alias_index = self._odd_ids = None
                 self._changes += 1
                 self._drop_lists()
 
@@ -359,7 +361,7 @@ class NetworkxStore(QueryLayer):
                 self._by_type = _typed_index(a["edge"] for _, _, a in self.g.edges(data=True))
                 raise
             finally:
-                self._alias_index = None
+                self._alias_index = self._odd_ids = None
                 self._changes += 1
                 self._drop_lists()
 
@@ -444,6 +446,14 @@ class NetworkxStore(QueryLayer):
     def nodes_named(self, keys: Sequence[str]) -> list[GraphNode]:
         aliases = self._aliases()
         return [self._node(nid) for key in keys for nid in aliases.get(key, [])]
+
+    def odd_paper_ids(self) -> dict[str, str]:
+        if self._odd_ids is None:
+            self._odd_ids = odd_spellings(
+                sorted(nid for nid, a in self.g.nodes(data=True)
+                       if a["node"].kind is NodeKind.PAPER)
+            )
+        return self._odd_ids
 
     def page(
         self,

@@ -43,6 +43,7 @@ from graph.errors import (
     StoreUnavailableError,
     WriteLockTimeoutError,
 )
+from graph.ids import odd_spellings
 from graph.model import (
     UNDIRECTED,
     Edge,
@@ -645,6 +646,10 @@ class Neo4jStore(QueryLayer):
     def nodes_named(self, keys: Sequence[str]) -> list[GraphNode]:
         rows = self._read(cypher.FIND_BY_NAME, names=sorted({k.lower() for k in keys}))
         return [decode_node(r["n_props"], r["n_labels"]) for r in rows]
+
+    def odd_paper_ids(self) -> dict[str, str]:
+        # sorted here: the server orders strings by UTF-16 units, Python by code points
+        return odd_spellings(sorted(str(r["id"]) for r in self._read(cypher.ODD_PAPER_IDS)))
 
     def page(
         self,

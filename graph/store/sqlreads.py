@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from graph.errors import StoreError
+from graph.ids import odd_spellings
 from graph.model import Edge, GraphNode, NodeKind, RelType, node_from_props
 from graph.query.vectors import UnitMatrix
 from graph.store import fts
@@ -117,6 +118,15 @@ class SqlBackend:
             keys,
         )
         return [self._node(kind, props) for _, kind, props in rows]
+
+    def odd_paper_ids(self) -> dict[str, str]:
+        # a superset (any id with a character outside printable ASCII, a space included),
+        # narrowed by odd_spellings; one scan of the papers, only after a lookup missed
+        rows = self._rows(
+            "SELECT id FROM nodes WHERE kind = ? AND id GLOB '*[^!-~]*' ORDER BY id",
+            [NodeKind.PAPER.value],
+        )
+        return odd_spellings(nid for (nid,) in rows)
 
     def page(
         self,

@@ -37,6 +37,7 @@ NFC = unicodedata.normalize("NFC", "café-2024")
 NFD = unicodedata.normalize("NFD", "café-2024")
 ZWSP = "\u200b"
 OLD_NFD = unicodedata.normalize("NFD", "naïve-bayes")
+OLD_KELVIN = "\u212a-old"  # KELVIN SIGN: its key (NFC) is the ASCII "K-old"
 HOSTILE = {
     "a,b": "Contrastive pretraining of vision transformers with large language models "
            "improves zero-shot image classification on ImageNet.",
@@ -74,6 +75,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, seed_dir: Path) -> Iterator
                          "speech with a hierarchical prior."),
             _paper(OLD_NFD, "Naive Bayes classifiers remain strong baselines for short text "
                             "sentiment classification with bag of words features."),
+            _paper(OLD_KELVIN, "Thermal imaging datasets help pedestrian detection at night "
+                               "when visible light cameras fail."),
         ])
     finally:
         pipeline.close()
@@ -183,6 +186,20 @@ def test_nfc_and_nfd_spellings_are_one_paper(server: TestClient) -> None:
         "key": NFC, "title": "Spelled apart"}
     old = gql.data("query($i: ID!) { paper(id: $i) { key title } }", i=OLD_NFD)["paper"]
     assert old == {"key": OLD_NFD, "title": "Old spelling kept"}
+
+
+def test_an_id_in_no_normal_form_is_named_by_its_key(server: TestClient) -> None:
+    """An add finds a stored Kelvin-sign id by its ASCII key; paper(id:) and removePaper
+    did not (probe 17: NOT_FOUND), nor did ``citegraph remove``."""
+    gql = GQL(server)
+    q = "query($i: ID!) { paper(id: $i) { key } }"
+    assert gql.data(q, i="K-old")["paper"] == {"key": OLD_KELVIN}
+    assert gql.data(q, i=OLD_KELVIN)["paper"] == {"key": OLD_KELVIN}
+    assert gql.errors(q, i="k-old")[0]["extensions"]["code"] == "NOT_FOUND"
+    body = gql.raw("mutation($i: ID!) { removePaper(id: $i) { removed } }", headers=KEY,
+                   i="K-old")
+    assert body["data"]["removePaper"]["removed"] == [OLD_KELVIN], body
+    assert gql.errors(q, i="K-old")[0]["extensions"]["code"] == "NOT_FOUND"
 
 
 def test_remove_names_the_odd_ids_too(server: TestClient) -> None:

@@ -297,6 +297,31 @@ def test_find_node(store: GraphStore) -> None:
     assert n.id == "dataset:cora"
 
 
+@pytest.mark.parametrize(
+    ("stored", "asked"),
+    [
+        ("\u212a-9", "K-9"),  # KELVIN SIGN: its key is ASCII
+        ("\u212bngstr\u00f6m-9", "\u00c5ngstr\u00f6m-9"),  # ANGSTROM SIGN
+        ("e\u0301\u00e9-9", "\u00e9\u00e9-9"),  # one accent composed, one not
+    ],
+)
+def test_a_paper_id_in_no_normal_form_is_found_by_its_key(
+    store: GraphStore, stored: str, asked: str
+) -> None:
+    """An add finds such a paper by its key (graph.ids.find_id); so does every lookup
+    (probe 17: ``citegraph remove K-9`` and ``removePaper`` answered "no paper")."""
+    store.apply(GraphChange(upsert_nodes=(Paper(stored, "Odd id", "x", "h-odd"),)))
+    assert store.get_nodes([asked]) == {}  # not one of its spellings
+    assert (n := store.find_node(asked)) is not None and n.id == stored
+    assert (n := store.find_node(f"  {asked} ", [NodeKind.PAPER])) is not None
+    assert n.id == stored
+    assert store.find_node(asked, [NodeKind.CONCEPT]) is None
+    assert store.find_node(asked.swapcase()) is None  # a key, not a name: case counts
+    assert (n := store.find_node(stored)) is not None and n.id == stored
+    store.apply(GraphChange(delete_nodes=(stored,)))
+    assert store.find_node(asked) is None  # gone from the store's index too
+
+
 def test_injection_text_is_data(store: GraphStore) -> None:
     n = store.find_node(fx.HOSTILE)
     assert n is not None and n.id == "p7" and n.label == fx.HOSTILE
