@@ -15,6 +15,7 @@ import signal
 import sqlite3
 import stat
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -249,10 +250,14 @@ def _sigterm_raises() -> Iterator[None]:
 
 
 def _interrupted(
-    exc: KeyboardInterrupt, service: GraphService | None, before: str | None
+    exc: KeyboardInterrupt,
+    service: GraphService | None,
+    before: str | None,
+    started: float | None = None,
 ) -> typer.Exit:
     """One line for a write stopped by Ctrl-C or SIGTERM: what the graph holds now
-    (``service`` None: stopped before the graph was opened, so nothing was written)."""
+    (``service`` None: stopped before the graph was opened, so nothing was written;
+    ``started``: when the write began, to find its own commit in the store's history)."""
     name, code = ("SIGTERM", 143) if isinstance(exc, _Terminated) else ("Ctrl-C", 130)
     if service is None:
         err.print(f"[red]error:[/red] stopped by {name} before the graph was opened: "
@@ -260,10 +265,18 @@ def _interrupted(
         return typer.Exit(code)
     try:
         after = service.store.version()
+        mine = None if started is None else _committed_here(service, started)
     except (CitegraphError, OSError, sqlite3.Error):
-        after = None
+        after = mine = None
     if before is not None and after == before:
         what = "nothing was written; the graph is as it was"
+    elif before is not None and after is not None and mine is not None:
+        # the signal came after the commit (probe 17: 3 of 5 late ones), or another
+        # writer's commit came while this one had not committed: say which
+        what = ("this write had committed: the graph holds it whole (its report was not "
+                "printed)" if mine else
+                "nothing of this write was written; another writer changed the graph "
+                "meanwhile")
     elif before is not None and after is not None:
         what = ("the graph changed meanwhile (this write had committed whole, or another "
                 "writer's did); never a part of a write")
@@ -271,6 +284,16 @@ def _interrupted(
         what = "the graph holds what it held before, or this whole write, never a part"
     err.print(f"[red]error:[/red] stopped by {name}: {what}")
     return typer.Exit(code)
+
+
+def _committed_here(service: GraphService, started: float) -> bool | None:
+    """Whether this process committed a write since ``started`` (the store's commit
+    history names each commit's process); None: the store keeps no such history."""
+    history = getattr(service.store, "history", None)
+    if not callable(history):
+        return None
+    pid = os.getpid()
+    return any(row["pid"] == pid and row["at"] >= started for row in history(100))
 
 
 def _run_pipeline(**kwargs: Any) -> BuildReport:
@@ -284,12 +307,13 @@ def _run_pipeline(**kwargs: Any) -> BuildReport:
         with _sigterm_raises(), _service(embeds=bool(kwargs.get("paths"))) as service:
             opened = service
             before = service.store.version()
+            started = time.time()
             try:
                 return service.write(progress=RichProgress(), **kwargs)
             except KeyboardInterrupt as stopped:
                 # a second signal while this reports is the default's: the process ends
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                raise _interrupted(stopped, service, before) from None
+                raise _interrupted(stopped, service, before, started) from None
     except KeyboardInterrupt as stopped:
         # while the store opened or closed (typer would end the process without a word)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -10,7 +10,9 @@ the SQLite transaction, COMMIT not yet sent), ``commit``
 process kills itself with SIGKILL, as the OOM killer or ``kill -9`` would: no handler,
 no cleanup. ``stop`` is ``write`` with SIGSTOP instead: the process stalls inside its
 commit, holding both write locks, until someone sends it SIGCONT or SIGKILL;
-``stop-part`` stalls it so after the first part of a write in parts.
+``stop-part`` stalls it so after the first part of a write in parts. ``int-write`` and
+``int-commit`` send the process SIGINT (Ctrl-C) at ``write`` and at ``commit``: it
+unwinds as it does for a Ctrl-C that lands just before or just after its COMMIT.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-POINTS = ("apply", "part", "write", "commit", "stop", "stop-part", "none")
+POINTS = (
+    "apply", "part", "write", "commit", "stop", "stop-part", "int-write", "int-commit", "none"
+)
 
 
 def _die(*_args: object, **_kwargs: object) -> None:
@@ -32,6 +36,10 @@ def _die(*_args: object, **_kwargs: object) -> None:
 
 def _stall(*_args: object, **_kwargs: object) -> None:
     os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def _interrupt(*_args: object, **_kwargs: object) -> None:
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 def install(point: str) -> None:
@@ -61,6 +69,13 @@ def install(point: str) -> None:
         EmbeddedStore._before_commit = _stall  # type: ignore[method-assign]
     elif point == "commit":
         EmbeddedStore._after_commit = _die  # type: ignore[method-assign]
+    elif point in ("int-write", "int-commit"):
+        # a job started in the background ignores SIGINT, and its children inherit that
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if point == "int-write":
+            EmbeddedStore._before_commit = _interrupt  # type: ignore[method-assign]
+        else:
+            EmbeddedStore._after_commit = _interrupt  # type: ignore[method-assign]
     elif point != "none":
         raise SystemExit(f"unknown kill point {point!r}; choose from {', '.join(POINTS)}")
 

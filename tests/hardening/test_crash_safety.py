@@ -216,6 +216,30 @@ def _kill_when(proc: subprocess.Popen[bytes], data_dir: Path, delay: float | Non
 
 
 @pytest.mark.parametrize(
+    ("command", "point", "outcome", "says"),
+    [
+        ("add", "int-write", "before", "nothing was written; the graph is as it was"),
+        ("add", "int-commit", "after", "this write had committed: the graph holds it whole"),
+        ("build", "int-commit", "after", "this write had committed: the graph holds it whole"),
+    ],
+)
+def test_ctrl_c_on_either_side_of_the_commit_says_which(
+    scene: Scene, tmp_path: Path, command: str, point: str, outcome: str, says: str
+) -> None:
+    """Probe 17 O1: a Ctrl-C that landed after the commit said "this write had committed
+    whole, or another writer's did"; the store's history names the process that
+    committed, so the line now says which."""
+    data = scene.fresh(tmp_path / "d")
+    result = run_cli(data, scene.args(command), point)
+    err = result.stderr.decode(errors="replace")
+    assert result.returncode == 130, err[-2000:]
+    assert f"stopped by Ctrl-C: {says}" in err, err[-2000:]
+    assert "Traceback" not in err
+    expected = scene.before if outcome == "before" else scene.expected(command)
+    assert same(load(data), expected) == []
+
+
+@pytest.mark.parametrize(
     ("command", "delay"),
     [
         ("add", None),
