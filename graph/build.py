@@ -1183,7 +1183,8 @@ class Pipeline:
         with self._step(report, "diff"):
             change = diff(previous, graph)
         report.updated = sum(
-            1 for pid in corpus if pid in old_papers and old_papers[pid] != graph.nodes[pid]
+            1 for pid in corpus
+            if pid in old_papers and _content_changed(old_papers[pid], graph.nodes[pid])
         )
         _count_written(report, change)
         # the old graph is not held through the write (the new one is: the region state
@@ -1234,7 +1235,7 @@ class Pipeline:
                     report.updated = sum(
                         1 for p in papers
                         if isinstance(old := previous.nodes.get(p.id), Paper)
-                        and old != made[p.id]
+                        and _content_changed(old, made[p.id])
                     )
                     del made
                 del piece
@@ -1253,6 +1254,18 @@ def _count_written(report: BuildReport, change: GraphChange) -> None:
     report.edges_written += len(change.upsert_edges)
     report.nodes_deleted += len(change.delete_nodes)
     report.edges_deleted += len(change.delete_edges)
+
+
+def _content_changed(old: GraphNode, new: GraphNode) -> bool:
+    """Whether a write's report counts ``old`` -> ``new`` as an update: more changed than
+    where the paper was read from. A build of the same papers from a renamed or reordered
+    file moves every paper's ``source`` (``path:line``) and rewrites those rows, but
+    "updated 2,755" for 5 changed abstracts misled (probe 17 O4)."""
+    if old == new:
+        return False
+    if isinstance(old, Paper) and isinstance(new, Paper) and old.source != new.source:
+        return dataclasses.replace(new, source=old.source) != old
+    return True
 
 
 def _stop_elsewhere(embedder: Embedder) -> None:
