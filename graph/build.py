@@ -74,7 +74,7 @@ from graph.embed import (
     embed_cached,
     text_key,
 )
-from graph.errors import InputError, NotFoundError
+from graph.errors import InputError, NotFoundError, WriteLockLostError
 from graph.extract import (
     Extraction,
     Extractor,
@@ -199,6 +199,8 @@ class BuildReport:
         return out
 
 
+#: a write whose lock was taken over by another writer is computed again this often in all
+LOCK_LOST_TRIES = 2
 #: cached extractions read and decoded per part (ExtractionCache.get_many)
 _DECODE_PART = 2_000
 #: texts whose word vectors are computed and cached at a time (Pipeline._word_vectors)
@@ -1000,10 +1002,27 @@ class Pipeline:
                 # the slow part (the model) needs no write lock: done first, so a second
                 # writer waits for the graph work only; the vectors land in the cache
                 self._embed_new(store, report, new_papers, remove, replace)
-            with store.writer(on_wait=self.progress.message):
-                self._update(store, report, new_papers, remove, replace)
-                with self._step(report, "stats"):
-                    report.stats = store.stats()
+            for attempt in range(1, LOCK_LOST_TRIES + 1):
+                try:
+                    with store.writer(on_wait=self.progress.message):
+                        self._update(store, report, new_papers, remove, replace)
+                        with self._step(report, "stats"):
+                            report.stats = store.stats()
+                    break
+                except WriteLockLostError:
+                    # the server ended this writer's lock and another writer took it: what
+                    # was computed is stale; read the graph again (nothing of this attempt
+                    # was committed, or a cut-off batched write left it marked incomplete)
+                    if attempt == LOCK_LOST_TRIES:
+                        raise
+                    self._state = None
+                    self._ahead = None
+                    report.nodes_written = report.edges_written = 0
+                    report.nodes_deleted = report.edges_deleted = 0
+                    self._notice(
+                        "another writer took the write lock before this write committed "
+                        "(the server ended its lock): reading the graph again and retrying"
+                    )
         finally:
             self._ahead = None
             _stop_elsewhere(self.embedder)

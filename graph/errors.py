@@ -45,3 +45,9 @@ class ModelUnavailableError(CitegraphError):
 
 class WriteLockTimeoutError(StoreError):
     """Another writer held the data folder's write lock for too long."""
+
+
+class WriteLockLostError(StoreError):
+    """A writer's hold on the store's write lock ended before it committed (the server
+    ended the lock's transaction) and another writer has taken the lock since: the write
+    is refused rather than committed over what the other writer read."""

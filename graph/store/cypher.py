@@ -210,6 +210,26 @@ SET l._lock = true
 RETURN l.id AS id
 """
 
+#: The writers' fence. The lock above lives as long as its transaction, and the server
+#: can end that transaction while the writer still works (``db.transaction.timeout``,
+#: ``TERMINATE TRANSACTIONS``, a dropped connection): a second writer then takes the lock
+#: at once. So each writer that takes the lock writes its own token here (committed), and
+#: each of its write transactions first locks this node and reads the token back: another
+#: writer's token means the lock was lost, and that transaction is rolled back. A holder
+#: token's write waits for a running write transaction's commit (the node's lock), so a
+#: new writer reads the graph only after the old writer's last commit.
+WRITER_FENCE_ID = "writer-fence"
+WRITER_FENCE_TAKE = f"""
+MERGE (f:{META_LABEL} {{id: '{WRITER_FENCE_ID}'}})
+SET f.holder = $token
+RETURN f.holder AS holder
+"""
+WRITER_FENCE_CHECK = f"""
+MERGE (f:{META_LABEL} {{id: '{WRITER_FENCE_ID}'}})
+SET f.checked = $token
+RETURN f.holder AS holder
+"""
+
 #: other citegraph writers' lock transactions (their pids), for the waiting message
 WRITER_LOCK_HOLDERS = """
 SHOW TRANSACTIONS YIELD metaData

@@ -41,6 +41,7 @@ from graph.errors import (
     InvalidArgumentError,
     StoreError,
     StoreUnavailableError,
+    WriteLockLostError,
     WriteLockTimeoutError,
 )
 from graph.ids import odd_spellings
@@ -184,6 +185,8 @@ class Neo4jStore(QueryLayer):
         #: a snapshot found the graph part-written: the next change, computed whole, clears it
         self._seen_incomplete = False
         self._writer_depth = 0  # writer() nesting in the thread that holds _write_lock
+        #: this process's token in the writers' fence while it holds the write lock
+        self._fence_token: str | None = None
         if setup_schema:
             self.ensure_schema()
 
@@ -222,13 +225,30 @@ class Neo4jStore(QueryLayer):
 
     def _write_tx(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
         """One managed write transaction; transient errors are retried by the driver,
-        constraint races (two writers MERGE one new key) here."""
+        constraint races (two writers MERGE one new key) here. Under :meth:`writer`, the
+        transaction first checks the writers' fence (:data:`cypher.WRITER_FENCE_CHECK`)
+        and is rolled back with :class:`WriteLockLostError` if another writer took the
+        lock since."""
+        token = self._fence_token
+
+        def fenced(tx: neo4j.ManagedTransaction) -> T:
+            if token is not None:
+                record = tx.run(cypher.WRITER_FENCE_CHECK, token=token).single()
+                holder = record["holder"] if record is not None else None
+                if holder != token:
+                    raise WriteLockLostError(
+                        "this write lost the Neo4j write lock before it committed: the "
+                        "server ended the lock's transaction (db.transaction.timeout, "
+                        "TERMINATE TRANSACTIONS or a dropped connection) and another writer "
+                        "has taken the lock since; this transaction was rolled back"
+                    )
+            return work(tx)
 
         def run() -> T:
             for attempt in range(CONSTRAINT_RETRIES):
                 try:
                     with self._driver.session(database=self._database) as session:
-                        return session.execute_write(work)
+                        return session.execute_write(fenced)
                 except nex.ConstraintError:
                     if attempt == CONSTRAINT_RETRIES - 1:
                         raise
@@ -361,6 +381,10 @@ class Neo4jStore(QueryLayer):
         transaction of the server that MERGEs a lock node and is held open, never
         committed, until the write is done: a second writer's MERGE waits for it. A
         process that dies ends its transaction with its connection, so it keeps no lock.
+        The server may end that transaction while the writer still works (a transaction
+        timeout, TERMINATE TRANSACTIONS, a dropped connection): each write transaction
+        checks the writers' fence (:data:`cypher.WRITER_FENCE_TAKE`) and raises
+        :class:`WriteLockLostError`, rolled back, once another writer has taken the lock.
         ``on_wait`` is told (once) when the lock is not had within a second.
         """
         with self._write_lock:
@@ -372,11 +396,21 @@ class Neo4jStore(QueryLayer):
                     self._writer_depth -= 1
                 return
             session, tx = self._take_writer_lock(on_wait)
+            try:
+                token = uuid.uuid4().hex
+                self._write_tx(
+                    lambda t: t.run(cypher.WRITER_FENCE_TAKE, token=token).consume()
+                )
+            except BaseException:
+                self._release_writer_lock(session, tx)
+                raise
             self._writer_depth = 1
+            self._fence_token = token
             try:
                 yield
             finally:
                 self._writer_depth = 0
+                self._fence_token = None
                 self._release_writer_lock(session, tx)
 
     def _take_writer_lock(
@@ -618,7 +652,12 @@ class Neo4jStore(QueryLayer):
                 lambda tx: int(tx.run(cypher.CLEAR_BATCH, limit=limit).single(strict=True)[0])
             )
             if deleted == 0:
-                return
+                break
+        if self._fence_token is not None:  # the fence went with everything else
+            token = self._fence_token
+            self._call(lambda: self._driver.execute_query(
+                cypher.WRITER_FENCE_TAKE, {"token": token}, database_=self._database
+            ))
 
     # ---- reads: nodes
 
