@@ -147,9 +147,9 @@ def resolve_paper(store: GraphStore, ref: str) -> Paper:
 
 
 def paper_to_remove(store: GraphStore, ref: str, argument: str = "id") -> Paper:
-    """The one paper ``ref`` names for a removal: its id, or a title or label that no
-    other paper shares. A name two papers share is refused (with their ids), so a
-    removal never picks one of them by id order."""
+    """The one paper ``ref`` names for a removal: its id, or a title, label or short name
+    that no other paper shares. A name that names two papers in any of these ways is
+    refused (with their ids), so a removal never picks one of them by id order."""
     forms = spellings(ref)
     by_id = store.get_nodes(list(forms)) if forms else {}
     for form in forms:
@@ -157,7 +157,9 @@ def paper_to_remove(store: GraphStore, ref: str, argument: str = "id") -> Paper:
             return exact
     node = resolve_paper(store, ref)
     said = " ".join(ref.casefold().split())
-    same = {node.id}
+    # every paper the name names: by title or label, and by short name ("Zeta" for
+    # "Zeta: sparse …" and "Zeta: dense …"; "Kappa" as one's title and another's short name)
+    same = {node.id} | {n.id for n in matches(store, ref, [NodeKind.PAPER])}
     for hit in store.keyword_search(ref, [NodeKind.PAPER], 50):
         p = hit.node
         if isinstance(p, Paper) and said in (
