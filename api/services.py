@@ -101,13 +101,23 @@ def freeze_more(*, collect: bool = True) -> None:
 
 class Readiness(NamedTuple):
     """What /readyz says: ``ok`` once the store answers and the warm-up has read what
-    queries need; ``status`` is "ready", "starting" (``warming`` says which step) or
+    queries need; ``status`` is "ready", "starting" (``warming`` says which step),
+    "incomplete" (the graph holds part of a batched write; ``detail`` says what to do) or
     "unavailable" (``store`` says why)."""
 
     ok: bool
     status: str
     store: str
     warming: str | None = None
+    detail: str | None = None
+
+
+#: what /readyz says of a graph that holds part of a write (GraphStats.incomplete)
+INCOMPLETE_DETAIL = (
+    "the graph holds part of a write that commits batch by batch: one under way, or one "
+    "cut off (killed, the server gone); the next write, or the same command run again, "
+    "completes it"
+)
 
 
 class Services:
@@ -190,8 +200,14 @@ class Services:
         try:
             store = self.store()
             store.ping()
+            # a graph that holds part of a batched write (under way, or cut off) answers
+            # from half a graph: "abstract similarity 0.00" (probe 18, finding 8)
+            incomplete = store.stats().incomplete
         except CitegraphError as exc:
             return Readiness(False, "unavailable", str(exc))
+        if incomplete:
+            return Readiness(False, "incomplete", self.settings.store, warming=None,
+                             detail=INCOMPLETE_DETAIL)
         if not self._reads_warm.is_set():
             return Readiness(False, "starting", self.settings.store, self._warm_step)
         return Readiness(True, "ready", self.settings.store)

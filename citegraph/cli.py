@@ -30,7 +30,7 @@ from rich.table import Table
 
 from graph.errors import CitegraphError, InvalidArgumentError, NotFoundError
 from graph.lookup import paper_to_remove
-from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType
+from graph.model import Edge, GraphNode, GraphPath, GraphStats, NodeKind, RelType
 from graph.schema import hop_reason
 from graph.service import Embedding, GraphService, SearchMode
 from graph.settings import Settings
@@ -346,8 +346,14 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
                 f"Added {len(report.added)} papers, updated {report.updated}, "
                 f"removed {len(report.removed)}."
             )
+        if report.completed_cut_off:
+            console.print(
+                "Completed an earlier write that was cut off: wrote "
+                f"{report.nodes_written} nodes and {report.edges_written} edges; the graph "
+                "is whole again."
+            )
         if report.stats is not None:
-            _print_stats(report.stats.nodes, report.stats.edges)
+            _print_stats(report.stats)
         # in the order of a write's main line, total last; each stage is the sum of its
         # parts (a one-shot write makes SIMILAR_TO's lists, part of link, before extract,
         # and interleaves link and write)
@@ -363,16 +369,26 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
             console.print(f"[dim]Graph database: {state.settings.graph_db}[/dim]")
 
 
-def _print_stats(nodes: dict[str, int] | Any, edges: dict[str, int] | Any) -> None:
+#: what stats say of a graph that holds part of a write (GraphStats.incomplete)
+INCOMPLETE_SAID = (
+    "the graph holds part of a write: one committing batch by batch now, or one cut off "
+    "(killed, the server gone). Queries answer from what is there; once no write runs, "
+    "run the same build or add again to complete it."
+)
+
+
+def _print_stats(s: GraphStats) -> None:
     table = Table(title="citegraph", show_header=True)
     table.add_column("kind")
     table.add_column("label / type")
     table.add_column("count", justify="right")
-    for label, n in nodes.items():
+    for label, n in s.nodes.items():
         table.add_row("node", label, str(n))
-    for rel, n in edges.items():
+    for rel, n in s.edges.items():
         table.add_row("edge", rel, str(n))
     console.print(table)
+    if s.incomplete:
+        err.print(f"[yellow]warning:[/yellow] {INCOMPLETE_SAID}")
 
 
 def _exit_for(report: BuildReport) -> None:
@@ -439,9 +455,13 @@ def stats(as_json: JsonOpt = False) -> None:
     with _service(reads_only=True) as service:
         s = service.store.stats()
     if as_json:
-        console.print_json(json.dumps({"nodes": dict(s.nodes), "edges": dict(s.edges)}))
+        console.print_json(json.dumps(
+            {"nodes": dict(s.nodes), "edges": dict(s.edges), "incomplete": s.incomplete}
+        ))
+        if s.incomplete:
+            err.print(f"warning: {INCOMPLETE_SAID}")
     else:
-        _print_stats(s.nodes, s.edges)
+        _print_stats(s)
 
 
 def _node_row(node: GraphNode) -> dict[str, Any]:

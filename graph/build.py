@@ -180,6 +180,9 @@ class BuildReport:
     edges_written: int = 0
     nodes_deleted: int = 0
     edges_deleted: int = 0
+    #: the graph held part of an earlier write that was cut off, and this write made it
+    #: whole (every link and vector recomputed)
+    completed_cut_off: bool = False
     stage_seconds: dict[str, float] = field(default_factory=dict)
     #: finer timers inside the stages (``extract.resolve``, ``link.shares_term``, ``diff``…),
     #: to say where an add's time goes; not summed into ``stage_seconds``
@@ -195,7 +198,8 @@ class BuildReport:
         out["problems"] = [str(p) for p in self.problems]
         out["partial"] = self.partial
         if self.stats is not None:
-            out["stats"] = {"nodes": dict(self.stats.nodes), "edges": dict(self.stats.edges)}
+            out["stats"] = {"nodes": dict(self.stats.nodes), "edges": dict(self.stats.edges),
+                            "incomplete": self.stats.incomplete}
         return out
 
 
@@ -1174,6 +1178,7 @@ class Pipeline:
                     self._ahead = None  # what was computed from it is stale too
                 previous = store.snapshot()
         if previous.incomplete:
+            report.completed_cut_off = True
             self._notice(
                 "the graph holds part of an earlier write that was cut off: recomputing "
                 "every link and vector of this corpus"

@@ -385,6 +385,10 @@ class RelatedPaper:
 class GraphStats:
     nodes: Mapping[str, int]  # keyed by NodeKind value
     edges: Mapping[str, int]  # keyed by RelType value
+    #: the graph holds part of a write: one committing batch by batch now, or one cut off
+    #: (killed, the server gone); the next write (or the same command again) completes it.
+    #: Only a server store that splits large writes (Neo4j) ever says so.
+    incomplete: bool = False
 
 
 @dataclass

@@ -307,6 +307,7 @@ class Query:
             total_nodes=sum(s.nodes.values()),
             total_edges=sum(s.edges.values()),
             central_concepts=central,
+            incomplete=s.incomplete,
         )
 
 

@@ -389,6 +389,11 @@ class Stats:
     total_nodes: int
     total_edges: int
     central_concepts: list[CentralConcept]
+    incomplete: bool = strawberry.field(description=(
+        "True while the graph holds part of a write that commits batch by batch (Neo4j): "
+        "one under way, or one cut off; the next write, or the same command again, "
+        "completes it."
+    ))
 
 
 # --------------------------------------------------------------------------- mutations

@@ -24,6 +24,8 @@ def router(services: Services) -> APIRouter:
         body = {"status": ready.status, "store": ready.store}
         if ready.warming:
             body["warming"] = ready.warming
+        if ready.detail:
+            body["detail"] = ready.detail
         return JSONResponse(body, status_code=200 if ready.ok else 503)
 
     return routes

@@ -51,6 +51,16 @@ def rel_type(t: RelType) -> str:
 # --------------------------------------------------------------------------- schema
 
 
+#: The properties a range index holds, by kind (the id's unique constraint is one too).
+INDEXED_PROPS: dict[NodeKind, tuple[str, str]] = {
+    k: ("id", "label" if k is NodeKind.PAPER else "name") for k in NodeKind
+}
+#: The largest value a range index holds, in UTF-8 bytes: 8,164 on 5.26 (measured: one
+#: byte more and the write fails with "Property value is too large to index"), less a
+#: margin. The store refuses a change with a longer value before it writes anything.
+INDEX_VALUE_MAX_BYTES = 8_000
+
+
 def schema_statements() -> list[str]:
     """Idempotent constraints and lookup indexes (the vector index: :func:`create_vector_index`)."""
     stmts: list[str] = []
@@ -60,7 +70,7 @@ def schema_statements() -> list[str]:
         stmts.append(
             f"CREATE CONSTRAINT {low}_id IF NOT EXISTS FOR (n:{lab}) REQUIRE n.id IS UNIQUE"
         )
-        prop = "label" if kind is NodeKind.PAPER else "name"
+        prop = INDEXED_PROPS[kind][1]
         stmts.append(f"CREATE INDEX {low}_{prop} IF NOT EXISTS FOR (n:{lab}) ON (n.{prop})")
     stmts.append(
         f"CREATE CONSTRAINT citegraphmeta_id IF NOT EXISTS "
@@ -328,6 +338,9 @@ STATS = "\nUNION ALL\n".join(
      for k in NodeKind]
     + [f"MATCH ()-[r:{rel_type(t)}]->() RETURN 'edge' AS what, '{rel_type(t)}' AS name,"
        " count(r) AS c" for t in RelType]
+    # the mark of a write committing (or cut off) batch by batch: see MARK_INCOMPLETE
+    + [f"MATCH (m:{META_LABEL} {{id: '{META_ID}'}}) WHERE m.incomplete "
+       "RETURN 'mark' AS what, 'incomplete' AS name, 1 AS c"]
 )
 
 #: One neighbourhood ring: for each node next to ``$ids`` (of a label in ``$kinds``, not

@@ -137,6 +137,22 @@ def _normalised(source: str, target: str, t: RelType) -> tuple[str, str]:
     return (min(source, target), max(source, target)) if t in UNDIRECTED else (source, target)
 
 
+def _check_indexed(kind: NodeKind, node_id: str, props: dict[str, Any]) -> None:
+    """Refuse a value that a range index cannot hold, before anything is written: the
+    server would refuse it mid-write ("Property value is too large to index"), and a
+    batched write would stop half done (probe 18, finding 2: one 9,000-character title)."""
+    for prop in cypher.INDEXED_PROPS[kind]:
+        value = node_id if prop == "id" else props.get(prop)
+        if isinstance(value, str) and len(value) * 4 > cypher.INDEX_VALUE_MAX_BYTES and (
+            size := len(value.encode("utf-8", "surrogatepass"))
+        ) > cypher.INDEX_VALUE_MAX_BYTES:
+            raise InvalidArgumentError(
+                "papers",
+                f"the {kind.value.lower()} {node_id[:80]!r} has a {prop} of {size:,} bytes; "
+                f"Neo4j indexes at most {cypher.INDEX_VALUE_MAX_BYTES:,} (nothing was written)",
+            )
+
+
 def _batches(rows: Sequence[T], size: int) -> Iterable[Sequence[T]]:
     for i in range(0, len(rows), size):
         yield rows[i : i + size]
@@ -597,6 +613,7 @@ class Neo4jStore(QueryLayer):
         nodes: dict[NodeKind, dict[str, dict[str, Any]]] = {}
         for node in change.upsert_nodes:
             props = node_props(node)
+            _check_indexed(node.kind, node.id, props)
             nodes.setdefault(node.kind, {})[node.id] = {"id": node.id, "props": props}
         for kind in NodeKind:
             if kind in nodes:
@@ -817,12 +834,18 @@ class Neo4jStore(QueryLayer):
         return str(rows[0]["model"]) if rows and rows[0]["model"] is not None else None
 
     def stats(self) -> GraphStats:
-        """Node counts by kind and edge counts by type (zeros included), in one query."""
+        """Node counts by kind and edge counts by type (zeros included), and whether a
+        batched write is part-written (the mark of :data:`cypher.MARK_INCOMPLETE`), in one
+        query."""
         nodes = {k.value: 0 for k in NodeKind}
         edges = {t.value: 0 for t in RelType}
+        incomplete = False
         for r in self._read(cypher.STATS):
-            (nodes if r["what"] == "node" else edges)[r["name"]] = int(r["c"])
-        return GraphStats(nodes, edges)
+            if r["what"] == "mark":
+                incomplete = True
+            else:
+                (nodes if r["what"] == "node" else edges)[r["name"]] = int(r["c"])
+        return GraphStats(nodes, edges, incomplete)
 
     def snapshot(self) -> GraphData:
         """The whole graph in memory."""
