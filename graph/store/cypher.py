@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from graph.errors import InvalidArgumentError
 from graph.model import NodeKind, RelType
-from graph.query.text import COLUMN_WEIGHTS
+from graph.query.text import COLUMN_WEIGHTS, fold
 from graph.schema import endpoints
 
 #: Neo4j 5 refuses a vector index over more dimensions ("must be between 1 and 4096").
@@ -125,7 +125,10 @@ AWAIT_INDEX = "CALL db.awaitIndex($name, $timeout)"
 # --------------------------------------------------------------------------- node projection
 
 # Nodes come back as a property map without the (large) embedding, plus their label.
-_NODE = "{alias} {{.*, embedding: null}} AS {alias}_props, labels({alias}) AS {alias}_labels"
+_NODE = (
+    "{alias} {{.*, embedding: null, _search_name: null, _search_title: null, "
+    "_search_abstract: null}} AS {alias}_props, labels({alias}) AS {alias}_labels"
+)
 
 
 def _node_cols(alias: str) -> str:
@@ -377,19 +380,22 @@ ADJACENT = _union_over_kinds(
 
 # --------------------------------------------------------------------------- keyword search
 
-#: The fulltext (Lucene) index keyword search reads: every node kind, the properties
-#: :func:`graph.query.text.search_fields` takes (papers: label, title, abstract; concepts
-#: and datasets: name, aliases). The English analyzer stems (Porter, as FTS5's porter
-#: tokenizer in the other stores) and drops the stop words query_terms drops too.
-TEXT_INDEX = "citegraph_text"
+#: The fulltext (Lucene) index keyword search reads: every node kind, over the columns of
+#: :func:`graph.query.text.search_fields` (papers: label, title, abstract; concepts and
+#: datasets: name and aliases) as :func:`graph.query.text.index_text` splits them into
+#: words (graph.store.neo4j_values.SEARCH_PROPS), so that Lucene finds the words FTS5
+#: finds in the other stores. The English analyzer stems (Porter, as FTS5's porter
+#: tokenizer) and drops the stop words query_terms drops too.
+TEXT_INDEX = "citegraph_words"
+#: the index of releases before the words were split as FTS5 splits them: the store fills
+#: the new index's properties of an older graph once, then drops it
+OLD_TEXT_INDEX = "citegraph_text"
 
 #: (property, boost): the Lucene spelling of graph.query.text.COLUMN_WEIGHTS
 TEXT_FIELDS: tuple[tuple[str, float], ...] = (
-    ("label", COLUMN_WEIGHTS[0]),
-    ("name", COLUMN_WEIGHTS[0]),
-    ("aliases", COLUMN_WEIGHTS[0]),
-    ("title", COLUMN_WEIGHTS[1]),
-    ("abstract", COLUMN_WEIGHTS[2]),
+    ("_search_name", COLUMN_WEIGHTS[0]),
+    ("_search_title", COLUMN_WEIGHTS[1]),
+    ("_search_abstract", COLUMN_WEIGHTS[2]),
 )
 
 
@@ -414,9 +420,27 @@ def lucene_escape(text: str) -> str:
 
 def lucene_query(terms: Sequence[str]) -> str:
     """The Lucene query for query_terms: each term, quoted and escaped, in each field with
-    its boost, OR-joined (at most 32 terms x 5 fields, below Lucene's 1,024 clauses)."""
+    its boost, OR-joined (at most 32 terms x 3 fields, below Lucene's 1,024 clauses)."""
     return " OR ".join(
-        f'{prop}:"{lucene_escape(t)}"^{boost:g}' for t in terms for prop, boost in TEXT_FIELDS
+        f'{prop}:"{lucene_escape(fold(t))}"^{boost:g}'
+        for t in terms for prop, boost in TEXT_FIELDS
+    )
+
+
+def unsearchable_nodes(kind: NodeKind) -> str:
+    """A page (``$limit``) of ``kind``'s nodes written before their search properties were
+    (graph.store.neo4j_values.SEARCH_PROPS): filled once when the store opens."""
+    return (
+        f"MATCH (n:{label(kind)}) WHERE n._search_name IS NULL "
+        f"RETURN {_node_cols('n')} LIMIT $limit"
+    )
+
+
+def set_search_props(kind: NodeKind) -> str:
+    """Set ``$rows``' search properties (``{id, props}``, props: the SEARCH_PROPS)."""
+    return (
+        f"UNWIND $rows AS row MATCH (n:{label(kind)} {{id: row.id}}) "
+        "SET n += row.props RETURN count(n) AS written"
     )
 
 

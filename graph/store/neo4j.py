@@ -61,7 +61,13 @@ from graph.settings import Settings
 from graph.store import cypher
 from graph.store.base import Backend, CollectedParts, PartsWrite
 from graph.store.cypher import VECTOR_INDEX
-from graph.store.neo4j_values import decode_edge, decode_node, edge_props, node_props
+from graph.store.neo4j_values import (
+    SEARCH_PROPS,
+    decode_edge,
+    decode_node,
+    edge_props,
+    node_props,
+)
 
 log = logging.getLogger(__name__)
 
@@ -290,9 +296,34 @@ class Neo4jStore(QueryLayer):
             )
 
         self._call(run)
+        if any(r["name"] == cypher.OLD_TEXT_INDEX
+               for r in self._read(cypher.VECTOR_INDEXES, name=cypher.OLD_TEXT_INDEX)):
+            self._fill_search_props()
+            self._schema_write(cypher.drop_index(cypher.OLD_TEXT_INDEX))
         meta = self._read(cypher.GET_META)
         if meta and meta[0]["dim"]:
             self._ensure_vector_index(int(meta[0]["dim"]))
+
+    def _fill_search_props(self) -> None:
+        """Give the nodes of a graph written by an older release the search properties
+        the fulltext index now reads (once, a page at a time; idempotent if cut off)."""
+        filled = 0
+        for kind in NodeKind:
+            while True:
+                rows = self._read(cypher.unsearchable_nodes(kind), limit=self.batch_size)
+                if not rows:
+                    break
+                props = []
+                for r in rows:
+                    node = decode_node(r["n_props"], r["n_labels"])
+                    made = node_props(node)
+                    props.append({"id": node.id, "props": {k: made[k] for k in SEARCH_PROPS}})
+                self._write_tx(lambda tx, props=props, kind=kind: tx.run(  # type: ignore[misc]
+                    cypher.set_search_props(kind), rows=props).consume())
+                filled += len(rows)
+        if filled:
+            log.warning("keyword index: split the text of %d nodes into words as the "
+                        "embedded store does (once, for a graph of an older release)", filled)
 
     def _ensure_vector_index(self, dims: int) -> None:
         """The cosine index for ``dims``, replacing one of another dimension or metric.

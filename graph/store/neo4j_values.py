@@ -16,6 +16,7 @@ from typing import Any
 
 from graph.errors import InvalidArgumentError, StoreError
 from graph.model import Edge, GraphNode, NodeKind, RelType, node_from_props, node_to_props
+from graph.query.text import index_text, search_fields
 
 #: Edge property that lists which properties are the edge's ``attrs`` (``weight`` is
 #: both the edge weight and, for some types, an attr; this keeps the round trip exact).
@@ -31,7 +32,9 @@ def decode_node(props: dict[str, Any], labels: Sequence[str]) -> GraphNode:
     kind = next((kinds[lab] for lab in labels if lab in kinds), None)
     if kind is None:
         raise StoreError(f"node with labels {list(labels)} is not a citegraph node")
-    return node_from_props(kind, {k: v for k, v in props.items() if v is not None})
+    return node_from_props(
+        kind, {k: v for k, v in props.items() if v is not None and k not in SEARCH_PROPS}
+    )
 
 
 def decode_edge(source: str, target: str, type_: str, props: dict[str, Any]) -> Edge:
@@ -72,8 +75,14 @@ def storable(value: object) -> bool:
     return scalar_type(value) is not None
 
 
+#: The node properties the fulltext index reads: its search fields as the words every
+#: store splits them into (graph.query.text.index_text), never read back as node fields.
+SEARCH_PROPS = ("_search_name", "_search_title", "_search_abstract")
+
+
 def node_props(node: GraphNode) -> dict[str, Any]:
-    """The node's properties, each one checked to be storable (no embedding)."""
+    """The node's properties, each one checked to be storable (no embedding), and its
+    :data:`SEARCH_PROPS`."""
     props = node_to_props(node)
     props.pop("embedding", None)
     for key, value in props.items():
@@ -83,6 +92,8 @@ def node_props(node: GraphNode) -> dict[str, Any]:
                 f"{node.kind.value} {node.id!r} field {key!r} = {value!r:.80}: Neo4j stores "
                 "only text, numbers, booleans and lists of one of them, without nulls",
             )
+    for prop, text in zip(SEARCH_PROPS, search_fields(node), strict=True):
+        props[prop] = index_text(text)
     return props
 
 
