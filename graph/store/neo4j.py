@@ -181,7 +181,7 @@ class Neo4jStore(QueryLayer):
         *,
         batch_size: int = 1000,
         max_tx_rows: int = 10_000,
-        exact_vector_max: int = 20_000,
+        exact_vector_max: int = 0,
         vector_index_wait_s: float = 5.0,
         setup_schema: bool = True,
         owns_driver: bool = False,
@@ -194,7 +194,11 @@ class Neo4jStore(QueryLayer):
         self.batch_size = batch_size
         #: changes with more rows than this commit per batch instead of in one transaction
         self.max_tx_rows = max_tx_rows
-        #: up to this many embedded papers vector_search is exact; above, index + rescoring
+        #: up to this many embedded papers vector_search scans exactly; above, the vector
+        #: index, over-fetched and rescored. 0 (the default): the index at every size, an
+        #: exact scan only while it populates. On ICLR 2021 (2,966 papers) the index path's
+        #: recall@10 against the exact scan was 0.999 (300 papers as queries), and a search
+        #: took 67 ms against the scan's 1,615 ms on a loaded 2-core machine (issue 41).
         self.exact_vector_max = exact_vector_max
         #: how long a vector search waits for a populating index before scanning exactly
         self.vector_index_wait_s = vector_index_wait_s
@@ -821,7 +825,8 @@ class Neo4jStore(QueryLayer):
     def vector_candidates(
         self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
     ) -> list[tuple[str, float]]:
-        """Exact up to ``exact_vector_max`` papers; above, the index over-fetched."""
+        """The vector index over-fetched, then ranked exactly; an exact scan up to
+        ``exact_vector_max`` papers and while the index populates."""
         excluded = sorted(exclude)
         n = int(self._read(cypher.COUNT_EMBEDDED)[0]["c"])
         if n == 0:
