@@ -32,7 +32,10 @@ Policy for bad fields
     * The record is rejected (an InputProblem, the rest of the file still read) when the
       abstract is unusable: missing/empty, not text, longer than ``MAX_ABSTRACT_CHARS``
       (raw), under 5 words (clean), or contains undecodable bytes; also when an ``id`` is
-      given but is not a string or integer (a silently generated id would hide the error).
+      given but is not a string or integer (a silently generated id would hide the error);
+      when a title or an id is too long for a store to index (``graph.bounds``: a title
+      over 1,000 characters, an id over 512, either over 4,000 bytes of UTF-8; dropping
+      the title would hide the error).
     * Any other bad field (a year that is not a year, a title that is a number, a list
       element that is an object) is dropped, the record kept, and an InputProblem
       ("year 'soon' is not a year; field dropped") reported, so ``partial`` tells.
@@ -61,6 +64,7 @@ Line numbers are 1-based physical lines: the paragraph's first line (text), the 
 unless a quoted field spans lines).
 """
 
+from graph.bounds import MAX_ID_CHARS, MAX_TITLE_CHARS
 from graph.ingest.base import InputProblem, Reader, ReadResult
 from graph.ingest.clean import clean_text, normalized_key, text_hash
 from graph.ingest.collect import Collector
@@ -78,7 +82,6 @@ from graph.ingest.decode import Decoded, decode_file
 from graph.ingest.records import (
     MAX_ABSTRACT_CHARS,
     MAX_FIELD_CHARS,
-    MAX_ID_CHARS,
     MIN_ABSTRACT_WORDS,
     paper_from_record,
     placeholder_label,
@@ -90,6 +93,7 @@ __all__ = [
     "MAX_ABSTRACT_CHARS",
     "MAX_FIELD_CHARS",
     "MAX_ID_CHARS",
+    "MAX_TITLE_CHARS",
     "MIN_ABSTRACT_WORDS",
     "READERS",
     "Collector",

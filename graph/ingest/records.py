@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from graph.bounds import MAX_ID_CHARS, MAX_TITLE_CHARS, over_bound
 from graph.errors import InputError
 from graph.ids import has_visible, strip_id
 from graph.ingest.clean import (
@@ -22,8 +23,8 @@ from graph.ingest.clean import (
 from graph.model import Paper, reserved_paper_id
 
 MAX_ABSTRACT_CHARS = 100_000
-MAX_FIELD_CHARS = 10_000  # a title, a venue, or one author, keyword, url or reference
-MAX_ID_CHARS = 512
+MAX_FIELD_CHARS = 10_000  # a venue, or one author, keyword, url or reference
+# a title and an id are indexed: their bounds are graph.bounds' (MAX_TITLE_CHARS, MAX_ID_CHARS)
 MIN_ABSTRACT_WORDS = 5
 LABEL_WORDS = 8
 _ALIASES = {
@@ -141,17 +142,28 @@ def _as_year(value: object, notes: list[str]) -> int | None:
     return year
 
 
-def _as_text(value: object, name: str, notes: list[str]) -> str | None:
+def _as_text(
+    value: object, name: str, notes: list[str], *, max_chars: int | None = MAX_FIELD_CHARS
+) -> str | None:
     if _is_missing(value):
         return None
     if not isinstance(value, str):
         notes.append(f"{name} is not text (got {_type_name(value)}); field dropped")
         return None
     text = clean_text(_checked(value, name))[0]
-    if len(text) > MAX_FIELD_CHARS:
-        notes.append(f"{name} too long: {len(text)} characters > {MAX_FIELD_CHARS}; field dropped")
+    if max_chars is not None and len(text) > max_chars:
+        notes.append(f"{name} too long: {len(text)} characters > {max_chars}; field dropped")
         return None
     return text or None
+
+
+def _as_title(value: object, notes: list[str]) -> str | None:
+    """A title, or None; InputError when it is over the indexed bound (it becomes the
+    paper's ``label``, which the stores index: dropping it would hide the error)."""
+    title = _as_text(value, "title", notes, max_chars=None)
+    if title is not None and (too_long := over_bound(title, MAX_TITLE_CHARS)):
+        raise InputError(f"title too long to index: {too_long}")
+    return title
 
 
 def _as_id(value: object) -> str | None:
@@ -174,8 +186,8 @@ def _as_id(value: object) -> str | None:
         raise InputError(
             f"field 'id': has no visible character ({shown}); give an id a person can read"
         )
-    if len(text) > MAX_ID_CHARS:
-        raise InputError(f"field 'id': {len(text)} characters, longer than {MAX_ID_CHARS}")
+    if too_long := over_bound(text, MAX_ID_CHARS):
+        raise InputError(f"field 'id': too long to index: {too_long}")
     if text and (reason := reserved_paper_id(text)):
         raise InputError(f"field 'id': {text!r} is reserved: {reason}")
     return text or None
@@ -229,7 +241,7 @@ def paper_from_record(
                 urls.append(url)
     urls.extend(u for u in found if u not in urls)
 
-    title = _as_text(rec.get("title"), "title", notes)
+    title = _as_title(rec.get("title"), notes)
     venue = _as_text(rec.get("venue"), "venue", notes)
     if venue is None and default_venue:
         venue = _checked(default_venue, "venue")
