@@ -39,6 +39,14 @@ Policy for bad fields
     * Any other bad field (a year that is not a year, a title that is a number, a list
       element that is an object) is dropped, the record kept, and an InputProblem
       ("year 'soon' is not a year; field dropped") reported, so ``partial`` tells.
+    * A JSON object that names a key twice is rejected ("duplicate key 'id'"), and so is
+      a record where two names of one field (``id`` and ``paper_id``, ``ID`` and ``id``,
+      a CSV column named twice) give different values: JSON keeps the last silently,
+      and the first name used to win silently.
+    * Links (``url``, ``urls`` and those taken out of the abstract) are kept only when
+      they are http(s) URLs; a DOI ("doi:10.1/x", "10.1/x") or an arXiv id
+      ("arXiv:2101.00001") becomes its https URL, "www.x.org" https://www.x.org. Any
+      other (``javascript:``, ``data:``, ``ftp:``, a path) is dropped with a problem.
     * Empty cells and ``nan``/``null``/``none``/``n/a`` count as missing, silently.
     * A record without a year takes the year named in its venue ("ICLR 2025").
 

@@ -149,7 +149,9 @@ def _record(entry: Entry, notes: list[str]) -> dict[str, Any]:
     urls = [u for u in (text("url"),) if isinstance(u, str) and u.strip()]
     doi = text("doi")
     if isinstance(doi, str) and doi.strip():
-        urls.append("https://doi.org/" + _DOI_PREFIX_RE.sub("", doi.strip()))
+        # "doi:" + the DOI: graph.ingest.records.link makes it https://doi.org/<doi>, or
+        # drops it with a problem when it is not a DOI
+        urls.append("doi:" + _DOI_PREFIX_RE.sub("", doi.strip()))
     if urls:
         record["urls"] = urls
     return record

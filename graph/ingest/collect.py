@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from graph.errors import InputError
 from graph.ids import id_key
 from graph.ingest.base import InputProblem, ReadResult
-from graph.ingest.records import _display, paper_from_record
+from graph.ingest.records import Record, _display, paper_from_record
 from graph.model import Paper
 from graph.settings import DEFAULT_MAX_INPUT_FILE_BYTES
 
@@ -83,7 +83,7 @@ class Collector:
         self.result.duplicates += 1
 
     def record(
-        self, record: Mapping[str, Any], path: str, line: int | None,
+        self, record: Record, path: str, line: int | None,
         *, default_venue: str | None = None, where: str = "", notes: Sequence[str] = (),
     ) -> None:
         """Add one record's paper, or report why not (once, however many flaws it has)."""

@@ -145,3 +145,25 @@ def test_write_problems_use_the_input_prefix(writable_dir: Path) -> None:
         (said,) = again["problems"]
         assert said.startswith("input[1]: the same text as an earlier record without an id")
         assert "given twice" not in said
+
+
+def test_add_papers_checks_fields_as_the_readers_do(writable_dir: Path) -> None:
+    """addPapers builds its papers with the readers' paper_from_record, so the same
+    bounds hold (issue 39): a title too long to index rejects its record (finding 2),
+    a URL that is not an http(s), DOI or arXiv link is dropped with a problem (14)."""
+    settings = seed_settings(writable_dir, api_key="s3cret", request_timeout_s=120.0)
+    store = EmbeddedStore(settings.graph_db)
+    app = create_app(settings, opener=lambda _s: store)
+    with TestClient(app) as c:
+        report = GQL(c).raw(ADD, headers={"X-API-Key": "s3cret"}, **{"in": [
+            {"id": "p-long", "title": "T" * 9000, "abstract": ABSTRACT},
+            {"id": "p-js", "url": "javascript:alert(1)", "abstract": ABSTRACT + " Again."},
+            {"id": "p-doi", "url": "doi:10.1/x", "abstract": ABSTRACT + " Third."},
+        ]})["data"]["addPapers"]
+        assert sorted(report["added"]) == ["p-doi", "p-js"]
+        assert report["problems"] == [
+            "input[0]: title too long to index: 9000 characters > 1000",
+            "input[1]: url: dropped 'javascript:alert(1)': not an http(s), DOI or arXiv link",
+        ]
+        urls = GQL(c).data('{ a: paper(id: "p-js") { url } b: paper(id: "p-doi") { url } }')
+        assert urls == {"a": {"url": None}, "b": {"url": "https://doi.org/10.1/x"}}

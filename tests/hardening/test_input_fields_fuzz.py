@@ -14,7 +14,8 @@ a nested object, under any of the field's names (aliases, any case), and checks:
   over ``MAX_ID_CHARS``, and its GraphML/GEXF export parses;
 * every text that reaches an indexed property (the id, the label) keeps to
   ``graph.bounds`` (characters and UTF-8 bytes), and a title over its bound rejects the
-  record rather than failing a store's write (issue 39, finding 2);
+  record rather than failing a store's write (issue 39, finding 2); every URL kept is
+  an http(s) link (finding 14);
 * the JSONL, CSV, TSV and text readers agree with ``paper_from_record`` record by
   record: a rejected record gives exactly one problem at its line and no paper, an
   accepted one gives its paper (unless merged as a duplicate) and one problem per
@@ -159,6 +160,7 @@ def check_paper(paper: Paper) -> None:
     assert 0 < len(paper.id) <= MAX_ID_CHARS
     for indexed, bound in ((paper.id, MAX_ID_CHARS), (paper.label, MAX_TITLE_CHARS)):
         assert len(indexed) <= bound and len(indexed.encode("utf-8")) <= MAX_INDEXED_BYTES
+    assert all(u.startswith(("https://", "http://", "HTTP")) for u in paper.urls), paper.urls
     assert paper.abstract.strip() and len(paper.text_hash) == 64
     assert paper.year is None or 1800 <= paper.year <= 2199
 
