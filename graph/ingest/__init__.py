@@ -9,6 +9,9 @@ directory walking, :func:`read_corpus`), ``decode`` (bounded file reads, UTF-8 d
 
 Every reader returns a :class:`ReadResult`: the papers that could be read plus one
 :class:`InputProblem` per thing that could not. Bad data never raises; only a bug does.
+Every format is read as UTF-8 (a UTF-8 byte-order mark skipped); a file that starts with a
+UTF-16 or UTF-32 byte-order mark is decoded as such, and one that looks like UTF-16
+without a mark is reported ("not valid UTF-8"), whatever its format.
 
 Formats
     ``.txt``   UTF-8; blank-line separated paragraphs. The first paragraph is a header
