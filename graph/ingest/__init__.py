@@ -56,9 +56,12 @@ Policy for bad fields
 Identity and duplicates
     ``text_hash`` is the sha256 of :func:`normalized_key` of the clean abstract, so it
     ignores whitespace, case, markup and punctuation. A given id is kept; otherwise
-    ``id = "p-" + text_hash[:12]``. Records with the same ``text_hash`` merge: the first
-    wins, later ones fill its missing fields, and a given id replaces a generated one.
-    A given id seen again with different text is reported and the later record dropped.
+    ``id = "p-" + text_hash[:12]``. The outcome does not depend on the order records come
+    in (:class:`Collector`): records with the same ``text_hash`` merge into the one
+    first by :func:`~graph.ingest.collect.record_order` (a given id before a generated
+    one, then by id, then by content), the others filling its missing fields in that
+    order; a different given id merged away is reported. An id given to records of
+    different texts is reported at each of them, and none is kept.
 
 Directories are walked recursively for the five extensions above, in sorted order,
 skipping hidden files and folders; a file named explicitly with another extension is
