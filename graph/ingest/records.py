@@ -77,10 +77,12 @@ _NOT_IN_URL_RE = re.compile(r'[\s"<>\\^`{|}]')
 
 
 def link(text: str) -> str | None:
-    """``text`` as a link that is safe to serve, or None: an http(s) URL as given, a DOI
-    ("doi:10.1/x", "10.1/x") or an arXiv id ("arXiv:2101.00001") as its https URL, and
-    "www.x.org" as "https://www.x.org". Anything else (``javascript:``, ``data:``,
-    ``file:``, ``ftp:``, a relative path) is None."""
+    """``text`` as a link that is safe to serve, or None: an http(s) URL with a host, as
+    given but for the characters a URL cannot hold (a space, a quote, ``<``), which are
+    percent-encoded; a DOI ("doi:10.1/x", "10.1/x") or an arXiv id ("arXiv:2101.00001")
+    as its https URL; "www.x.org" as "https://www.x.org". Anything else (``javascript:``,
+    ``data:``, ``file:``, ``ftp:``, a relative path, a host holding such a character) is
+    None."""
     text = text.strip()
     if m := _DOI_RE.fullmatch(text):
         return "https://doi.org/" + m.group(1)
@@ -93,9 +95,10 @@ def link(text: str) -> str | None:
         host = parts.hostname
     except ValueError:  # "http://[::1" and the like
         return None
-    if parts.scheme.lower() not in ("http", "https") or not host or _NOT_IN_URL_RE.search(text):
+    if (parts.scheme.lower() not in ("http", "https") or not host
+            or _NOT_IN_URL_RE.search(parts.netloc)):
         return None
-    return text
+    return _NOT_IN_URL_RE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), text)
 
 
 def _links(values: Sequence[str], name: str, notes: list[str], into: list[str]) -> None:

@@ -70,7 +70,9 @@ def test_two_names_of_one_field_with_different_values(tmp_path: Path) -> None:
     ("javascript:alert(1)", None), ("JavaScript:alert(document.cookie)", None),
     ("data:text/html,<script>x</script>", None), ("vbscript:x", None),
     ("file:///etc/passwd", None), ("ftp://files.org/d", None), ("/relative/path", None),
-    ("https://", None), ('https://x.org/"onmouseover="x', None), ("http://[::1", None),
+    ("https://", None), ("http://[::1", None), ("https://ex ample.org/", None),
+    ('https://x.org/"onmouseover="x', "https://x.org/%22onmouseover=%22x"),
+    ("https://x.org/a b<c>", "https://x.org/a%20b%3Cc%3E"),
     ("not a link", None),
 ])
 def test_link(given: str, kept: str | None) -> None:
