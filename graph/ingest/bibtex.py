@@ -156,6 +156,8 @@ class _UnreadableError(Exception):
 def _pieces(raw: str) -> list[str]:
     """The ``#``-joined pieces of a raw value (``"Proc. " # neurips``), as BibTeX splits
     it: not inside braces or quotes, a backslash escaping the character after it."""
+    if "#" not in raw:
+        return [raw.strip()]
     pieces: list[str] = []
     depth, quoted, start, i = 0, False, 0, 0
     while i < len(raw):
