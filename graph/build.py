@@ -85,6 +85,7 @@ from graph.extract import (
 )
 from graph.ids import find_id, id_key, odd_spellings, stored_spelling
 from graph.ingest import InputProblem, read_corpus
+from graph.ingest.collect import record_order
 from graph.lexical import (
     WORD_HASH_FEATURES,
     WORD_VECTOR_VERSION,
@@ -1529,22 +1530,38 @@ def _merge_into(
     made from ``corpus`` (O(N): ~30 ms at 100k papers). ``odd``: as :func:`_next_corpus`
     takes it.
 
+    The outcome is the same in any order of ``new`` (issue 39, finding 12: A taking B's
+    text while B took C's was refused in one order and applied in the other):
+
     * a record equal to the stored one in every field the input gives (not where it was
       read from) changes nothing: a duplicate;
     * an update applies whatever changed among the fields its record gives (title, year,
-      references, the text ...; the others keep their stored values), unless the new
-      text is another paper's (reported, not applied);
+      references, the text ...; the others keep their stored values), unless its new
+      text is another paper's once every update of the batch is done (a paper that
+      moves to a new text frees its old one, for any update of the batch); such an
+      update is reported, not applied, and so is every update of one new text;
     * a new id whose text a paper already has (after this batch's updates: a text moved
-      to a new id in one add goes in) is a duplicate and said so;
-    * an id given twice in one batch: the first counts, the others are reported;
+      to a new id in one add goes in) is a duplicate and said so; of new ids of one
+      text, the first by id goes in;
+    * an id given twice in one batch: with one text, the first by
+      :func:`graph.ingest.collect.record_order` counts and the others are reported;
+      with different texts, none counts;
     * an id that is another spelling of a stored one (:func:`graph.ids.id_key`: café NFC
       and NFD, a Kelvin sign and K) is that paper, under the stored spelling.
     """
+    ordered = sorted(new, key=record_order)
+    texts: dict[str, set[str]] = {}
+    for p in ordered:
+        texts.setdefault(id_key(p.id), set()).add(p.text_hash)
     seen: set[str] = set()
     updates: list[Paper] = []
     fresh: list[Paper] = []
-    for p in new:
+    for p in ordered:
         key = id_key(p.id)
+        if len(texts[key]) > 1:
+            report.problems.append(_problem(
+                p, f"id {p.id!r} given twice in one input with different texts; none applied"))
+            continue
         if key in seen:
             if p.given is not None and "id" not in p.given:
                 # the id was made from the text: the record never named it
@@ -1571,6 +1588,7 @@ def _merge_into(
         holder = {q.text_hash: pid for pid, q in corpus.items()}
         if len(holder) != len(corpus):  # a text twice: the last id in id order holds it
             holder = {q.text_hash: pid for pid, q in sorted(corpus.items())}
+    moving: dict[str, Paper] = {}  # id -> its update
     for p in updates:
         old = corpus[p.id]
         p = _with_stored_fields(p, old)
@@ -1581,13 +1599,15 @@ def _merge_into(
         ):
             report.duplicates += 1
             continue
-        other = holder.get(p.text_hash)
-        if other is not None and other != p.id:
-            report.problems.append(_problem(
-                p, f"paper {p.id!r}: its new text is paper {other!r}'s; not applied"))
-            continue
-        if holder.get(old.text_hash) == p.id:
-            del holder[old.text_hash]
+        moving[p.id] = p
+    for p, reason in _refused_updates(corpus, holder, moving):
+        del moving[p.id]
+        report.problems.append(_problem(p, reason))
+    for p in moving.values():  # each old text first: a text may pass from one to another
+        old_hash = corpus[p.id].text_hash
+        if holder.get(old_hash) == p.id:
+            del holder[old_hash]
+    for p in moving.values():
         corpus[p.id] = p
         holder[p.text_hash] = p.id
         if written is not None:
@@ -1604,6 +1624,43 @@ def _merge_into(
         holder[p.text_hash] = p.id
         if written is not None:
             written.add(p.id)
+
+
+def _refused_updates(
+    corpus: Mapping[str, Paper], holder: Mapping[str, str], moving: Mapping[str, Paper]
+) -> list[tuple[Paper, str]]:
+    """The updates of ``moving`` (id -> its update) refused for their new text, with why.
+
+    Decided on the texts every paper holds once the batch is done, never one update after
+    another: an update is refused when a paper that keeps its stored text holds its new
+    one, or when another update takes that text too. A refused update keeps its paper's
+    old text, which can refuse another in turn, so this repeats until nothing changes; at
+    most len(moving) rounds, each over the updates still on.
+    """
+    on = dict(moving)
+    refused: list[tuple[Paper, str]] = []
+    while True:
+        taking: dict[str, list[str]] = {}
+        for pid, p in on.items():
+            taking.setdefault(p.text_hash, []).append(pid)
+        out: list[tuple[Paper, str]] = []
+        for text, pids in taking.items():
+            keeper = holder.get(text)  # the paper holding it, if it keeps it
+            if keeper is not None and keeper in on and on[keeper].text_hash != text:
+                keeper = None  # moves on to another text: this one is free
+            if keeper is not None:
+                out += [(on[pid], f"paper {pid!r}: its new text is paper {keeper!r}'s; "
+                                  "not applied") for pid in pids if pid != keeper]
+            elif len(pids) > 1:
+                for pid in pids:
+                    others = ", ".join(repr(x) for x in sorted(pids) if x != pid)
+                    out.append((on[pid], f"paper {pid!r}: its new text is also the new text "
+                                         f"of {others} in this input; not applied"))
+        if not out:
+            return sorted(refused, key=lambda r: id_key(r[0].id))
+        for p, reason in out:
+            del on[p.id]
+            refused.append((p, reason))
 
 
 def _problem(p: Paper, reason: str) -> InputProblem:

@@ -10,9 +10,10 @@
   é, NFC, or with e and a combining accent, NFD, as macOS file names and some
   keyboards give it): a lookup tries the text as given, then its NFC and NFD forms,
   and an add whose id is another spelling of a stored id updates that paper. The
-  spelling first given is the one kept, so a graph from before this rule opens and
-  answers unchanged. Why one paper: the two look the same everywhere a person reads
-  or types an id, and the text fields are already NFC (``clean_text``).
+  stored spelling is the one kept, so a graph from before this rule opens and answers
+  unchanged (of two spellings in one input, the NFC one: the same in any order). Why
+  one paper: the two look the same everywhere a person reads or types an id, and the
+  text fields are already NFC (``clean_text``).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
+from graph.bounds import MAX_TERM_CHARS
 from graph.extract.acronyms import _find_acronyms
 from graph.extract.base import DatasetMention, Extraction, Resolution, TermMention
 from graph.extract.datasets import (
@@ -57,6 +58,8 @@ def extract(text: str) -> Extraction:
     per_sentence: list[tuple[str, list[str]]] = []
 
     def add(key: str, surf: str, sentence: str) -> None:
+        if len(surf) > MAX_TERM_CHARS or len(key) > MAX_TERM_CHARS:
+            return  # a 9,000-letter "word" is no term, and a store could not index its name
         counts[key] += 1
         surface[key][surf] += 1
         if key not in evidence:
@@ -71,6 +74,8 @@ def extract(text: str) -> Extraction:
         for short, long, open_i, close_i in _find_acronyms(tokens):
             sf = _acronym_singular(short)
             long_key = _key(long)
+            if len(long_key) > MAX_TERM_CHARS:
+                continue
             acronyms.setdefault(sf, long_key)
             acronym_keys.add(sf.lower())
             if tokens[open_i + 1] == short and close_i == open_i + 2:
@@ -103,6 +108,8 @@ def extract(text: str) -> Extraction:
                     break
         for raw_name, pos in sorted(found, key=lambda f: f[1]):
             name = raw_name.strip(" -")
+            if len(name) > MAX_TERM_CHARS:
+                continue
             dkey = _dataset_key(name)
             intro = _introduces(sentence, tokens, pos)
             prev = datasets.get(dkey)

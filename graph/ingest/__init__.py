@@ -9,6 +9,9 @@ directory walking, :func:`read_corpus`), ``decode`` (bounded file reads, UTF-8 d
 
 Every reader returns a :class:`ReadResult`: the papers that could be read plus one
 :class:`InputProblem` per thing that could not. Bad data never raises; only a bug does.
+Every format is read as UTF-8 (a UTF-8 byte-order mark skipped); a file that starts with a
+UTF-16 or UTF-32 byte-order mark is decoded as such, and one that looks like UTF-16
+without a mark is reported ("not valid UTF-8"), whatever its format.
 
 Formats
     ``.txt``   UTF-8; blank-line separated paragraphs. The first paragraph is a header
@@ -32,19 +35,33 @@ Policy for bad fields
     * The record is rejected (an InputProblem, the rest of the file still read) when the
       abstract is unusable: missing/empty, not text, longer than ``MAX_ABSTRACT_CHARS``
       (raw), under 5 words (clean), or contains undecodable bytes; also when an ``id`` is
-      given but is not a string or integer (a silently generated id would hide the error).
+      given but is not a string or integer (a silently generated id would hide the error);
+      when a title or an id is too long for a store to index (``graph.bounds``: a title
+      over 1,000 characters, an id over 512, either over 4,000 bytes of UTF-8; dropping
+      the title would hide the error).
     * Any other bad field (a year that is not a year, a title that is a number, a list
       element that is an object) is dropped, the record kept, and an InputProblem
       ("year 'soon' is not a year; field dropped") reported, so ``partial`` tells.
+    * A JSON object that names a key twice is rejected ("duplicate key 'id'"), and so is
+      a record where two names of one field (``id`` and ``paper_id``, ``ID`` and ``id``,
+      a CSV column named twice) give different values: JSON keeps the last silently,
+      and the first name used to win silently.
+    * Links (``url``, ``urls`` and those taken out of the abstract) are kept only when
+      they are http(s) URLs; a DOI ("doi:10.1/x", "10.1/x") or an arXiv id
+      ("arXiv:2101.00001") becomes its https URL, "www.x.org" https://www.x.org. Any
+      other (``javascript:``, ``data:``, ``ftp:``, a path) is dropped with a problem.
     * Empty cells and ``nan``/``null``/``none``/``n/a`` count as missing, silently.
     * A record without a year takes the year named in its venue ("ICLR 2025").
 
 Identity and duplicates
     ``text_hash`` is the sha256 of :func:`normalized_key` of the clean abstract, so it
     ignores whitespace, case, markup and punctuation. A given id is kept; otherwise
-    ``id = "p-" + text_hash[:12]``. Records with the same ``text_hash`` merge: the first
-    wins, later ones fill its missing fields, and a given id replaces a generated one.
-    A given id seen again with different text is reported and the later record dropped.
+    ``id = "p-" + text_hash[:12]``. The outcome does not depend on the order records come
+    in (:class:`Collector`): records with the same ``text_hash`` merge into the one
+    first by :func:`~graph.ingest.collect.record_order` (a given id before a generated
+    one, then by id, then by content), the others filling its missing fields in that
+    order; a different given id merged away is reported. An id given to records of
+    different texts is reported at each of them, and none is kept.
 
 Directories are walked recursively for the five extensions above, in sorted order,
 skipping hidden files and folders; a file named explicitly with another extension is
@@ -61,6 +78,7 @@ Line numbers are 1-based physical lines: the paragraph's first line (text), the 
 unless a quoted field spans lines).
 """
 
+from graph.bounds import MAX_ID_CHARS, MAX_TITLE_CHARS
 from graph.ingest.base import InputProblem, Reader, ReadResult
 from graph.ingest.clean import clean_text, normalized_key, text_hash
 from graph.ingest.collect import Collector
@@ -78,7 +96,6 @@ from graph.ingest.decode import Decoded, decode_file
 from graph.ingest.records import (
     MAX_ABSTRACT_CHARS,
     MAX_FIELD_CHARS,
-    MAX_ID_CHARS,
     MIN_ABSTRACT_WORDS,
     paper_from_record,
     placeholder_label,
@@ -90,6 +107,7 @@ __all__ = [
     "MAX_ABSTRACT_CHARS",
     "MAX_FIELD_CHARS",
     "MAX_ID_CHARS",
+    "MAX_TITLE_CHARS",
     "MIN_ABSTRACT_WORDS",
     "READERS",
     "Collector",

@@ -207,7 +207,40 @@ def _letter_accent(m: re.Match[str]) -> str:
     return unicodedata.normalize("NFC", letter + _LETTER_ACCENTS[m.group(1)])
 
 
+@functools.cache
+def _letter_macros() -> tuple[re.Pattern[str], dict[str, str]]:
+    """TeX's letters that are commands (``\\ss`` ß, ``\\AA`` Å, ``\\L`` Ł, ``\\o`` ø, ``\\ae`` æ …),
+    from pylatexenc's table (what bibtexparser decodes LaTeX with): every macro there that
+    stands for one Latin letter, but ``\\i``/``\\j`` (a dotless i or j is written only to
+    carry an accent, ``\\'\\i``: plain i and j here, so the accent lands on them)."""
+    from pylatexenc.latex2text import get_default_latex_context_db
+
+    letters = {"i": "i", "j": "j"}
+    db = get_default_latex_context_db()
+    for spec in db.iter_macro_specs(["latex-base", "advanced-symbols"]):
+        name, text = spec.macroname, spec.simplify_repl
+        if (
+            isinstance(text, str) and len(text) == 1 and text.isalpha() and name.isalpha()
+            and unicodedata.name(text, "").startswith("LATIN")
+            and not name.startswith("text") and name not in ("hbar", "eth", "i", "j")
+        ):
+            letters[name] = text
+    names = "|".join(sorted(letters, key=lambda n: (-len(n), n)))
+    # TeX ends a command word at the first non-letter and eats the spaces after it:
+    # "\\AA ngstr\\"om" is "Ångström" ("\\ss{}" ends it with an empty group instead)
+    return re.compile(rf"\\({names})(?![A-Za-z])(?:\{{\}}|[ \t\n]*)"), letters
+
+
+def tex_letters(text: str) -> str:
+    """``text`` with TeX's letter commands as letters ("{\\ss}" -> "{ß}")."""
+    if "\\" not in text:
+        return text
+    pattern, letters = _letter_macros()
+    return pattern.sub(lambda m: letters[m.group(1)], text)
+
+
 def _tex_commands(text: str) -> str:
+    text = tex_letters(text)
     text = _LETTER_ACCENT_RE.sub(_letter_accent, text)
     for _ in range(4):  # nested \textbf{\emph{x}}
         new = _DROP_CMD_RE.sub("", text)

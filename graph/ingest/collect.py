@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from graph.errors import InputError
 from graph.ids import id_key
 from graph.ingest.base import InputProblem, ReadResult
-from graph.ingest.records import _display, paper_from_record
+from graph.ingest.records import Record, _display, paper_from_record
 from graph.model import Paper
 from graph.settings import DEFAULT_MAX_INPUT_FILE_BYTES
 
@@ -19,6 +19,10 @@ logger = logging.getLogger(__name__)
 
 def _generated(paper: Paper) -> bool:
     return paper.id == f"p-{paper.text_hash[:12]}"
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _merge(first: Paper, later: Paper) -> Paper:
@@ -37,53 +41,100 @@ def _merge(first: Paper, later: Paper) -> Paper:
     return dataclasses.replace(first, **changes) if changes else first
 
 
+def record_order(paper: Paper) -> tuple[Any, ...]:
+    """Where ``paper`` goes when records meet (two of one text, of one id): a given id
+    before a generated one, then by id (its NFC spelling before others), then by what it
+    holds. Never by where it was read: the same records give the same papers in any
+    order (issue 39, finding 12)."""
+    key = id_key(paper.id)
+    return (
+        _generated(paper), key, paper.id != key, paper.id, paper.text_hash, paper.abstract,
+        paper.title or "", paper.venue or "", paper.year or 0, paper.authors, paper.keywords,
+        paper.urls, paper.references,
+    )
+
+
 class Collector:
-    """Accumulates papers across files, merging duplicates as they come."""
+    """Accumulates the papers of every record read, then merges duplicates.
+
+    Records are kept as read; :attr:`result` merges them, the same way whatever order
+    they came in (a reader's order, the order files are named, a shuffled file):
+
+    * an id given to records of different texts: none of them is kept (which one was
+      meant is not for the reader to guess), each reported with where the others are;
+    * records of one text merge into one paper: the one first in :func:`record_order`
+      (a given id before a generated one, then by id) wins, the others fill the fields
+      it lacks, in that order; a different given id merged away is reported.
+    """
 
     def __init__(self, max_file_bytes: int = DEFAULT_MAX_INPUT_FILE_BYTES) -> None:
         self.max_file_bytes = max_file_bytes
-        self.result = ReadResult()
-        self._by_hash: dict[str, int] = {}
-        self._by_id: dict[str, int] = {}
+        self._read: list[tuple[Paper, str, int | None]] = []
+        # (position: the record it comes before or with, 0 = the reader's / 1 = merging's,
+        # problem): problems come out in reading order
+        self._problems: list[tuple[int, int, InputProblem]] = []
+        self._result: ReadResult | None = None
+
+    @property
+    def records(self) -> int:
+        """How many records were read into papers so far (before duplicates merge)."""
+        return len(self._read)
+
+    @property
+    def result(self) -> ReadResult:
+        """The papers read, duplicates merged, and every problem, in reading order."""
+        if self._result is None:
+            self._result = self._merged()
+        return self._result
 
     def problem(self, path: str, line: int | None, reason: str, *, kept: bool = False) -> None:
         """Report ``reason`` at ``path:line``; ``kept``: the record still went in."""
         path = _display(path)
         logger.debug("%s:%s: %s", path, line, reason)
-        self.result.problems.append(InputProblem(path, line, reason, kept))
+        self._problems.append((len(self._read), 0, InputProblem(path, line, reason, kept)))
+        self._result = None
 
     def add(self, paper: Paper, path: str, line: int | None) -> None:
-        papers = self.result.papers
-        key = id_key(paper.id)  # café NFC and NFD are one id: the first spelling is kept
-        if key in self._by_id:
-            earlier = papers[self._by_id[key]]
-            if earlier.text_hash != paper.text_hash:
-                self.problem(
-                    path, line,
-                    f"duplicate id {paper.id!r} with different text (first at {earlier.source})",
-                )
-                return
-        index = self._by_hash.get(paper.text_hash)
-        if index is None:
-            self._by_hash[paper.text_hash] = self._by_id[key] = len(papers)
-            papers.append(paper)
-            return
-        earlier = papers[index]
-        if id_key(earlier.id) != key and not _generated(earlier) and not _generated(paper):
-            self.problem(
-                path, line,
-                f"id {paper.id!r} has the same text as {earlier.id!r} "
-                f"(first at {earlier.source}); merged into it",
-            )
-        merged = _merge(earlier, paper)
-        if merged.id != earlier.id:
-            del self._by_id[id_key(earlier.id)]
-            self._by_id[id_key(merged.id)] = index
-        papers[index] = merged
-        self.result.duplicates += 1
+        """Keep ``paper`` (read at ``path:line``) for :attr:`result`."""
+        self._read.append((paper, _display(path), line))
+        self._result = None
 
+    def _merged(self) -> ReadResult:
+        read = self._read
+        problems = list(self._problems)
+
+        def said(i: int, reason: str) -> None:
+            _, path, line = read[i]
+            problems.append((i, 1, InputProblem(path, line, reason)))
+
+        by_id: dict[str, list[int]] = {}
+        for i, (paper, _, _) in enumerate(read):
+            by_id.setdefault(id_key(paper.id), []).append(i)
+        by_text: dict[str, list[int]] = {}  # in order of first reading
+        for members in by_id.values():
+            if len({read[i][0].text_hash for i in members}) > 1:
+                for i in members:
+                    others = ", ".join(read[j][0].source or "?" for j in members if j != i)
+                    said(i, f"duplicate id {read[i][0].id!r} with different text (also at "
+                            f"{_cut(others)}); none of them kept")
+            else:
+                by_text.setdefault(read[members[0]][0].text_hash, []).extend(members)
+        result = ReadResult()
+        for members in sorted(by_text.values(), key=min):
+            ordered = sorted(members, key=lambda i: (record_order(read[i][0]), i))
+            merged = read[ordered[0]][0]
+            for i in ordered[1:]:
+                paper = read[i][0]
+                if id_key(paper.id) != id_key(merged.id) and not _generated(paper):
+                    said(i, f"id {paper.id!r} has the same text as {merged.id!r} "
+                            f"(at {merged.source}); merged into it")
+                merged = _merge(merged, paper)
+                result.duplicates += 1
+            result.papers.append(merged)
+        result.problems = [p for _, _, p in sorted(problems, key=lambda t: (t[0], t[1]))]
+        return result
     def record(
-        self, record: Mapping[str, Any], path: str, line: int | None,
+        self, record: Record, path: str, line: int | None,
         *, default_venue: str | None = None, where: str = "", notes: Sequence[str] = (),
     ) -> None:
         """Add one record's paper, or report why not (once, however many flaws it has)."""
@@ -96,6 +147,7 @@ class Collector:
         except InputError as exc:
             self.problem(path, line, f"{where.lstrip(': ')}{': ' if where else ''}{exc}")
             return
+        at = f"{where.lstrip(': ')}: " if where and line is None else ""  # "papers[3]: "
         for note in notes:
-            self.problem(path, line, note, kept=True)
+            self.problem(path, line, f"{at}{note}", kept=True)
         self.add(paper, path, line)

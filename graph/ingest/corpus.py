@@ -137,9 +137,9 @@ def read_corpus(
                 else:
                     col.problem(str(path), None, "no such file or directory")
                 continue
-            before = len(col.result.papers)
+            before = col.records
             reader.read_into(path, col)
-            logger.info("%s: %d new papers", path, len(col.result.papers) - before)
+            logger.info("%s: %d records", path, col.records - before)
     result = col.result
     logger.info(
         "read %d papers (%d duplicates merged, %d problems)",

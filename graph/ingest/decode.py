@@ -94,6 +94,38 @@ def _read_bytes(path: Path, col: Collector) -> bytes | None:
     return data
 
 
+# UTF-32's byte-order marks first: UTF-32-LE's begins with UTF-16-LE's
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32"), (b"\x00\x00\xfe\xff", "utf-32-be", "UTF-32"),
+    (b"\xff\xfe", "utf-16-le", "UTF-16"), (b"\xfe\xff", "utf-16-be", "UTF-16"),
+)
+
+
+def _utf16_no_bom(data: bytes) -> bool:
+    """Every other byte NUL: ASCII text written as UTF-16, without a byte-order mark."""
+    head = data[:64]
+    return len(head) >= 4 and (not any(head[1::2]) or not any(head[0::2]))
+
+
+def _decode_wide(path: Path, data: bytes, col: Collector) -> Decoded | None:
+    """A UTF-16 or UTF-32 file (what Windows tools save as "Unicode"): decoded when it
+    starts with a byte-order mark; without one, reported (its byte order would be a
+    guess). Every format reads through here: a UTF-16 .bib was "no records" where the
+    other formats said "not valid UTF-8" (issue 39)."""
+    for bom, codec, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            try:
+                text = data[len(bom):].decode(codec)
+            except UnicodeDecodeError as exc:
+                col.problem(str(path), None, f"not valid {name} (it starts with a {name} "
+                            f"byte-order mark; bad bytes at offset {exc.start + len(bom)})")
+                return None
+            return Decoded([line.removesuffix("\r") for line in text.split("\n")], {})
+    col.problem(str(path), None, "not valid UTF-8 (it looks like UTF-16 without a "
+                "byte-order mark); save it as UTF-8")
+    return None
+
+
 def decode_file(path: Path, col: Collector) -> Decoded | None:
     """Read and decode a file, reporting (not raising) what goes wrong."""
     data = _read_bytes(path, col)
@@ -101,6 +133,8 @@ def decode_file(path: Path, col: Collector) -> Decoded | None:
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")) or _utf16_no_bom(data):
+        return _decode_wide(path, data, col)
     raw_lines = data.split(b"\n")
     bad: dict[int, int] = {}
     try:

@@ -9,20 +9,61 @@ from typing import Any
 
 from graph.ingest.collect import Collector
 from graph.ingest.decode import decode_file
-from graph.ingest.records import _type_name
+from graph.ingest.records import _show, _type_name
+
+
+class _Object(dict[str, Any]):
+    """A JSON object that named a key twice: JSON keeps the last value without a word."""
+
+    repeated: str = ""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    out = _Object(obj)
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            out.repeated = key
+            break
+        seen.add(key)
+    return out
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object)
+
+
+def _loads(text: str) -> Any:
+    return _DECODER.decode(text)
+
+
+def _record_into(col: Collector, item: Any, name: str, line: int | None, where: str) -> None:
+    prefix = f"{where.lstrip(': ')}{': ' if where else ''}"
+    if not isinstance(item, dict):
+        col.problem(name, line, f"{prefix}not a JSON object (got {_type_name(item)})")
+    elif isinstance(item, _Object):  # for any key, not only the id
+        col.problem(name, line, f"{prefix}duplicate key {_show(item.repeated, 40)}")
+    else:
+        col.record(item, name, line, where=where)
+
+
+_WRAPPERS = ("papers", "records", "data", "items")
 
 
 def _json_items(text: str, value: Any) -> list[tuple[int | None, str, Any]]:
     """(line, where, item) for each record of a whole-file JSON document."""
     if isinstance(value, dict):
-        for key in ("papers", "records", "data", "items"):
+        if isinstance(value, _Object) and value.repeated in _WRAPPERS:
+            return [(1, "", value)]  # which of its lists? said as a duplicate key
+        for key in _WRAPPERS:
             if isinstance(value.get(key), list):
                 return [(None, f": {key}[{i}]", v) for i, v in enumerate(value[key])]
         return [(1, "", value)]
     if not isinstance(value, list):
         return [(1, "", value)]
     # The document parsed, so walking it item by item cannot fail; it gives line numbers.
-    decoder = json.JSONDecoder()
     items: list[tuple[int | None, str, Any]] = []
     pos = text.index("[") + 1
     ws = re.compile(r"[\s,]*")
@@ -30,7 +71,7 @@ def _json_items(text: str, value: Any) -> list[tuple[int | None, str, Any]]:
         pos = ws.match(text, pos).end()  # type: ignore[union-attr]
         if text[pos] == "]":
             return items
-        item, end = decoder.raw_decode(text, pos)
+        item, end = _DECODER.raw_decode(text, pos)
         items.append((text.count("\n", 0, pos) + 1, "", item))
         pos = end
 
@@ -43,17 +84,13 @@ def _read_jsonl_into(path: Path, col: Collector) -> None:
     if path.suffix.lower() == ".json" and not decoded.bad:
         text = "\n".join(decoded.lines)
         try:
-            value = json.loads(text)
+            value = _loads(text)
         except (ValueError, RecursionError):
             value = None  # perhaps JSON Lines under a .json name
         else:
             items = _json_items(text, value)
             for line, where, item in items:
-                if isinstance(item, dict):
-                    col.record(item, name, line, where=where)
-                else:
-                    col.problem(name, line, f"{where.lstrip(': ')}{': ' if where else ''}"
-                                f"not a JSON object (got {_type_name(item)})")
+                _record_into(col, item, name, line, where)
             if not items:
                 col.problem(name, None, "no records")
             return
@@ -66,17 +103,14 @@ def _read_jsonl_into(path: Path, col: Collector) -> None:
             col.problem(name, number, bad)
             continue
         try:
-            item = json.loads(text_line)
+            item = _loads(text_line)
         except ValueError as exc:
             col.problem(name, number, f"not valid JSON: {exc}")
             continue
         except RecursionError:
             col.problem(name, number, "not valid JSON: nested too deeply")
             continue
-        if not isinstance(item, dict):
-            col.problem(name, number, f"not a JSON object (got {_type_name(item)})")
-            continue
-        col.record(item, name, number)
+        _record_into(col, item, name, number, "")
     if count == 0:
         col.problem(name, None, "no records")
 

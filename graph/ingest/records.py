@@ -7,9 +7,11 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
+from urllib.parse import urlsplit
 
+from graph.bounds import MAX_ID_CHARS, MAX_TITLE_CHARS, over_bound
 from graph.errors import InputError
 from graph.ids import has_visible, strip_id
 from graph.ingest.clean import (
@@ -22,8 +24,8 @@ from graph.ingest.clean import (
 from graph.model import Paper, reserved_paper_id
 
 MAX_ABSTRACT_CHARS = 100_000
-MAX_FIELD_CHARS = 10_000  # a title, a venue, or one author, keyword, url or reference
-MAX_ID_CHARS = 512
+MAX_FIELD_CHARS = 10_000  # a venue, or one author, keyword, url or reference
+# a title and an id are indexed: their bounds are graph.bounds' (MAX_TITLE_CHARS, MAX_ID_CHARS)
 MIN_ABSTRACT_WORDS = 5
 LABEL_WORDS = 8
 _ALIASES = {
@@ -43,11 +45,69 @@ def _canonical_key(key: object) -> str:
     return _ALIASES.get(name, name)
 
 
-def _canonical(record: Mapping[str, Any]) -> dict[str, Any]:
+#: a record: a mapping, or (name, value) pairs where a name may come twice (a CSV header)
+Record: TypeAlias = Mapping[str, Any] | Sequence[tuple[str, Any]]
+
+
+def _canonical(record: Record) -> dict[str, Any]:
+    """Fields by canonical name; InputError when two names of one field ("id" and
+    "paper_id", "ID" and "id", a CSV column twice) give it different values: one of them
+    would be lost without a word."""
+    pairs = record.items() if isinstance(record, Mapping) else record
     out: dict[str, Any] = {}
-    for key, value in record.items():
-        out.setdefault(_canonical_key(key), value)  # the first of two aliases wins
+    named: dict[str, object] = {}
+    for key, value in pairs:
+        name = _canonical_key(key)
+        if name not in out or _is_missing(out[name]):
+            out[name], named[name] = value, key
+        elif not _is_missing(value) and value != out[name]:
+            raise InputError(
+                f"fields {_show(named[name], 30)} and {_show(key, 30)} both give the {name}, "
+                "with different values"
+            )
     return out
+
+
+_DOI_RE = re.compile(r"(?:doi:\s*)?(10\.\d+(?:\.\d+)*/\S+)", re.IGNORECASE)
+_ARXIV_RE = re.compile(
+    r"arxiv:\s*((?:\d{4}\.\d{4,5}|[a-z][a-z.-]*/\d{7})(?:v\d+)?)", re.IGNORECASE
+)
+# not in a URL (RFC 3986), and what would let one break out of an HTML attribute
+_NOT_IN_URL_RE = re.compile(r'[\s"<>\\^`{|}]')
+
+
+def link(text: str) -> str | None:
+    """``text`` as a link that is safe to serve, or None: an http(s) URL with a host, as
+    given but for the characters a URL cannot hold (a space, a quote, ``<``), which are
+    percent-encoded; a DOI ("doi:10.1/x", "10.1/x") or an arXiv id ("arXiv:2101.00001")
+    as its https URL; "www.x.org" as "https://www.x.org". Anything else (``javascript:``,
+    ``data:``, ``file:``, ``ftp:``, a relative path, a host holding such a character) is
+    None."""
+    text = text.strip()
+    if m := _DOI_RE.fullmatch(text):
+        return "https://doi.org/" + m.group(1)
+    if m := _ARXIV_RE.fullmatch(text):
+        return "https://arxiv.org/abs/" + m.group(1)
+    if text[:4].lower() == "www.":
+        text = "https://" + text
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+    except ValueError:  # "http://[::1" and the like
+        return None
+    if (parts.scheme.lower() not in ("http", "https") or not host
+            or _NOT_IN_URL_RE.search(parts.netloc)):
+        return None
+    return _NOT_IN_URL_RE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), text)
+
+
+def _links(values: Sequence[str], name: str, notes: list[str], into: list[str]) -> None:
+    for value in values:
+        url = link(value)
+        if url is None:
+            notes.append(f"{name}: dropped {_show(value)}: not an http(s), DOI or arXiv link")
+        elif url not in into:
+            into.append(url)
 
 
 def _is_missing(value: object) -> bool:
@@ -141,17 +201,28 @@ def _as_year(value: object, notes: list[str]) -> int | None:
     return year
 
 
-def _as_text(value: object, name: str, notes: list[str]) -> str | None:
+def _as_text(
+    value: object, name: str, notes: list[str], *, max_chars: int | None = MAX_FIELD_CHARS
+) -> str | None:
     if _is_missing(value):
         return None
     if not isinstance(value, str):
         notes.append(f"{name} is not text (got {_type_name(value)}); field dropped")
         return None
     text = clean_text(_checked(value, name))[0]
-    if len(text) > MAX_FIELD_CHARS:
-        notes.append(f"{name} too long: {len(text)} characters > {MAX_FIELD_CHARS}; field dropped")
+    if max_chars is not None and len(text) > max_chars:
+        notes.append(f"{name} too long: {len(text)} characters > {max_chars}; field dropped")
         return None
     return text or None
+
+
+def _as_title(value: object, notes: list[str]) -> str | None:
+    """A title, or None; InputError when it is over the indexed bound (it becomes the
+    paper's ``label``, which the stores index: dropping it would hide the error)."""
+    title = _as_text(value, "title", notes, max_chars=None)
+    if title is not None and (too_long := over_bound(title, MAX_TITLE_CHARS)):
+        raise InputError(f"title too long to index: {too_long}")
+    return title
 
 
 def _as_id(value: object) -> str | None:
@@ -174,8 +245,8 @@ def _as_id(value: object) -> str | None:
         raise InputError(
             f"field 'id': has no visible character ({shown}); give an id a person can read"
         )
-    if len(text) > MAX_ID_CHARS:
-        raise InputError(f"field 'id': {len(text)} characters, longer than {MAX_ID_CHARS}")
+    if too_long := over_bound(text, MAX_ID_CHARS):
+        raise InputError(f"field 'id': too long to index: {too_long}")
     if text and (reason := reserved_paper_id(text)):
         raise InputError(f"field 'id': {text!r} is reserved: {reason}")
     return text or None
@@ -192,7 +263,7 @@ def placeholder_label(abstract: str) -> str:
 
 
 def paper_from_record(
-    record: Mapping[str, Any],
+    record: Record,
     *,
     source: str,
     default_venue: str | None = None,
@@ -224,12 +295,10 @@ def paper_from_record(
 
     urls: list[str] = []
     for key in ("url", "urls"):
-        for url in _as_list(rec.get(key), key, notes, commas=True):
-            if url not in urls:
-                urls.append(url)
-    urls.extend(u for u in found if u not in urls)
+        _links(_as_list(rec.get(key), key, notes, commas=True), key, notes, urls)
+    _links(found, "abstract", notes, urls)  # the links cleaning took out of the text
 
-    title = _as_text(rec.get("title"), "title", notes)
+    title = _as_title(rec.get("title"), notes)
     venue = _as_text(rec.get("venue"), "venue", notes)
     if venue is None and default_venue:
         venue = _checked(default_venue, "venue")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
-from typing import Any
 
 from graph.ingest.collect import Collector
 from graph.ingest.decode import decode_file
@@ -104,19 +103,18 @@ def _read_table_into(path: Path, col: Collector) -> None:
                     return
                 continue
             if columns is None:
-                columns = [_canonical_key(c) for c in row]
-                if "abstract" not in columns:
+                if "abstract" not in {_canonical_key(c) for c in row}:
                     col.problem(name, first, f"no abstract column (columns: {', '.join(row)})")
                     return
+                columns = row
                 continue
             count += 1
             if len(row) != len(columns):
                 col.problem(name, first, f"expected {len(columns)} columns, got {len(row)}")
                 continue
-            record: dict[str, Any] = {}
-            for key, value in zip(columns, row, strict=True):
-                record.setdefault(key, value)
-            col.record(record, name, first)
+            # pairs, not a dict: a column named twice ("id", "ID", "paper_id") keeps both
+            # cells, and two different values reject the row (graph.ingest.records)
+            col.record(list(zip(columns, row, strict=True)), name, first)
         if restart is None:
             break
         start = restart

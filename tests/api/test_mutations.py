@@ -64,8 +64,9 @@ def test_add_then_remove(writable_dir: Path) -> None:
 def test_fields_dropped_from_a_kept_paper_are_reported(writable_dir: Path) -> None:
     """A bad optional value is dropped and the paper kept; the report says which, per paper.
 
-    Before, ``addPapers`` passed no notes to the record check, so the title below vanished
-    and the report said nothing.
+    Before, ``addPapers`` passed no notes to the record check, so the venue below vanished
+    and the report said nothing. (A title is indexed: over its bound it rejects the record,
+    tests/unit/test_index_bounds.py.)
     """
     settings = seed_settings(writable_dir, api_key="s3cret", request_timeout_s=120.0)
     store = EmbeddedStore(settings.graph_db)
@@ -74,8 +75,8 @@ def test_fields_dropped_from_a_kept_paper_are_reported(writable_dir: Path) -> No
         gql = GQL(c)
         body = gql.raw(ADD, headers={"X-API-Key": "s3cret"}, **{"in": [
             {"id": "p-ok", "title": "Kept whole", "abstract": ABSTRACT + " One."},
-            {"id": "p-long", "title": "T" * 20_000, "authors": ["Ada Lovelace", "x" * 20_000],
-             "venue": "ICLR", "abstract": ABSTRACT + " Two."},
+            {"id": "p-long", "venue": "V" * 20_000, "authors": ["Ada Lovelace", "x" * 20_000],
+             "abstract": ABSTRACT + " Two."},
             {"abstract": "too short"},
         ]})
         report = body["data"]["addPapers"]
@@ -84,12 +85,12 @@ def test_fields_dropped_from_a_kept_paper_are_reported(writable_dir: Path) -> No
         assert [p for p in problems if p.startswith("input[0]")] == []
         dropped = [p for p in problems if p.startswith("input[1]: ")]
         assert len(dropped) == 2, problems
-        assert any("title" in p and "dropped" in p for p in dropped), dropped
+        assert any("venue" in p and "dropped" in p for p in dropped), dropped
         assert any("authors" in p and "dropped" in p for p in dropped), dropped
         assert all(len(p) < 500 for p in problems)  # the 20,000 characters are not echoed
         assert len([p for p in problems if p.startswith("input[2]: ")]) == 1
         paper = gql.data('{ paper(id: "p-long") { title venue authors } }')["paper"]
-        assert paper == {"title": None, "venue": "ICLR", "authors": ["Ada Lovelace"]}
+        assert paper == {"title": None, "venue": None, "authors": ["Ada Lovelace"]}
 
 
 def test_a_paper_id_equal_to_an_alias_does_not_hide_the_concept(writable_dir: Path) -> None:
@@ -133,8 +134,10 @@ def test_write_problems_use_the_input_prefix(writable_dir: Path) -> None:
             {"id": "p-twice", "abstract": ABSTRACT + " Again."},
             {"abstract": "too short"},
         ]})["data"]["addPapers"]
-        assert report["added"] == ["p-twice"]
-        assert sorted(p.split(":", 1)[0] for p in report["problems"]) == ["input[1]", "input[2]"]
+        # one id, two texts: neither is applied, whichever comes first (issue 39, F12)
+        assert report["added"] == []
+        assert sorted(p.split(":", 1)[0] for p in report["problems"]) == [
+            "input[0]", "input[1]", "input[2]"]
         assert "given twice" in next(p for p in report["problems"] if p.startswith("input[1]"))
         # no id given: the id made from the text is not called "given" (outside probe, F7)
         again = GQL(c).raw(ADD, headers={"X-API-Key": "s3cret"}, **{"in": [
@@ -144,3 +147,25 @@ def test_write_problems_use_the_input_prefix(writable_dir: Path) -> None:
         (said,) = again["problems"]
         assert said.startswith("input[1]: the same text as an earlier record without an id")
         assert "given twice" not in said
+
+
+def test_add_papers_checks_fields_as_the_readers_do(writable_dir: Path) -> None:
+    """addPapers builds its papers with the readers' paper_from_record, so the same
+    bounds hold (issue 39): a title too long to index rejects its record (finding 2),
+    a URL that is not an http(s), DOI or arXiv link is dropped with a problem (14)."""
+    settings = seed_settings(writable_dir, api_key="s3cret", request_timeout_s=120.0)
+    store = EmbeddedStore(settings.graph_db)
+    app = create_app(settings, opener=lambda _s: store)
+    with TestClient(app) as c:
+        report = GQL(c).raw(ADD, headers={"X-API-Key": "s3cret"}, **{"in": [
+            {"id": "p-long", "title": "T" * 9000, "abstract": ABSTRACT},
+            {"id": "p-js", "url": "javascript:alert(1)", "abstract": ABSTRACT + " Again."},
+            {"id": "p-doi", "url": "doi:10.1/x", "abstract": ABSTRACT + " Third."},
+        ]})["data"]["addPapers"]
+        assert sorted(report["added"]) == ["p-doi", "p-js"]
+        assert report["problems"] == [
+            "input[0]: title too long to index: 9000 characters > 1000",
+            "input[1]: url: dropped 'javascript:alert(1)': not an http(s), DOI or arXiv link",
+        ]
+        urls = GQL(c).data('{ a: paper(id: "p-js") { url } b: paper(id: "p-doi") { url } }')
+        assert urls == {"a": {"url": None}, "b": {"url": "https://doi.org/10.1/x"}}

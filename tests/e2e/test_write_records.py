@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.build import Pipeline
+from graph.build import Pipeline, graphs_equal
 from graph.errors import InvalidArgumentError, NotFoundError
 from graph.ingest import paper_from_record
 from graph.lookup import paper_to_remove
@@ -166,14 +166,41 @@ def test_an_update_keeps_the_fields_its_record_leaves_out(tmp_path: Path) -> Non
         pipe.close()
 
 
-def test_an_id_twice_in_one_add_keeps_the_first_and_says_so(tmp_path: Path) -> None:
+def test_an_id_twice_in_one_add_with_two_texts_applies_neither(tmp_path: Path) -> None:
+    # which of the two was meant is not for the write to guess, nor to go by their order
+    # (it kept the first: issue 39, finding 12)
     pipe, store = _build(tmp_path, [_paper("s1", A)])
     try:
         report = pipe.run(store, add_papers=[_paper("q1", B), _paper("q1", C)])
-        q1 = store.snapshot().nodes["q1"]
-        assert isinstance(q1, Paper) and q1.abstract == B
-        assert any("twice" in p.reason for p in report.problems)
+        assert "q1" not in store.snapshot().nodes
+        assert sum("twice" in p.reason for p in report.problems) == 2
     finally:
+        pipe.close()
+
+
+D = "Sparse mixture of experts routes each token to two experts and trains faster at scale."
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_a_chain_of_text_moves_gives_one_graph_in_any_order(tmp_path: Path, order: int) -> None:
+    """s1 takes s2's text while s2 takes a new one: refused in one order ("its new text is
+    paper 's2''s"), applied in the other (issue 39, finding 12). Now both apply, in both
+    orders, on the embedded store, and the graph is the one a fresh build of the same
+    papers gives."""
+    pipe = Pipeline(seed_settings(tmp_path), cache_dir=EMBED_CACHE)
+    store = EmbeddedStore(tmp_path / "graph.db")
+    try:
+        pipe.run(store, add_papers=[_paper("s1", A), _paper("s2", B), _paper("s3", C)],
+                 replace=True)
+        batch = [_paper("s1", B), _paper("s2", D)]
+        report = pipe.run(store, add_papers=batch[::-1] if order else batch)
+        assert report.problems == [] and report.updated == 2
+        fresh = NetworkxStore()
+        pipe.run(fresh, add_papers=[_paper("s1", B), _paper("s2", D), _paper("s3", C)],
+                 replace=True)
+        assert graphs_equal(fresh.snapshot(), store.snapshot()) == []
+    finally:
+        store.close()
         pipe.close()
 
 

@@ -213,6 +213,11 @@ def render_jsonl(eol: bytes, entries: list[tuple[str, object]], path: Path, tag:
                     bad = b"{oops"
                 else:
                     bad = json.dumps({"id": good_ids[0], "abstract": ok}).encode()
+                    # one id, two texts: neither is kept, whatever their order (issue 39)
+                    first = next(g for g in ledger.good if g[1] == good_ids[0])
+                    ledger.good.remove(first)
+                    ledger.bad.append((first[0], "dup_id (the first)"))
+                    good_ids.remove(first[1])
             case _:  # pragma: no cover
                 raise AssertionError(payload)
         w.line(bad)

@@ -12,6 +12,10 @@ a nested object, under any of the field's names (aliases, any case), and checks:
 * every accepted Paper holds only UTF-8-encodable text with no character XML 1.0
   refuses, its id is not reserved (another kind's namespace, or a global id) and not
   over ``MAX_ID_CHARS``, and its GraphML/GEXF export parses;
+* every text that reaches an indexed property (the id, the label) keeps to
+  ``graph.bounds`` (characters and UTF-8 bytes), and a title over its bound rejects the
+  record rather than failing a store's write (issue 39, finding 2); every URL kept is
+  an http(s) link (finding 14);
 * the JSONL, CSV, TSV and text readers agree with ``paper_from_record`` record by
   record: a rejected record gives exactly one problem at its line and no paper, an
   accepted one gives its paper (unless merged as a duplicate) and one problem per
@@ -36,6 +40,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graph.bounds import MAX_INDEXED_BYTES, MAX_TITLE_CHARS
 from graph.errors import InputError
 from graph.export import gexf, graphml, to_networkx
 from graph.ingest import (
@@ -153,6 +158,9 @@ def check_paper(paper: Paper) -> None:
         assert not XML_BAD_RE.search(text), repr(text)
     assert reserved_paper_id(paper.id) is None, paper.id
     assert 0 < len(paper.id) <= MAX_ID_CHARS
+    for indexed, bound in ((paper.id, MAX_ID_CHARS), (paper.label, MAX_TITLE_CHARS)):
+        assert len(indexed) <= bound and len(indexed.encode("utf-8")) <= MAX_INDEXED_BYTES
+    assert all(u.startswith(("https://", "http://", "HTTP")) for u in paper.urls), paper.urls
     assert paper.abstract.strip() and len(paper.text_hash) == 64
     assert paper.year is None or 1800 <= paper.year <= 2199
 
@@ -197,6 +205,33 @@ def test_paper_from_record_never_lets_a_bad_field_through(record: dict[str, Any]
     g = to_networkx([paper], [])
     for write in (graphml, gexf):
         ET.fromstring(write(g))
+
+
+@st.composite
+def near_bound(draw: st.DrawFn, bound: int) -> str:
+    """A text within a few characters of ``bound``, of 1- to 4-byte characters."""
+    alphabet = draw(st.sampled_from(["ab", "éü", "中文", "\U0001d400\U0001f600", "a中\U0001f600"]))
+    size = draw(st.integers(bound - 3, bound + 3))
+    return "".join(draw(st.lists(st.sampled_from(alphabet), min_size=size, max_size=size)))
+
+
+@fuzz_settings(100)
+@given(title=near_bound(MAX_TITLE_CHARS), pid=near_bound(MAX_ID_CHARS), which=st.integers(0, 2))
+def test_indexed_fields_are_bounded_at_ingest(title: str, pid: str, which: int) -> None:
+    """A title or id one character over its bound rejects the record, naming the field;
+    at the bound it goes in, whatever the bytes per character (finding 2)."""
+    record = {"abstract": "one two three four five six", "title": title, "id": pid}
+    record = [record, {**record, "title": "T"}, {**record, "id": "x"}][which]
+    paper, rejection, _ = expect(record)
+    over = [f for f, bound in (("title", MAX_TITLE_CHARS), ("id", MAX_ID_CHARS))
+            if len(str(record[f])) > bound]
+    if over:
+        assert paper is None and rejection is not None, record
+        assert "too long" in rejection and any(f in rejection for f in over), rejection
+    else:
+        assert paper is not None, rejection
+        check_paper(paper)
+        assert paper.label == record["title"] and paper.id == record["id"]
 
 
 @fuzz_settings(300)

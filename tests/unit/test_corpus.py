@@ -339,21 +339,22 @@ def test_iclr2021_tsv_reads_fully() -> None:
 
 def test_near_duplicates_merge(tmp_path: Path) -> None:
     variant = A1.replace("sparse", "**sparse**").replace(" scales", "  Scales").rstrip(".")
-    f = write(
-        tmp_path / "a.jsonl",
-        json.dumps({"abstract": A1})
-        + "\n"
-        + json.dumps({"abstract": variant, "title": "T"})
-        + "\n",
-    )
-    result = read_jsonl(f)
-    assert result.problems == []
-    assert result.duplicates == 1
-    [paper] = result.papers
-    assert paper.abstract == A1  # the first wins
-    assert paper.title == "T" and paper.label == "T"  # the later fills what was missing
-    assert paper.id == "p-" + text_hash(A1)[:12]
-    assert paper.source == f"{f}:1"
+    records = [json.dumps({"abstract": A1}), json.dumps({"abstract": variant, "title": "T"})]
+    papers = []
+    for name, lines in (("a", records), ("b", records[::-1])):
+        f = write(tmp_path / f"{name}.jsonl", "\n".join(lines) + "\n")
+        result = read_jsonl(f)
+        assert result.problems == []
+        assert result.duplicates == 1
+        [paper] = result.papers
+        assert paper.title == "T" and paper.label == "T"  # the other fills what was missing
+        assert paper.id == "p-" + text_hash(A1)[:12]
+        papers.append(paper)
+    # which record's text is kept goes by what the records hold, not by their order
+    # (graph.ingest.collect.record_order): the same paper either way
+    assert papers[0].abstract == papers[1].abstract
+    assert papers[0].source == f"{tmp_path / 'a.jsonl'}:2"
+    assert papers[1].source == f"{tmp_path / 'b.jsonl'}:1"
 
 
 def test_given_id_beats_generated(tmp_path: Path) -> None:
@@ -375,9 +376,13 @@ def test_same_id_different_text(tmp_path: Path) -> None:
         + "\n",
     )
     result = read_jsonl(f)
-    assert [p.abstract for p in result.papers] == [A1]
+    # which of the two was meant is not for the reader to guess, nor to go by their order
+    assert result.papers == []
     assert result.problems == [
-        InputProblem(str(f), 2, f"duplicate id 'x' with different text (first at {f}:1)")
+        InputProblem(str(f), 1, f"duplicate id 'x' with different text (also at {f}:2); "
+                     "none of them kept"),
+        InputProblem(str(f), 2, f"duplicate id 'x' with different text (also at {f}:1); "
+                     "none of them kept"),
     ]
 
 

@@ -63,9 +63,9 @@ def test_two_spellings_in_one_read_are_one_id(tmp_path: Path) -> None:
     other = _jsonl(tmp_path / "other.jsonl", [{"id": NFD, "abstract": TEXT_A},
                                                 {"id": NFC, "abstract": TEXT_B}])
     result = read_corpus([other])
-    assert [p.id for p in result.papers] == [NFD]  # the first spelling is kept
-    (problem,) = result.problems
-    assert "duplicate id" in problem.reason and problem.line == 2
+    assert result.papers == []  # one id, two texts: neither is kept, both are said
+    assert [p.line for p in result.problems] == [1, 2]
+    assert all("duplicate id" in p.reason for p in result.problems)
 
 
 def test_spellings_try_the_text_as_given_first() -> None:

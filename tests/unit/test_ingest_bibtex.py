@@ -148,3 +148,99 @@ def test_garbage_bib_never_crashes(parts: list[str]) -> None:
         for text in (paper.id, paper.abstract, paper.title or "", *paper.authors):
             text.encode("utf-8")
             assert "\x00" not in text
+
+
+# ---------------------------------------------------------------- issue 39, finding 11
+
+
+def _bib(tmp_path: Path, text: str, name: str = "f.bib") -> tuple[dict[str, Paper], list[str]]:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    result = read_bibtex(path)
+    return by_id(result.papers), [f"{p.line}: {p.reason}" for p in result.problems]
+
+
+def test_string_concatenation_is_resolved(tmp_path: Path) -> None:
+    papers, said = _bib(tmp_path, (
+        '@string{neurips = "NeurIPS"}\n'
+        '@STRING{conf = "Proc. " # neurips # { 2023}}\n'
+        f"@inproceedings{{a, booktitle = conf, month = jan, abstract = {{{ABSTRACT}}}}}\n"
+        f'@article{{b, journal = "J. of " # Conf, abstract = "{ABSTRACT}" # " More."}}\n'
+    ))
+    assert said == []
+    assert papers["a"].venue == "Proc. NeurIPS 2023"
+    assert papers["b"].venue == "J. of Proc. NeurIPS 2023"
+    assert papers["b"].abstract.endswith("training. More.")
+
+
+def test_an_undefined_macro_or_a_loop_is_said_and_drops_its_field(tmp_path: Path) -> None:
+    """Dropped with a problem at the entry's line, the record kept; for the abstract, the
+    record rejected with the reason (they were stored as the macro's name, silently)."""
+    papers, said = _bib(tmp_path, (
+        "@string{x = y}\n@string{y = {z} # x}\n"
+        f"@article{{a, journal = nowhere, title = x, abstract = {{{ABSTRACT}}}}}\n"
+        "@article{b, abstract = nowhere # {and more words than five here}}\n"
+    ))
+    assert papers["a"].venue is None and papers["a"].title is None and "b" not in papers
+    assert said == [
+        "3: title: @string macros refer to one another in a loop (x -> y -> x); field dropped",
+        "3: journal: undefined @string macro 'nowhere'; field dropped",
+        "4: entry 'b': abstract: undefined @string macro 'nowhere'",
+    ]
+
+
+@pytest.mark.parametrize(("tex", "text"), [
+    ("{\\ss}", "ß"), ("Stra{\\ss}e", "Straße"), ("\\AA ngstr{\\\"o}m", "Ångström"),
+    ("{\\L}ukasz", "Łukasz"), ("{\\o}ystein {\\O}", "øystein Ø"),
+    ("\\ae{}ther {\\OE}uvre", "æther Œuvre"), ("Garc{\\'\\i}a", "García"),
+])
+def test_tex_letters_are_decoded(tmp_path: Path, tex: str, text: str) -> None:
+    papers, said = _bib(tmp_path, (
+        f"@article{{a, title = {{{tex}}}, author = {{{tex} Smith}}, abstract = {{{ABSTRACT}}}}}"
+    ))
+    assert said == [] and papers["a"].title == text and papers["a"].authors == (f"{text} Smith",)
+
+
+def test_crossref_fields_are_inherited(tmp_path: Path) -> None:
+    papers, said = _bib(tmp_path, (
+        "@inproceedings{child, title = {A Paper}, crossref = {PROC}}\n"
+        f"@proceedings{{proc, title = {{Proc. of X}}, year = 2021, abstract = {{{ABSTRACT}}},"
+        " url = {https://x.org/proc}}\n"
+        "@inproceedings{lost, title = {Lost}, crossref = {nowhere}}\n"
+        "@inproceedings{own, crossref = {proc}, booktitle = {Own}, "
+        f"abstract = {{{ABSTRACT} Own.}}}}\n"
+    ))
+    child = papers["child"]
+    assert child.title == "A Paper" and child.venue == "Proc. of X" and child.year == 2021
+    assert child.urls == ("https://x.org/proc",) and child.abstract == ABSTRACT
+    assert papers["own"].venue == "Own" and papers["own"].year == 2021
+    assert "proc" not in papers  # the parent's text is its child's: merged into it
+    assert "3: entry 'lost': no abstract; crossref 'nowhere': no entry with that key; " \
+        "nothing inherited" in said
+
+
+def test_a_line_starting_with_an_entry_inside_a_value_does_not_split_it(tmp_path: Path) -> None:
+    papers, said = _bib(tmp_path, (
+        "@article{a,\n  title = {T},\n  abstract = {" + ABSTRACT + "\n"
+        "@misc{ is how one cites software, we note.}}\n}\n"
+        '@article{b, abstract = "' + ABSTRACT + ' Two.\n@book{x} in quotes."}\n'
+        "@article{broken, abstract = {never closed\n"
+        f"@article{{c, abstract = {{{ABSTRACT} Three.}}}}\n"
+    ))
+    assert papers["a"].abstract.endswith("@misc is how one cites software, we note.")
+    assert papers["b"].abstract.endswith("Two. @bookx in quotes.")
+    assert "c" in papers  # an entry that never closes still ends at the next entry
+    assert [s.split(":")[0] for s in said] == ["8"]  # the broken entry alone
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_utf16_with_a_bom_is_read_and_without_is_said(tmp_path: Path, encoding: str) -> None:
+    text = REFS.read_text(encoding="utf-8")
+    path = tmp_path / "wide.bib"
+    bom = {"utf-16-be": b"\xfe\xff"}.get(encoding, b"")
+    path.write_bytes(bom + text.encode(encoding))
+    assert sorted(p.id for p in read_bibtex(path).papers) == sorted(
+        p.id for p in read_bibtex(REFS).papers)
+    path.write_bytes(text.encode("utf-16-le"))
+    [problem] = read_bibtex(path).problems
+    assert problem.reason.startswith("not valid UTF-8 (it looks like UTF-16")
