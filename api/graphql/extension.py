@@ -163,6 +163,7 @@ def citegraph_extension(settings: Settings) -> Callable[[], CitegraphExtension]:
     caps = {
         "first": s.max_page_size, "ids": s.max_page_size,
         "limit": s.max_neighborhood_nodes, "k": s.max_paths,
+        "maxHops": s.max_hops, "depth": s.max_depth,
     }
     parse_cached = lru_cache(maxsize=CACHE_SIZE)(parse)
     validate_cached = lru_cache(maxsize=CACHE_SIZE)(validate_document)

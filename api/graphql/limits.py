@@ -278,14 +278,18 @@ def call_cost(
     parent: str, field: str, args: Mapping[str, Any], caps: Mapping[str, int]
 ) -> tuple[int, int]:
     """(work of one call, work per item) of ``parent.field`` called with ``args`` (its
-    coerced arguments): (0, 0) for a field that only lists what it returns. A list of
-    ids counts up to the ``ids`` cap: a longer one is refused by the resolver, naming
-    the argument."""
+    coerced arguments): (0, 0) for a field that only lists what it returns. A value
+    counts up to its cap (``caps``: ``ids`` for a list of ids, ``k``, ``maxHops``,
+    ``depth``): a larger one is refused by the resolver, naming the argument."""
 
     def size(name: str) -> int:
         value = args.get(name)
         n = len(value) if isinstance(value, list | tuple) else 0
         return min(n, caps.get("ids", n))
+
+    def count(name: str) -> int:
+        n = max(_int(args.get(name), 1), 1)
+        return min(n, caps.get(name, n))
 
     if field == "related" and parent in ("Query", "Paper"):
         seeds = size("positive") + size("negative")
@@ -305,13 +309,12 @@ def call_cost(
         if mode == "HYBRID":
             return ENCODE + SEARCH_HYBRID, 0
         return 0, 0
-    hops = max(_int(args.get("maxHops"), 1), 1)
     if field == "paths":
-        return PATH_HOP * hops * max(_int(args.get("k"), 1), 1), 0
+        return PATH_HOP * count("maxHops") * count("k"), 0
     if field == "shortestPath":
-        return PATH_HOP * hops, 0
+        return PATH_HOP * count("maxHops"), 0
     if field == "neighborhood":
-        return NEIGHBORHOOD_RING * max(_int(args.get("depth"), 1), 1), 0
+        return NEIGHBORHOOD_RING * count("depth"), 0
     return 0, 0
 
 
