@@ -1,4 +1,10 @@
-"""Request body size (413) and per-request time (504) limits, as plain ASGI middleware."""
+"""Request body size (413) and per-request time (504) limits, as plain ASGI middleware.
+
+The time limit stops the work too, not only the answer: each request runs under a
+:class:`graph.deadline.Deadline` that its worker threads inherit, stopped when the limit
+fires (or the request is cancelled), so the query layer gives the work up at its next
+check and a Neo4j query ends on the server at the deadline.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ import json
 import logging
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from graph.deadline import Deadline, bounded
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +63,10 @@ class LimitsMiddleware:
                 started = True
             await send(message)
 
-        task = asyncio.ensure_future(self.app(scope, limited_receive, tracking_send))
+        # the task, and every worker thread it starts, inherits the deadline (context)
+        limit = Deadline(self.timeout)
+        with bounded(limit):
+            task = asyncio.ensure_future(self.app(scope, limited_receive, tracking_send))
         try:
             done, _ = await asyncio.wait({task}, timeout=self.timeout)
             if not done and scope.get(WRITE_UNDER_WAY):
@@ -65,6 +76,7 @@ class LimitsMiddleware:
                          scope.get("path"), self.timeout)
                 await task
             elif not done:
+                limit.stop()  # threads computing for it stop at their next check
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
@@ -91,6 +103,10 @@ class LimitsMiddleware:
                     "the request body is nested too deeply to parse", "BAD_REQUEST"
                 ))
         finally:
+            # answered: whatever still runs for it is computing for nobody (a resolver
+            # orphaned when a sibling's error nulled their parent; a cancelled request's
+            # threads). A write is not stopped: it runs under no deadline.
+            limit.stop()
             if not task.done():  # this request itself was cancelled (shutdown, disconnect)
                 task.cancel()
 

@@ -11,10 +11,17 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from graph.errors import CitegraphError, StoreUnavailableError, WriteLockTimeoutError
+from graph import deadline
+from graph.errors import (
+    CitegraphError,
+    StoreReplacedError,
+    StoreUnavailableError,
+    WriteLockTimeoutError,
+)
 from graph.lexical import LexicalIndex
 from graph.lookup import ShortNames
 from graph.related import TermCounts
@@ -29,7 +36,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 StoreOpener = Callable[[Settings], GraphStore]
+
+#: what a client is told to wait before trying again after BUSY (HTTP Retry-After)
+BUSY_RETRY_AFTER_S = 1
+
+
+class BusyError(CitegraphError):
+    """Every slot for expensive queries stayed taken while this one waited: nothing was
+    computed; try again shortly (answered as BUSY, HTTP 503 with Retry-After)."""
 
 
 def thread_lock_for_progress_bars() -> None:
@@ -125,6 +142,11 @@ class Services:
 
     #: seconds between attempts to re-open a store that could not be reached
     RETRY_S = 1.0
+    #: seconds between the pings that look for a store seen down (see :meth:`seen_down`)
+    DOWN_PING_S = 1.0
+    #: seconds a call waiting for an expensive-query slot sleeps between two looks at
+    #: its request's deadline
+    SLOT_POLL_S = 0.05
     #: writes running or waiting at once; more answer WRITE_BUSY at once, so waiting
     #: writers never fill the thread pool that reads (and /readyz) need
     MAX_PENDING_WRITES = 4
@@ -161,6 +183,11 @@ class Services:
         self._cache: dict[str, Any] = {}
         self._cache_version: str | None = None
         self._cache_at = 0.0  # when the cache was last emptied (for stores with no version)
+        # a store seen down: since when and why (None: not known to be down); while set,
+        # calls fail at once and one thread pings the store until it answers
+        self._down_since: float | None = None
+        self._down_lock = threading.Lock()
+        self._expensive = threading.BoundedSemaphore(settings.max_expensive_queries)
 
     # ------------------------------------------------------------------ store
     def open(self) -> None:
@@ -180,7 +207,14 @@ class Services:
             log.warning("store unavailable: %s", exc)
 
     def store(self) -> GraphStore:
-        """The open store; re-opens it when it was down. Raises StoreUnavailableError."""
+        """The open store; re-opens it when it was down. Raises StoreUnavailableError,
+        at once while the store is known to be down (:meth:`seen_down`)."""
+        since = self._down_since
+        if since is not None:
+            raise StoreUnavailableError(
+                f"store unavailable: seen down {time.monotonic() - since:.0f} s ago, "
+                "not answering since"
+            )
         store = self._store
         if store is not None:
             return store
@@ -199,10 +233,10 @@ class Services:
         the graph's first read beside the model's import: 10 s and more on ICLR 2021)."""
         try:
             store = self.store()
-            store.ping()
+            self.guarded(store.ping)
             # a graph that holds part of a batched write (under way, or cut off) answers
             # from half a graph: "abstract similarity 0.00" (probe 18, finding 8)
-            incomplete = store.stats().incomplete
+            incomplete = self.guarded(store.stats).incomplete
         except CitegraphError as exc:
             return Readiness(False, "unavailable", str(exc))
         if incomplete:
@@ -211,6 +245,85 @@ class Services:
         if not self._reads_warm.is_set():
             return Readiness(False, "starting", self.settings.store, self._warm_step)
         return Readiness(True, "ready", self.settings.store)
+
+    def guarded(self, fn: Callable[[], T]) -> T:
+        """``fn()`` over the open store; a StoreUnavailableError it raises also marks
+        the store down (:meth:`seen_down`)."""
+        try:
+            return fn()
+        except StoreReplacedError:
+            raise  # the file, not the server: nothing to wait for
+        except StoreUnavailableError as exc:
+            self.seen_down(exc)
+            raise
+
+    def seen_down(self, exc: BaseException) -> None:
+        """The store did not answer: until a ping finds it back, every call fails at once
+        (:meth:`store`) instead of each waiting on the driver's connection timeout and
+        retries (3-7 s each on a stopped Neo4j). One background thread pings it."""
+        with self._down_lock:
+            if self._down_since is not None or self._closing.is_set():
+                return
+            self._down_since = time.monotonic()
+        log.warning("graph store unavailable (%s); answering STORE_UNAVAILABLE at once "
+                    "until a ping every %.0f s finds it back", exc, self.DOWN_PING_S)
+        threading.Thread(target=self._ping_until_back, name="citegraph-store-ping",
+                         daemon=True).start()
+
+    def _ping_until_back(self) -> None:
+        while not self._closing.wait(self.DOWN_PING_S):
+            store = self._store
+            try:
+                if store is not None:
+                    store.ping()
+            except CitegraphError as exc:
+                log.debug("graph store still unavailable: %s", exc)
+                continue
+            except Exception:  # never leave the store marked down for good
+                log.exception("pinging the graph store failed")
+                continue
+            since = self._down_since
+            self._down_since = None
+            if since is not None:
+                log.info("graph store answers again after %.1f s", time.monotonic() - since)
+            return
+
+    @contextmanager
+    def expensive_slot(self) -> Iterator[None]:
+        """Hold one of ``max_expensive_queries`` slots for an expensive query (related,
+        semantic or hybrid search, paths, neighbourhoods), waiting up to
+        ``expensive_wait_s`` for one, then BusyError: a crowd of them answers BUSY at once
+        instead of each running a core's share so slowly that all of them time out. The
+        wait gives up too when its request's deadline is stopped."""
+        give_up = time.monotonic() + self.settings.expensive_wait_s
+        while not self._expensive.acquire(timeout=self.SLOT_POLL_S):
+            deadline.check()
+            if time.monotonic() >= give_up:
+                s = self.settings
+                raise BusyError(
+                    f"the server is busy: {s.max_expensive_queries} expensive queries "
+                    "(related, semantic or hybrid search, paths, neighborhoods) are running "
+                    f"and none ended within {s.expensive_wait_s:g} s "
+                    "(CITEGRAPH_MAX_EXPENSIVE_QUERIES); nothing was computed, try again in "
+                    f"{BUSY_RETRY_AFTER_S} s"
+                )
+        try:
+            yield
+        finally:
+            self._expensive.release()
+
+    def reading(self, fn: Callable[[GraphStore], T], *, expensive: bool = False) -> T:
+        """``fn(store)`` (in the caller's thread), in an expensive-query slot if asked;
+        a store found down is marked so (:meth:`guarded`)."""
+        with self.expensive_slot() if expensive else nullcontext():
+            store = self.store()  # not opened (yet): re-opened on its own schedule
+            return self.guarded(lambda: fn(store))
+
+    def serving(self, fn: Callable[[GraphService], T], *, expensive: bool = False) -> T:
+        """``fn(service)``, as :meth:`reading`."""
+        with self.expensive_slot() if expensive else nullcontext():
+            service = self.service()
+            return self.guarded(lambda: fn(service))
 
     #: seconds close() waits for the warm-up to notice it and stop (a model load under
     #: way cannot be cut short, and a process exiting with a thread inside torch aborts)

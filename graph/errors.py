@@ -39,6 +39,11 @@ class StoreReplacedError(StoreUnavailableError):
     would land in the unlinked file and be lost, so they are refused."""
 
 
+class QueryCancelledError(CitegraphError):
+    """The query's deadline passed, or its caller stopped waiting (graph.deadline): the
+    work was abandoned part way, nothing of it is returned."""
+
+
 class ModelUnavailableError(CitegraphError):
     """The embedding model (or its optional dependency) cannot be loaded."""
 

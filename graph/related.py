@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graph import deadline
 from graph.errors import InvalidArgumentError, NotFoundError
 from graph.extract.tokens import telling
 from graph.lexical import (
@@ -161,9 +162,13 @@ def related(
     skip = set(seeds) | set(exclude) | set(negative)
     pool = first * CANDIDATE_FACTOR
 
+    # each phase below is one unit of work: a request past its time limit stops between
+    # them (graph.deadline), not after the whole call
+    deadline.check()
     if lexical is None:
         lexical = LexicalIndex()
     lexical.sync(store)
+    deadline.check()
     lex_query = mean_vector(
         [v for v in (lexical.vector_of(s, query=True) for s in seeds) if v is not None]
         + ([lexical.vector_for_text(text, query=True)] if text else [])
@@ -200,6 +205,7 @@ def related(
     candidates -= skip
     if not candidates:
         return []
+    deadline.check()
 
     cand_ids = sorted(candidates)
     vecs = _embeddings(store, cand_ids)
@@ -211,6 +217,7 @@ def related(
     term_edges = {cid: p.terms for cid, p in profiles.items() if p.terms}
     holders = _holders(cand_ids, term_edges)
     shared = _shared_sums(idf, holders, len(cand_ids))
+    deadline.check()
 
     scored: list[_Candidate] = []
     for j, cid in enumerate(cand_ids):
@@ -230,6 +237,7 @@ def related(
         )
         scored.append(c)
     scored.sort(key=lambda c: (-round(c.score, 9), c.paper.id))
+    deadline.check()
     if seeds and weights.feedback > 0 and weights.feedback_papers > 0:
         _feedback(store, scored, vecs, term_edges, lexical, weights, term_counts, holders,
                   cand_ids)
@@ -237,6 +245,7 @@ def related(
         for c in scored:
             c.score += weights.listed * listed.get(c.paper.id, 0.0) / len(seeds)
     scored.sort(key=lambda c: (-round(c.score, 9), c.paper.id))
+    deadline.check()
     top = scored[:first]
     query_texts = [paper_text(p) for p in known.values() if isinstance(p, Paper) and p.id in seeds]
     return _explain(store, top, seeds, seed_terms, term_edges, idf, lexical, lex_query,
@@ -277,6 +286,7 @@ def _feedback(
     # ``holders`` indexes cand_ids; ``scored`` holds the papers among them, in score order
     col = np.asarray([at.get(cid, -1) for cid in cand_ids])
     for k, c in enumerate(fb):
+        deadline.check()
         idf = _linking_idf(store, sorted(term_edges.get(c.paper.id, {})), len(lexical), counts)
         mass = sum(idf.values())
         if mass <= 0:
@@ -498,6 +508,7 @@ def _explain(
     names = store.get_nodes(shared_ids)
     out: list[RelatedPaper] = []
     for c in top:
+        deadline.check()
         cid = c.paper.id
         reasons = [Reason("similar", f"abstract similarity {c.sim:.2f}", round(c.sim, 4))]
         grams: list[str] = []

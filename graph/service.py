@@ -18,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graph import lookup
+from graph import deadline, lookup
 from graph.errors import InvalidArgumentError, NotFoundError
 from graph.ids import is_empty_id, spellings, strip_id
 from graph.lexical import SAVED_BYTES_PER_PAPER, LexicalIndex
@@ -110,10 +110,12 @@ class Embedding:
 
     def vector(self, text: str) -> list[float]:
         """One query text as a unit vector."""
+        deadline.check()
         return [float(x) for x in self.embedder().encode_queries([text])[0]]
 
     def encode_queries(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Query texts as unit vectors (the fast path once a server enabled it)."""
+        deadline.check()
         return self.embedder().encode_queries(texts)
 
 
@@ -227,6 +229,7 @@ class GraphService:
         semantic: list[SearchHit] = []
         if mode is not SearchMode.SEMANTIC:
             keyword = self.store.keyword_search(query, wanted, pool)
+        deadline.check()
         if mode is not SearchMode.KEYWORD and papers_ok:
             semantic = self.store.vector_search(self.embedding.vector(query), pool)
         if mode is SearchMode.SEMANTIC:
@@ -281,6 +284,7 @@ class GraphService:
                           if h.node.id not in cos and h.node.kind is NodeKind.PAPER]
         for pid, vec in self.store.embeddings(missing_papers).items():
             cos[pid] = _cosine(vector, vec)
+        deadline.check()
         named = [h.node for h in keyword if h.node.id not in cos and h.node.id not in
                  missing_papers]
         # a paper's name is its title: the best keyword hits with one also get the cosine
@@ -379,6 +383,7 @@ class GraphService:
         import networkx as nx
 
         data = self.store.snapshot()
+        deadline.check()
         g = nx.Graph()
         g.add_nodes_from(data.nodes)
         g.add_edges_from((e.source, e.target) for e in data.edges.values())

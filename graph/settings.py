@@ -103,6 +103,11 @@ class Settings(BaseSettings):
     max_tokens: int = Field(2000, ge=1)
     max_body_bytes: int = Field(100_000, ge=1)
     request_timeout_s: float = Field(10.0, gt=0)
+    # expensive queries (related, semantic/hybrid search, paths, neighborhoods) running
+    # at once in one server process; one more waits up to expensive_wait_s for a slot,
+    # then answers BUSY (HTTP 503, Retry-After) instead of slowing every other one down
+    max_expensive_queries: int = Field(4, ge=1)
+    expensive_wait_s: float = Field(2.0, ge=0)
 
     @property
     def graph_db(self) -> Path:

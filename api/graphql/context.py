@@ -11,6 +11,7 @@ from strawberry.fastapi import BaseContext
 from api.graphql.loaders import Loaders, in_thread, make_loaders
 from api.middleware import WRITE_UNDER_WAY
 from api.services import Services
+from graph.deadline import unbounded
 from graph.errors import CitegraphError
 from graph.lookup import Resolution
 from graph.service import GraphService
@@ -44,22 +45,25 @@ class Context(BaseContext):
         self.services = services
         self._scope = scope
         self.settings: Settings = services.settings
-        self.loaders: Loaders = make_loaders(services.store)
+        self.loaders: Loaders = make_loaders(services.reading)
         self._api_key = api_key
         #: names that named several nodes in this request (see api/graphql/resolutions.py)
         self.resolutions: list[Resolution] = []
 
-    async def on_store(self, fn: Callable[[GraphStore], T]) -> T:
-        """``fn(store)`` in a worker thread.
+    async def on_store(self, fn: Callable[[GraphStore], T], *, expensive: bool = False) -> T:
+        """``fn(store)`` in a worker thread; ``expensive``: in one of the server's slots
+        for expensive queries (BUSY when none frees in time; Services.expensive_slot).
 
         The store is fetched in that thread too: while it is down, fetching it may try
         to re-open it, which blocks.
         """
-        return await in_thread(lambda: fn(self.services.store()))
+        return await in_thread(lambda: self.services.reading(fn, expensive=expensive))
 
-    async def on_service(self, fn: Callable[[GraphService], T]) -> T:
+    async def on_service(
+        self, fn: Callable[[GraphService], T], *, expensive: bool = False
+    ) -> T:
         """``fn(service)`` in a worker thread: the use cases the CLI calls too."""
-        return await in_thread(lambda: fn(self.services.service()))
+        return await in_thread(lambda: self.services.serving(fn, expensive=expensive))
 
     async def write(
         self, *, papers: Sequence[Paper] = (), remove: Sequence[str] = ()
@@ -69,8 +73,9 @@ class Context(BaseContext):
         while the write goes on and commits."""
         if self._scope is not None:
             self._scope[WRITE_UNDER_WAY] = True
+        # never cut short once started: a write runs under no deadline (graph.deadline)
         return await in_thread(
-            lambda: self.services.write(papers=papers, remove=remove)
+            lambda: unbounded(lambda: self.services.write(papers=papers, remove=remove))
         )
 
     def require_api_key(self) -> None:

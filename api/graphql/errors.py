@@ -1,5 +1,11 @@
 """How errors reach clients: citegraph's own errors with their message and a code,
-everything else masked (and logged with its traceback here, never sent)."""
+everything else masked (and logged with its traceback here, never sent).
+
+The store's own failures are citegraph errors, but their text is written for whoever
+runs the server: a Neo4j error's element ids and index names, the Bolt host and port,
+a database path. A client gets the code and a clean message
+(:func:`client_message`); the server log gets the detail.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,14 @@ from graphql import GraphQLError
 
 from api.graphql.context import ForbiddenError
 from api.graphql.limits import QueryTooCostlyError
+from api.services import BusyError
 from graph.errors import (
     CitegraphError,
     InvalidArgumentError,
     ModelUnavailableError,
     NotFoundError,
+    QueryCancelledError,
+    StoreError,
     StoreReplacedError,
     StoreUnavailableError,
     StoreWriteError,
@@ -23,6 +32,12 @@ from graph.errors import (
 log = logging.getLogger(__name__)
 
 MASKED_MESSAGE = "Internal server error; the server log has the details."
+#: what a client is told of a store error (the detail goes to the server log)
+STORE_ERROR_MESSAGE = "the graph store failed to answer; the server log has the detail"
+STORE_UNAVAILABLE_MESSAGE = (
+    "graph store unavailable: the server cannot reach it now; try again shortly "
+    "(the server log has the detail)"
+)
 
 
 def error_code(exc: BaseException | None) -> str | None:
@@ -37,12 +52,29 @@ def error_code(exc: BaseException | None) -> str | None:
         (StoreWriteError, "STORE_WRITE_FAILED"),
         (ModelUnavailableError, "MODEL_UNAVAILABLE"),
         (QueryTooCostlyError, "QUERY_TOO_COSTLY"),
+        (QueryCancelledError, "TIMEOUT"),
+        (BusyError, "BUSY"),
+        (StoreError, "STORE_ERROR"),
         (CitegraphError, "BAD_REQUEST"),
     ]
     for cls, code in codes:
         if isinstance(exc, cls):
             return code
     return None
+
+
+def client_message(exc: CitegraphError) -> str:
+    """What a client is told of ``exc``: its own text, except for the store's failures
+    (a clean sentence; the detail is logged here, once)."""
+    if isinstance(exc, StoreReplacedError | StoreWriteError | WriteLockTimeoutError):
+        return str(exc)  # written for the client: what to do, nothing internal
+    if isinstance(exc, StoreUnavailableError):
+        log.info("answered STORE_UNAVAILABLE: %s", exc)
+        return STORE_UNAVAILABLE_MESSAGE
+    if isinstance(exc, StoreError):
+        log.error("answered STORE_ERROR: %s", exc)
+        return STORE_ERROR_MESSAGE
+    return str(exc)
 
 
 def should_mask(error: GraphQLError) -> bool:
@@ -79,6 +111,13 @@ def client_error(error: GraphQLError) -> GraphQLError:
     ext["code"] = code
     if isinstance(original, InvalidArgumentError):
         ext["argument"] = original.argument
+    if isinstance(original, CitegraphError):
+        message = client_message(original)
+        if message != error.message:
+            return GraphQLError(
+                message, nodes=error.nodes, source=error.source, positions=error.positions,
+                path=error.path, original_error=original, extensions=ext,
+            )
     error.extensions = ext
     return error
 

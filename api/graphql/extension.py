@@ -16,9 +16,13 @@ the order the separate extensions ran:
   hole: a document that does not parse is left unparsed, so strawberry parses it
   again inside the operation, where the error gets its code.
 * ``on_validate``: an LRU cache of validation results (as ``ValidationCache``).
-* ``on_execute``, before execution: the cost limit (:mod:`api.graphql.limits`), then
-  valid Unicode in every argument (:mod:`api.graphql.arguments`); either answers
-  with an error instead of executing.
+* ``on_execute``, before execution: the operation to run (a document of several
+  operations must name one: the spec's rule, where strawberry ran the first), the cost
+  limit (:mod:`api.graphql.limits`), then valid Unicode in every argument
+  (:mod:`api.graphql.arguments`); each answers with an error instead of executing. Both
+  checks read the variables as execution will: given, or their declared defaults.
+* when the operation ends, an error BUSY (no slot for an expensive query) makes the
+  answer HTTP 503 with ``Retry-After``.
 * ``get_results``: ``extensions.resolved`` when a name named several nodes
   (:mod:`api.graphql.resolutions`).
 """
@@ -29,19 +33,39 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from graphql import ASTValidationRule, GraphQLError, parse
+from graphql import ASTValidationRule, GraphQLError, OperationDefinitionNode, parse
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 
 from api.graphql.arguments import invalid_argument
 from api.graphql.errors import client_error
-from api.graphql.limits import alias_rule, depth_rule, too_costly
+from api.graphql.limits import alias_rule, depth_rule, raw_variables, too_costly
 from api.graphql.resolutions import resolved_json
+from api.services import BUSY_RETRY_AFTER_S
+from graph.errors import CitegraphError
 from graph.settings import Settings
 
 #: documents (and their validation results) kept per schema, most recently used
 CACHE_SIZE = 256
+
+
+class OperationNameError(CitegraphError):
+    """A document of several operations sent without ``operationName``."""
+
+
+def _operation(document: Any, name: str | None) -> OperationDefinitionNode | Exception | None:
+    """The operation to run; the error refusing the request when the document holds
+    several and ``name`` is None (None when ``name`` names none: strawberry says so)."""
+    ops = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if name is None:
+        if len(ops) > 1:
+            return OperationNameError(
+                f"the document holds {len(ops)} operations and the request names none: "
+                "say which to run in operationName"
+            )
+        return ops[0] if ops else None
+    return next((op for op in ops if op.name is not None and op.name.value == name), None)
 
 
 def _refused(exc: Exception) -> GraphQLExecutionResult:
@@ -78,6 +102,11 @@ class CitegraphExtension(SchemaExtension):
         errors = getattr(result, "errors", None)
         if result is not None and errors:
             result.errors = [client_error(e) for e in errors]
+            if any((e.extensions or {}).get("code") == "BUSY" for e in result.errors):
+                response = getattr(ctx.context, "response", None)
+                if response is not None:  # HTTP: tell clients and proxies to come back
+                    response.status_code = 503
+                    response.headers["Retry-After"] = str(BUSY_RETRY_AFTER_S)
 
     def on_parse(self) -> Iterator[None]:
         ctx = self.execution_context
@@ -101,13 +130,22 @@ class CitegraphExtension(SchemaExtension):
         ctx = self.execution_context
         document = ctx.graphql_document
         if document is not None and ctx.result is None:
-            variables = ctx.variables if isinstance(ctx.variables, dict) else None
-            exc: Exception | None = too_costly(
-                ctx.schema._schema, document, ctx.operation_name, variables, self.caps,
-                self.max_cost,
-            )
+            variables = ctx.variables if isinstance(ctx.variables, dict) else {}
+            # the name the client sent: strawberry's operation_name falls back to the
+            # document's first operation, which is how a two-operation document without
+            # one ran its first
+            name = getattr(ctx, "_provided_operation_name", None)
+            op = _operation(document, name)
+            exc: Exception | None = op if isinstance(op, Exception) else None
             if exc is None:
-                exc = invalid_argument(document, ctx.operation_name, variables)
+                exc = too_costly(
+                    ctx.schema._schema, document, ctx.operation_name, variables, self.caps,
+                    self.max_cost,
+                )
+            if exc is None:
+                given = (raw_variables(op, variables) if isinstance(op, OperationDefinitionNode)
+                         else variables)
+                exc = invalid_argument(document, ctx.operation_name, given)
             if exc is not None:
                 ctx.result = _refused(exc)
         yield
@@ -125,6 +163,7 @@ def citegraph_extension(settings: Settings) -> Callable[[], CitegraphExtension]:
     caps = {
         "first": s.max_page_size, "ids": s.max_page_size,
         "limit": s.max_neighborhood_nodes, "k": s.max_paths,
+        "maxHops": s.max_hops, "depth": s.max_depth,
     }
     parse_cached = lru_cache(maxsize=CACHE_SIZE)(parse)
     validate_cached = lru_cache(maxsize=CACHE_SIZE)(validate_document)

@@ -16,10 +16,21 @@ small however the fragments multiply.
 
 The cost estimate is fan-out times depth: each field costs 1 plus its
 sub-selection's cost times the field's multiplier; ``first:``, ``limit:`` and
-``k:`` (or their defaults) are the multiplier of the field that takes them, the
-length of ``ids:`` that of ``nodes``, and a list without such an argument counts
+``k:`` are the multiplier of the field that takes them, the length of ``ids:``
+that of ``nodes``, and a list without such an argument counts
 ``DEFAULT_LIST_SIZE`` items, unless it sits right inside a sized field (the
 ``edges`` of a connection, the ``nodes`` of a neighborhood: already counted).
+
+A field whose work is not linear in what it returns (related papers, semantic and
+hybrid search, paths, neighbourhoods, PageRank) also costs its call's own work
+(:func:`call_cost`): a related() call reads and ranks hundreds of candidates to
+return five, a SEMANTIC search encodes a text and scans every vector.
+
+Every argument is read as execution will read it (graphql-core's own coercion): a
+literal, a variable given, a variable's declared default (``$n: Int = 100`` sent
+with no variables), the argument's own default, an Int sent as ``100.0``. Reading
+only the variables given let a query declare ``$n: Int! = 100`` and pass at the
+cost of ``first: 10`` (issue 39, finding 6).
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ from typing import Any
 
 from graphql import (
     ASTValidationRule,
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -41,14 +53,13 @@ from graphql import (
     GraphQLObjectType,
     GraphQLSchema,
     InlineFragmentNode,
-    IntValueNode,
-    ListValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
     ValidationContext,
-    VariableNode,
     get_named_type,
+    value_from_ast_untyped,
 )
+from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 
 from graph.errors import CitegraphError
 
@@ -56,6 +67,30 @@ from graph.errors import CitegraphError
 DEFAULT_LIST_SIZE = 10
 #: arguments that say how many items a field returns
 SIZE_ARGUMENTS = ("first", "limit", "k")
+
+# The work of one call of a field that does more than list what it returns, in the
+# estimate's units (an item of a list costs 1). Weighed against the default limit
+# (60,000) and the default request time limit (10 s) on the slow store at scale: on
+# Neo4j at ICLR 2021 (2,600 papers) one related(first: 5) took ~0.65 s and one
+# related(first: 100) ~3 s, so a call weighs 4,000 plus 100 per item asked for; a
+# SEMANTIC search scans every vector, a HYBRID one also encodes the keyword hits.
+#: one related() call, and each paper it is asked for (its candidates grow with first)
+RELATED_CALL = 4_000
+RELATED_ITEM = 100
+#: each paper given as positive or negative: a lookup, its vector and its edges
+RELATED_SEED = 200
+#: a text to encode (related(text:), the query of a SEMANTIC/HYBRID search)
+ENCODE = 1_000
+#: the vector scan of a SEMANTIC search; a HYBRID one adds the keyword side and encodes
+#: the names of its keyword hits
+SEARCH_SEMANTIC = 2_000
+SEARCH_HYBRID = 4_000
+#: a path search: per hop allowed (x k for paths), as the frontier grows with each
+PATH_HOP = 300
+#: a neighbourhood: per ring (depth); its nodes are counted by its limit
+NEIGHBORHOOD_RING = 1_000
+#: PageRank over the whole graph (cached until the graph changes)
+CENTRAL = 2_000
 
 
 class QueryTooCostlyError(CitegraphError):
@@ -66,8 +101,10 @@ class QueryTooCostlyError(CitegraphError):
         super().__init__(
             f"query {operation!r} is too costly: estimated cost {shown}, limit {limit} "
             "(CITEGRAPH_MAX_QUERY_COST). The estimate multiplies each list by its "
-            f"first/limit/k (unsized lists count {DEFAULT_LIST_SIZE}) down the nesting; "
-            "ask for fewer items per level or fewer levels"
+            f"first/limit/k (unsized lists count {DEFAULT_LIST_SIZE}) down the nesting, "
+            "and counts the work of each call of related, SEMANTIC/HYBRID search, paths, "
+            "shortestPath, neighborhood and centralConcepts; ask for fewer items per "
+            "level, fewer levels or fewer of those calls"
         )
         self.cost = cost
         self.limit = limit
@@ -233,6 +270,74 @@ def _unwrap(t: Any) -> tuple[bool, GraphQLNamedType]:
     return isinstance(t, GraphQLList), get_named_type(t)
 
 
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def call_cost(
+    parent: str, field: str, args: Mapping[str, Any], caps: Mapping[str, int]
+) -> tuple[int, int]:
+    """(work of one call, work per item) of ``parent.field`` called with ``args`` (its
+    coerced arguments): (0, 0) for a field that only lists what it returns. A value
+    counts up to its cap (``caps``: ``ids`` for a list of ids, ``k``, ``maxHops``,
+    ``depth``): a larger one is refused by the resolver, naming the argument."""
+
+    def size(name: str) -> int:
+        value = args.get(name)
+        n = len(value) if isinstance(value, list | tuple) else 0
+        return min(n, caps.get("ids", n))
+
+    def count(name: str) -> int:
+        n = max(_int(args.get(name), 1), 1)
+        return min(n, caps.get(name, n))
+
+    if field == "related" and parent in ("Query", "Paper"):
+        seeds = size("positive") + size("negative")
+        call = RELATED_CALL + RELATED_SEED * seeds + size("exclude")
+        if args.get("text") is not None:
+            call += ENCODE
+        return call, RELATED_ITEM
+    if parent == "Stats" and field == "centralConcepts":
+        return CENTRAL, 0
+    if parent != "Query":
+        return 0, 0
+    if field == "search":
+        mode = getattr(args.get("mode"), "name", args.get("mode"))
+        mode = str(mode).upper() if mode is not None else "KEYWORD"
+        if mode == "SEMANTIC":
+            return ENCODE + SEARCH_SEMANTIC, 0
+        if mode == "HYBRID":
+            return ENCODE + SEARCH_HYBRID, 0
+        return 0, 0
+    if field == "paths":
+        return PATH_HOP * count("maxHops") * count("k"), 0
+    if field == "shortestPath":
+        return PATH_HOP * count("maxHops"), 0
+    if field == "neighborhood":
+        return NEIGHBORHOOD_RING * count("depth"), 0
+    return 0, 0
+
+
+def variable_values(
+    schema: GraphQLSchema, op: OperationDefinitionNode, inputs: Mapping[str, Any]
+) -> VariableValues | None:
+    """``op``'s variables as execution will see them: coerced, with their declared
+    defaults; None when they do not coerce (execution refuses the request then)."""
+    got = get_variable_values(schema, op.variable_definitions or (), dict(inputs), max_errors=1)
+    return None if isinstance(got, list) else got
+
+
+def raw_variables(op: OperationDefinitionNode, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The variables given, and each one not given that declares a default, as JSON-like
+    values (what a check of the text sent reads: the defaults are sent text too)."""
+    out = dict(inputs)
+    for definition in op.variable_definitions or ():
+        name = definition.variable.name.value
+        if name not in out and definition.default_value is not None:
+            out[name] = value_from_ast_untyped(definition.default_value)
+    return out
+
+
 class _Cost:
     """The cost estimate of one operation (see the module docstring)."""
 
@@ -240,7 +345,7 @@ class _Cost:
         self,
         schema: GraphQLSchema,
         fragments: Mapping[str, FragmentDefinitionNode],
-        variables: Mapping[str, Any],
+        variables: VariableValues | None,
         caps: Mapping[str, int],
         saturate: int,
     ) -> None:
@@ -256,29 +361,27 @@ class _Cost:
     def _cap(self, value: int) -> int:
         return value if value < self.saturate else self.saturate
 
-    def _value(self, node: Any) -> Any:
-        if isinstance(node, VariableNode):
-            return self.variables.get(node.name.value)
-        if isinstance(node, IntValueNode):
-            return int(node.value)  # a GraphQL Int literal: at most 11 characters once valid
-        if isinstance(node, ListValueNode):
-            return list(node.values)
-        return None
+    def _args(self, field: FieldNode, definition: GraphQLField) -> dict[str, Any]:
+        """The field's arguments as its resolver will get them (defaults included);
+        empty when they do not coerce (the field then fails without running)."""
+        if not definition.args:
+            return {}
+        try:
+            return get_argument_values(definition, field, self.variables)
+        except GraphQLError:
+            return {}
 
-    def _multiplier(self, field: FieldNode, definition: GraphQLField) -> int | None:
+    def _multiplier(
+        self, field: FieldNode, definition: GraphQLField, args: Mapping[str, Any]
+    ) -> int | None:
         """How many items ``field`` returns, from its size argument; None without one."""
-        given = {a.name.value: a.value for a in field.arguments or ()}
         if field.name.value == "nodes" and "ids" in definition.args:
-            value = self._value(given["ids"]) if "ids" in given else None
-            return len(value) if isinstance(value, list) else self.caps.get("ids", 1)
+            ids = args.get("ids")
+            return len(ids) if isinstance(ids, list) else self.caps.get("ids", 1)
         for name in SIZE_ARGUMENTS:
-            arg = definition.args.get(name)
-            if arg is None:
+            if name not in definition.args:
                 continue
-            value = self._value(given[name]) if name in given else None
-            if not isinstance(value, int) or isinstance(value, bool):
-                default = arg.default_value
-                value = default if isinstance(default, int) else self.caps.get(name, 1)
+            value = _int(args.get(name), self.caps.get(name, 1))
             # out-of-range values are refused by the resolver with their own message
             return max(1, min(value, self.caps.get(name, value)))
         return None
@@ -303,23 +406,27 @@ class _Cost:
         return total
 
     def field(self, node: FieldNode, parent: Any, sized: bool) -> int:
-        if node.selection_set is None:
-            return 1
         definition = None
         if isinstance(parent, GraphQLObjectType | GraphQLInterfaceType):
             definition = parent.fields.get(node.name.value)
         if definition is None:  # __schema, __type and other meta fields
+            if node.selection_set is None:
+                return 1
             meta = {"__schema": self.schema.get_type("__Schema"),
                     "__type": self.schema.get_type("__Type")}
             child_type = meta.get(node.name.value)
             return self._cap(1 + self.selections(node.selection_set, child_type, False))
+        args = self._args(node, definition)
+        call, per_item = call_cost(parent.name, node.name.value, args, self.caps)
+        if node.selection_set is None:
+            return self._cap(1 + call)
         is_list, child_type = _unwrap(definition.type)
-        mult = self._multiplier(node, definition)
+        mult = self._multiplier(node, definition, args)
         child_sized = mult is not None and not is_list
         if mult is None:
             mult = 1 if (sized or not is_list) else DEFAULT_LIST_SIZE
         inner = self.selections(node.selection_set, child_type, child_sized)
-        return self._cap(1 + mult * inner)
+        return self._cap(1 + call + mult * (per_item + inner))
 
     def fragment(self, name: str, sized: bool) -> int:
         key = (name, sized)
@@ -339,7 +446,7 @@ class _Cost:
 
 def operation_cost(
     schema: GraphQLSchema,
-    document: Any,
+    document: DocumentNode,
     operation_name: str | None,
     variables: Mapping[str, Any] | None,
     caps: Mapping[str, int],
@@ -349,13 +456,16 @@ def operation_cost(
     definitions = document.definitions
     ops = [op for op in _operations(definitions)
            if operation_name is None or _name(op) == operation_name]
-    walker = _Cost(schema, _fragments(definitions), variables or {}, caps, limit + 1)
+    fragments = _fragments(definitions)
     worst = ("anonymous", 0)
     for op in ops:
         root = {
             "query": schema.query_type, "mutation": schema.mutation_type,
             "subscription": schema.subscription_type,
         }.get(op.operation.value)
+        # one walk per operation: its variables (and their defaults) are its own
+        values = variable_values(schema, op, variables or {})
+        walker = _Cost(schema, fragments, values, caps, limit + 1)
         cost = walker.selections(op.selection_set, root, False)
         if cost >= worst[1]:
             worst = (_name(op), cost)

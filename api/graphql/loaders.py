@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
+from typing import ParamSpec, Protocol, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from strawberry.dataloader import DataLoader
@@ -21,6 +21,12 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 EdgeKey = tuple[str, frozenset[RelType] | None]
+
+
+class StoreReader(Protocol):
+    """Runs ``fn(store)`` over the open store (api.services.Services.reading)."""
+
+    def __call__(self, fn: Callable[[GraphStore], T], *, expensive: bool = False) -> T: ...
 
 
 async def in_thread(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
@@ -36,11 +42,11 @@ class Loaders:
     edges: DataLoader[EdgeKey, list[Edge]]
 
 
-def make_loaders(get_store: Callable[[], GraphStore]) -> Loaders:
-    """DataLoaders over the store ``get_store`` returns (resolved lazily, per batch)."""
+def make_loaders(read: StoreReader) -> Loaders:
+    """DataLoaders over the store ``read`` runs on (resolved lazily, per batch)."""
 
     async def load_nodes(ids: list[str]) -> list[GraphNode | None]:
-        found = await in_thread(lambda: get_store().get_nodes(ids))
+        found = await in_thread(lambda: read(lambda store: store.get_nodes(ids)))
         return [found.get(i) for i in ids]
 
     async def load_edges(keys: list[EdgeKey]) -> list[list[Edge]]:
@@ -49,7 +55,7 @@ def make_loaders(get_store: Callable[[], GraphStore]) -> Loaders:
             by_types[types].append(nid)
         out: dict[EdgeKey, list[Edge]] = {k: [] for k in keys}
         for types, ids in by_types.items():
-            edges = await in_thread(_edges_of, get_store, ids, types)
+            edges = await in_thread(_edges_of, read, ids, types)
             wanted = set(ids)
             for e in edges:
                 for end in {e.source, e.target}:
@@ -64,9 +70,10 @@ def make_loaders(get_store: Callable[[], GraphStore]) -> Loaders:
 
 
 def _edges_of(
-    get_store: Callable[[], GraphStore], ids: Sequence[str], types: frozenset[RelType] | None
+    read: StoreReader, ids: Sequence[str], types: frozenset[RelType] | None
 ) -> list[Edge]:
-    return get_store().edges_of(list(ids), sorted(types) if types is not None else None)
+    wanted = sorted(types) if types is not None else None
+    return read(lambda store: store.edges_of(list(ids), wanted))
 
 
 def edge_key(node_id: str, *types: RelType) -> EdgeKey:

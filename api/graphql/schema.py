@@ -90,7 +90,19 @@ async def find(
 
 
 def _types(rel_types: list[RelType] | None) -> list[RelType] | None:
-    return list(rel_types) if rel_types else None
+    # a set in meaning: 7,000 copies of one type are one type
+    return list(dict.fromkeys(rel_types)) if rel_types else None
+
+
+def _kinds(kinds: list[NodeKind] | None) -> list[NodeKind] | None:
+    return list(dict.fromkeys(kinds)) if kinds else None
+
+
+def _ids(info: Ctx, argument: str, ids: list[strawberry.ID] | None) -> list[strawberry.ID]:
+    """A list of node ids, at most ``max_page_size`` of them (as ``nodes(ids:)``)."""
+    ids = ids or []
+    check_range(argument, len(ids), 0, info.context.settings.max_page_size)
+    return ids
 
 
 def _page(info: Ctx, first: int, after: str | None) -> tuple[int, int]:
@@ -204,9 +216,11 @@ class Query:
         kinds: list[r.NodeKindEnum] | None = None, first: int = 10,  # type: ignore[valid-type]
     ) -> list[t.SearchHit]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
-        wanted = list(kinds) if kinds else None
+        wanted = _kinds(kinds)
+        how = SearchMode[mode.name]
         hits = await info.context.on_service(
-            lambda service: service.search(query, SearchMode[mode.name], wanted, first)
+            lambda service: service.search(query, how, wanted, first),
+            expensive=how is not SearchMode.KEYWORD,  # a query to encode
         )
         return [t.SearchHit(node=t.to_node(h.node), score=h.score, keyword_score=h.keyword_score,
                             similarity=h.similarity) for h in hits]
@@ -222,12 +236,13 @@ class Query:
         check_range("depth", depth, 1, s.max_depth)
         check_range("limit", limit, 1, s.max_neighborhood_nodes)
         start = await find(info, id, None, "id")
-        kinds = list(node_kinds) if node_kinds else None
+        kinds = _kinds(node_kinds)
         sub = await info.context.on_store(
             lambda store: store.neighborhood(
                 [start.id], depth=depth, rel_types=_types(rel_types), node_kinds=kinds,
                 limit=limit,
-            )
+            ),
+            expensive=True,
         )
         return r.subgraph(sub)
 
@@ -244,7 +259,8 @@ class Query:
         a = await find(info, from_, None, "from")
         b = await find(info, to, None, "to")
         found = await info.context.on_store(
-            lambda store: store.shortest_path(a.id, b.id, _types(rel_types), max_hops)
+            lambda store: store.shortest_path(a.id, b.id, _types(rel_types), max_hops),
+            expensive=True,
         )
         return r.path(found) if found is not None else None
 
@@ -260,7 +276,8 @@ class Query:
         a = await find(info, from_, None, "from")
         b = await find(info, to, None, "to")
         found = await info.context.on_store(
-            lambda store: store.k_paths(a.id, b.id, k, _types(rel_types), max_hops)
+            lambda store: store.k_paths(a.id, b.id, k, _types(rel_types), max_hops),
+            expensive=True,
         )
         return [r.path(p) for p in found]
 
@@ -274,16 +291,26 @@ class Query:
         positive: list[strawberry.ID] | None = None, negative: list[strawberry.ID] | None = None,
     ) -> list[t.RelatedPaper]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
+        # capped as nodes(ids:) is: each id is a lookup, and a seed's vector and edges
+        positive, negative = _ids(info, "positive", positive), _ids(info, "negative", negative)
+        exclude = _ids(info, "exclude", exclude)
         papers = [NodeKind.PAPER]
-        # a global id, raw id, name or short name, as every argument that names a node
+        # a global id, raw id, name or short name, as every argument that names a node;
+        # each distinct one looked up once
         seed = (await find(info, paper, papers, "paper")).id if paper else None
-        pos = [(await find(info, p, papers, "positive")).id for p in positive or []]
-        neg = [(await find(info, p, papers, "negative")).id for p in negative or []]
-        excl = [raw_id(x) for x in exclude or []]
+        named = {
+            (argument, p): (await find(info, p, papers, argument)).id
+            for argument, given in (("positive", positive), ("negative", negative))
+            for p in dict.fromkeys(given)
+        }
+        pos = [named["positive", p] for p in positive]
+        neg = [named["negative", p] for p in negative]
+        excl = [raw_id(x) for x in exclude]
         _, found = await info.context.on_service(
             lambda service: service.related(
                 paper=seed, text=text, first=first, exclude=excl, positive=pos, negative=neg
-            )
+            ),
+            expensive=True,
         )
         return [t.related_paper(r) for r in found]
 
@@ -327,10 +354,12 @@ def _central(ctx: Context) -> list[t.CentralConcept]:
     cache = services.derived_cache()
     cached = cache.get("central")
     if cached is None:
+        # PageRank over the whole graph: an expensive query while it is not cached
+        central = services.serving(lambda s: s.central_concepts(), expensive=True)
         cached = [
             t.CentralConcept(concept=t.Concept.of(c.concept), degree=c.degree,
                              pagerank=c.pagerank)
-            for c in services.service().central_concepts()
+            for c in central
             if isinstance(c.concept, model.Concept)
         ]
         cache["central"] = cached

@@ -252,7 +252,7 @@ class Paper(Node):
     async def related(self, info: Info[Context, None], first: int = 5) -> list[RelatedPaper]:
         first = _first(first, info)
         _, found = await info.context.on_service(
-            lambda service: service.related(paper=self._p.id, first=first)
+            lambda service: service.related(paper=self._p.id, first=first), expensive=True
         )
         return [related_paper(r) for r in found]
 

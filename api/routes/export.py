@@ -13,9 +13,9 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from api.graphql.errors import error_code
+from api.graphql.errors import client_message, error_code
 from api.ids import raw_id
-from api.services import Services
+from api.services import BUSY_RETRY_AFTER_S, Services
 from graph import export
 from graph.errors import CitegraphError, NotFoundError
 from graph.model import Edge, GraphNode
@@ -66,9 +66,11 @@ def router(services: Services) -> APIRouter:
 
 def _client_error(exc: CitegraphError) -> JSONResponse:
     code = error_code(exc) or "BAD_REQUEST"
-    status = {"NOT_FOUND": 404, "STORE_UNAVAILABLE": 503, "STORE_REPLACED": 503}.get(code, 400)
-    err: dict[str, Any] = {"message": str(exc), "extensions": {"code": code}}
-    return JSONResponse({"errors": [err]}, status_code=status)
+    status = {"NOT_FOUND": 404, "STORE_UNAVAILABLE": 503, "STORE_REPLACED": 503,
+              "STORE_ERROR": 500, "TIMEOUT": 504, "BUSY": 503}.get(code, 400)
+    err: dict[str, Any] = {"message": client_message(exc), "extensions": {"code": code}}
+    headers = {"Retry-After": str(BUSY_RETRY_AFTER_S)} if code == "BUSY" else None
+    return JSONResponse({"errors": [err]}, status_code=status, headers=headers)
 
 
 def _export_parts(
@@ -95,7 +97,11 @@ def _export_parts(
             return [",".join(raw)] if raw != [v.strip() for v in parts] else values
         return [raw_id(v.strip()) for v in values]
 
-    return services.service().export_parts(
-        around=raw_id(around) if around is not None else None,
-        depth=depth, path=raw_list(path), ids=raw_list(ids), limit=limit,
+    # a whole graph, a neighbourhood or a path: an expensive query (Services.expensive_slot)
+    return services.serving(
+        lambda service: service.export_parts(
+            around=raw_id(around) if around is not None else None,
+            depth=depth, path=raw_list(path), ids=raw_list(ids), limit=limit,
+        ),
+        expensive=True,
     )

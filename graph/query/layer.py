@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
+from graph import deadline
 from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType, SearchHit, Subgraph
 from graph.query import search, traverse
 
@@ -14,6 +15,9 @@ if TYPE_CHECKING:
 
 class QueryLayer:
     """Mixin: the query half of :class:`~graph.store.base.GraphStore`.
+
+    Every read checks the deadline of the work it serves first (graph.deadline): a
+    request that ran past its time limit stops at its next read.
 
     A store inherits it and says, in :meth:`read_backend`, which
     :class:`~graph.store.base.Backend` answers its reads (itself, or a mirror).
@@ -25,6 +29,7 @@ class QueryLayer:
 
     def find_node(self, name: str, kinds: Collection[NodeKind] | None = None) -> GraphNode | None:
         """Exact lookup by id, then a name/label/title/alias match; ties by lowest id."""
+        deadline.check()
         return search.find_node(self.read_backend(), name, kinds)
 
     def list_nodes(
@@ -38,6 +43,7 @@ class QueryLayer:
         neighbor: str | None = None,
     ) -> tuple[list[GraphNode], int]:
         """A page of nodes of one kind ordered by id, and the total count."""
+        deadline.check()
         return search.list_nodes(
             self.read_backend(), kind, offset=offset, limit=limit, venue=venue, year=year,
             neighbor=neighbor,
@@ -45,6 +51,7 @@ class QueryLayer:
 
     def edges_of(self, ids: Sequence[str], types: Collection[RelType] | None = None) -> list[Edge]:
         """Every edge touching any of ``ids`` (either direction), by (source, target, type)."""
+        deadline.check()
         return traverse.edges_of(self.read_backend(), ids, types)
 
     def neighborhood(
@@ -56,6 +63,7 @@ class QueryLayer:
         limit: int = 200,
     ) -> Subgraph:
         """Nodes within ``depth`` hops of ``ids`` (the ordering contract in store/base.py)."""
+        deadline.check()
         return traverse.neighborhood(self.read_backend(), ids, depth, rel_types, node_kinds, limit)
 
     def shortest_path(
@@ -66,6 +74,7 @@ class QueryLayer:
         max_hops: int = 6,
     ) -> GraphPath | None:
         """The shortest path, or None if none within ``max_hops``."""
+        deadline.check()
         return traverse.shortest_path(self.read_backend(), source, target, rel_types, max_hops)
 
     def k_paths(
@@ -77,16 +86,19 @@ class QueryLayer:
         max_hops: int = 4,
     ) -> list[GraphPath]:
         """Up to ``k`` simple paths, ordered by path_sort_key."""
+        deadline.check()
         return traverse.k_paths(self.read_backend(), source, target, k, rel_types, max_hops)
 
     def keyword_search(
         self, query: str, kinds: Collection[NodeKind] | None = None, limit: int = 10
     ) -> list[SearchHit]:
         """Keyword hits over labels, names, aliases, titles and abstracts."""
+        deadline.check()
         return search.keyword_search(self.read_backend(), query, kinds, limit)
 
     def vector_search(
         self, vector: Sequence[float], limit: int = 10, exclude: Collection[str] = ()
     ) -> list[SearchHit]:
         """Papers by cosine similarity of their embedding to ``vector``."""
+        deadline.check()
         return search.vector_search(self.read_backend(), vector, limit, exclude)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from graph import deadline
 from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType, Subgraph
 from graph.query.rules import (
     MAX_PATH_CANDIDATES,
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Types = frozenset[RelType] | None
+#: steps of a depth-first path search between two checks of the deadline
+DEADLINE_EVERY = 4096
 #: [(neighbour, the best edge to it)] sorted by neighbour id
 Adjacent = list[tuple[str, Edge]]
 
@@ -69,6 +72,7 @@ def neighborhood(
         for _ in range(depth):
             if truncated or not ring:
                 break  # later rings rank below everything kept so far
+            deadline.check()
             room = limit - len(kept)
             ranked, reached = ring_top(b, ring, allowed, kinds, seen, room)
             truncated = reached > room
@@ -175,6 +179,7 @@ class _Adjacency:
         todo = [i for i in dict.fromkeys(ids) if i not in self._cache]
         if not todo:
             return
+        deadline.check()  # a round trip on a server store: the unit of a path search
         if self._kept is not None:
             whole: dict[str, Adjacent] = self._kept(todo)
             keep = self._keep
@@ -206,6 +211,7 @@ class _Neighbours:
     def of(self, ids: Collection[str]) -> dict[str, Collection[str]]:
         todo = [i for i in ids if i not in self._cache]
         if todo:
+            deadline.check()
             got = self._b.ring_neighbors(todo, self._allowed)
             for i in todo:
                 self._cache[i] = got.get(i, ())
@@ -447,7 +453,11 @@ def k_paths(
                     or (u != target and u in dt and d + dt[u] <= length and d <= length - 2)
                 )
             stack: list[tuple[str, list[str], list[Edge]]] = [(source, [source], [])]
+            steps = 0
             while stack and len(found) < MAX_PATH_CANDIDATES:
+                steps += 1
+                if steps % DEADLINE_EVERY == 0:
+                    deadline.check()
                 u, seq, edges = stack.pop()
                 left = length - len(edges) - 1
                 if left == 0:

@@ -36,9 +36,11 @@ import neo4j
 import neo4j.exceptions as nex
 import numpy as np
 
+from graph import deadline
 from graph.errors import (
     CitegraphError,
     InvalidArgumentError,
+    QueryCancelledError,
     StoreError,
     StoreUnavailableError,
     WriteLockLostError,
@@ -229,6 +231,12 @@ class Neo4jStore(QueryLayer):
             self._vector_online = False
             raise StoreUnavailableError(f"graph server unavailable: {_one_line(exc)}") from exc
         except (nex.Neo4jError, nex.DriverError) as exc:
+            if "TransactionTimedOut" in str(getattr(exc, "code", "")):
+                # the deadline of the request it served (graph.deadline): the server
+                # stopped the query; the request has been answered already
+                raise QueryCancelledError(
+                    "the query was stopped: its request ran past the time limit"
+                ) from exc
             if "MemoryPoolOutOfMemoryError" in str(getattr(exc, "code", "")):
                 raise StoreError(
                     "the change is too large for the server's transaction memory "
@@ -238,9 +246,18 @@ class Neo4jStore(QueryLayer):
             raise StoreError(f"graph query failed: {_one_line(exc)}") from exc
 
     def _read(self, query: str, **params: Any) -> list[neo4j.Record]:
+        """One read round trip. Under a deadline (graph.deadline, an API request), it is
+        checked first and bounds the transaction, so the server stops the query when
+        the request is given up, not only this process."""
+        deadline.check()
+        left = deadline.remaining()
+        # the driver's own type: a str, or a Query carrying the transaction's timeout
+        # (the server rounds it up to whole milliseconds; 0 would mean "none")
+        text: Any = query if left is None else neo4j.Query(query, timeout=max(left, 0.001))
+
         def run() -> list[neo4j.Record]:
             records, _, _ = self._driver.execute_query(
-                query,
+                text,
                 params,
                 database_=self._database,
                 routing_=neo4j.RoutingControl.READ,
