@@ -103,8 +103,9 @@ def test_a_writer_whose_lock_was_terminated_commits_nothing(
 
 def test_a_writer_whose_lock_timed_out_on_the_server_commits_nothing() -> None:
     # a server of its own: the timeout is a server setting (dbms.setConfigValue is not in
-    # the Community edition)
-    server = Neo4jServer.start(conf=("db.transaction.timeout=3s",))
+    # the Community edition); not much shorter, or the server's own start-up transactions
+    # time out on a loaded machine
+    server = Neo4jServer.start(conf=("db.transaction.timeout=20s",))
     bolt = BoltServer(server.uri, server.user, server.password, server.database)
     first, second = (Neo4jStore(_driver(bolt), bolt.database, owns_driver=True)
                      for _ in range(2))
