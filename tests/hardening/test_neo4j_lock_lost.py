@@ -12,6 +12,7 @@ the lock is refused (the store) and computes its write again (the pipeline).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,15 @@ def two_stores(bolt_server: BoltServer) -> Iterator[tuple[Neo4jStore, Neo4jStore
         stores[0].clear()
         for s in stores:
             s.close()
+
+
+def _lock_ended(store: Neo4jStore) -> bool:
+    """The lock's transaction is gone or marked terminated (listed until its client looks)."""
+    rows = store._read(
+        "SHOW TRANSACTIONS YIELD metaData, status WHERE metaData.role = 'writer lock' "
+        "RETURN status"
+    )
+    return all(str(r["status"]).startswith("Terminated") for r in rows)
 
 
 def _terminate_lock(store: Neo4jStore) -> None:
@@ -111,8 +121,12 @@ def test_a_writer_whose_lock_timed_out_on_the_server_commits_nothing() -> None:
                      for _ in range(2))
     try:
         with first.writer():
-            # the second writer waits until the server's timeout ends the first's lock
-            second.lock_timeout_s = 60
+            # until the server's timeout ends the first's lock (a second writer waiting on
+            # it meanwhile would time out with it)
+            deadline = time.monotonic() + 120
+            while not _lock_ended(first) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert _lock_ended(first), "the server never ended the lock"
             with second.writer():
                 second.apply(_paper("other"))
             with pytest.raises(WriteLockLostError):
