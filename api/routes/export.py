@@ -49,7 +49,7 @@ def router(services: Services) -> APIRouter:
             )
         except CitegraphError as exc:
             return _client_error(exc)
-        _, media, filename = export.FORMATS[fmt]
+        media, filename = export.FORMATS[fmt]
         headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
         # text stored before it was checked (a lone surrogate) cannot be written as UTF-8 or
         # XML: export it with U+FFFD in its place rather than fail, and say so
