@@ -8,7 +8,7 @@ back), and wires the routes and the limits. What each part does lives in its mod
 * ``api/graphql/``: the schema (``schema.py``), its types, loaders, limits and the
   error codes (an Extension), and the HTTP router with its GraphiQL page;
 * ``api/routes/``: health, exports, the explorer page;
-* ``api/middleware.py``: body size and request time limits;
+* ``api/middleware.py``: body size and request time limits (exports have their own);
 * ``api/services.py``: what the app holds for its lifetime (store, model, pipeline).
 """
 
@@ -105,7 +105,7 @@ def create_app(settings: Settings, *, opener: StoreOpener = open_store) -> FastA
         )
     app.add_middleware(
         LimitsMiddleware, max_body_bytes=settings.max_body_bytes,
-        timeout_s=settings.request_timeout_s,
+        timeout_s=settings.request_timeout_s, export_timeout_s=settings.export_timeout_s,
     )
     return app
 

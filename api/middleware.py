@@ -4,7 +4,9 @@ The time limit stops the work too, not only the answer: each request runs under 
 :class:`graph.deadline.Deadline` that its worker threads inherit, stopped when the limit
 fires (or the request is cancelled), so the query layer gives the work up at its next
 check and a Neo4j query ends on the server at the deadline.
-"""
+
+``/export/...`` has its own time limit (``export_timeout_s``): a whole-graph export streams
+for as long as the graph takes to read, far past a query's limit."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ log = logging.getLogger(__name__)
 
 #: set in a request's ASGI scope once it starts a write (api.graphql.context.Context.writing)
 WRITE_UNDER_WAY = "citegraph.write_under_way"
+#: the paths that run under the export time limit
+EXPORT_PREFIX = "/export/"
 
 
 def error_body(message: str, code: str) -> bytes:
@@ -31,10 +35,14 @@ def error_body(message: str, code: str) -> bytes:
 class LimitsMiddleware:
     """Request body size (413) and per-request time (504), as plain ASGI."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int, timeout_s: float) -> None:
+    def __init__(
+        self, app: ASGIApp, max_body_bytes: int, timeout_s: float,
+        export_timeout_s: float | None = None,
+    ) -> None:
         self.app = app
         self.max_body = max_body_bytes
         self.timeout = timeout_s
+        self.export_timeout = timeout_s if export_timeout_s is None else export_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -47,6 +55,8 @@ class LimitsMiddleware:
             return
         seen = 0
         started = False
+        exporting = str(scope.get("path", "")).startswith(EXPORT_PREFIX)
+        timeout = self.export_timeout if exporting else self.timeout
 
         async def limited_receive() -> Message:
             nonlocal seen
@@ -64,16 +74,16 @@ class LimitsMiddleware:
             await send(message)
 
         # the task, and every worker thread it starts, inherits the deadline (context)
-        limit = Deadline(self.timeout)
+        limit = Deadline(timeout)
         with bounded(limit):
             task = asyncio.ensure_future(self.app(scope, limited_receive, tracking_send))
         try:
-            done, _ = await asyncio.wait({task}, timeout=self.timeout)
+            done, _ = await asyncio.wait({task}, timeout=timeout)
             if not done and scope.get(WRITE_UNDER_WAY):
                 # a write cannot be stopped once it runs (its thread commits regardless):
                 # answer its real outcome, however long, rather than a TIMEOUT that lies
                 log.info("write to %s ran past %.1fs; waiting for its outcome",
-                         scope.get("path"), self.timeout)
+                         scope.get("path"), timeout)
                 await task
             elif not done:
                 limit.stop()  # threads computing for it stop at their next check
@@ -87,10 +97,16 @@ class LimitsMiddleware:
             if not started:
                 await self._reply(send, 413, self._too_large())
         except TimeoutError:
-            log.warning("request to %s ran past %.1fs", scope.get("path"), self.timeout)
-            if not started:
+            log.warning("request to %s ran past %.1fs%s", scope.get("path"), timeout,
+                        "; its answer is cut off" if started else "")
+            if not started and exporting:
                 await self._reply(send, 504, error_body(
-                    f"the request took longer than {self.timeout:g} s "
+                    f"the export took longer than {timeout:g} s "
+                    "(CITEGRAPH_EXPORT_TIMEOUT_S)", "TIMEOUT",
+                ))
+            elif not started:
+                await self._reply(send, 504, error_body(
+                    f"the request took longer than {timeout:g} s "
                     "(CITEGRAPH_REQUEST_TIMEOUT_S); narrow it (depth, limit, first, maxHops)",
                     "TIMEOUT",
                 ))

@@ -720,7 +720,7 @@ def export(
         ))
     if path is not None and len(path) != 2:
         raise _fail(InvalidArgumentError("--path", "give two nodes: --path A --path B"))
-    target = output if output is not None else Path(formats.FORMATS[fmt][2])
+    target = output if output is not None else Path(formats.FORMATS[fmt][1])
     if str(target) != "-":
         if target.name in ("", "..") or target.is_dir():
             raise _fail(InvalidArgumentError(
@@ -728,19 +728,33 @@ def export(
             ))
         if not target.parent.is_dir():
             raise _fail(InvalidArgumentError("--output", f"no folder {target.parent}"))
+    written = formats.Written()
     with _service(reads_only=True) as service:
         try:
-            nodes, edges = service.export_parts(
-                around=around, depth=depth, path=path, ids=ids, limit=limit
-            )
+            if around is None and path is None and ids is None:
+                # read and written a page at a time: memory holds a page, not the graph
+                pieces = formats.whole_graph(fmt, service.store, written)
+            else:
+                nodes, edges = service.export_parts(
+                    around=around, depth=depth, path=path, ids=ids, limit=limit
+                )
+                pieces = formats.write(fmt, [nodes], [edges], written)
+            _write_export(pieces, target)
         except CitegraphError as exc:
             raise _fail(exc) from None
-    body, changed = formats.render(fmt, nodes, edges)
-    if changed:
-        err.print(f"[yellow]note:[/yellow] {changed} value(s) held invalid Unicode (lone "
-                  "surrogates) or characters XML cannot hold, written with U+FFFD in their place")
+    if written.replaced:
+        err.print(f"[yellow]note:[/yellow] {written.replaced} value(s) held invalid Unicode "
+                  "(lone surrogates) or characters XML cannot hold, written with U+FFFD in "
+                  "their place")
+    err.print(f"Wrote {written.nodes} nodes and {written.edges} edges to "
+              f"{escape(str(target))} ({fmt}).")
+
+
+def _write_export(pieces: Iterator[bytes], target: Path) -> None:
+    """``pieces`` into ``target`` ('-': stdout) as they come; a file whole or not at all."""
     if str(target) == "-":
-        sys.stdout.buffer.write(body)
+        for piece in pieces:
+            sys.stdout.buffer.write(piece)
         sys.stdout.buffer.flush()
         return
     try:
@@ -752,33 +766,31 @@ def export(
         # put a plain file in place of /dev/full or the pipe a reader waits on)
         try:
             with target.open("wb") as f:
-                f.write(body)
+                for piece in pieces:
+                    f.write(piece)
         except OSError as exc:
             err.print(f"[red]error:[/red] cannot write {escape(str(target))}: "
                       f"{escape(exc.strerror or str(exc))}")
             raise typer.Exit(EXIT_ERROR) from None
-        _wrote(nodes, edges, target, fmt)
         return
     # a link to a file: the file it points at is replaced, the link kept
     dest = Path(os.path.realpath(target)) if target.is_symlink() else target
-    # a whole file or none: an export cut off (disk full, ^C) leaves the old file
+    # a whole file or none: an export cut off (disk full, a store error, ^C) leaves the
+    # old file
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(body)
+        with tmp.open("wb") as f:
+            for piece in pieces:
+                f.write(piece)
         tmp.replace(dest)
-    except OSError as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):  # a read-only filesystem refuses this too
             tmp.unlink(missing_ok=True)
+        if not isinstance(exc, OSError):
+            raise
         err.print(f"[red]error:[/red] cannot write {escape(str(target))}: "
                   f"{escape(exc.strerror or str(exc))}; nothing was written")
         raise typer.Exit(EXIT_ERROR) from None
-    _wrote(nodes, edges, target, fmt)
-
-
-def _wrote(nodes: Sequence[Any], edges: Sequence[Any], target: Path, fmt: str) -> None:
-    kept = {n.id for n in nodes}
-    n_edges = sum(1 for e in edges if e.source in kept and e.target in kept)
-    err.print(f"Wrote {len(nodes)} nodes and {n_edges} edges to {escape(str(target))} ({fmt}).")
 
 
 @app.command()

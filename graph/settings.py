@@ -108,6 +108,13 @@ class Settings(BaseSettings):
     # then answers BUSY (HTTP 503, Retry-After) instead of slowing every other one down
     max_expensive_queries: int = Field(4, ge=1)
     expensive_wait_s: float = Field(2.0, ge=0)
+    # /export/...: a request's time limit instead of REQUEST_TIMEOUT_S (a whole-graph export
+    # streams the graph as it reads it: ICLR 2021 takes seconds, 100k papers minutes); one
+    # that runs past it is cut off, its file incomplete
+    export_timeout_s: float = Field(600.0, gt=0)
+    # whole-graph exports running at once in one server process; more answer 503 with
+    # Retry-After at once (each reads the whole graph: they would share the CPU and the store)
+    max_concurrent_exports: int = Field(2, ge=1)
 
     @property
     def graph_db(self) -> Path:

@@ -133,8 +133,30 @@ def merged(parts: Sequence[GraphChange]) -> GraphChange:
     )
 
 
+class PagedReads(Protocol):
+    """The whole graph a page at a time, for exports (:mod:`graph.export`): a caller holds
+    one page, never the graph.
+
+    Keyset pages: each call names the last id of the page before, so a page costs an index
+    seek and the size of the page, not the pages before it. Ids are ordered by the store's
+    own string order (code points in SQLite and Python, UTF-16 units in Neo4j: the order of
+    ids with characters beyond U+FFFF differs, the pages hold every node either way). Each
+    call is its own read: a write committed between two calls shows in the pages after it.
+    """
+
+    def node_page(self, after: str | None, limit: int) -> list[GraphNode]:
+        """Up to ``limit`` nodes (``limit`` >= 1) whose id follows ``after`` (every node for
+        None), by id; fewer than ``limit`` only when no more follow."""
+
+    def edge_page(self, after: str | None, limit: int) -> list[Edge]:
+        """The edges out of the nodes whose id follows ``after`` (every node for None), for
+        the first of those nodes in id order, each node's edges whole: at least ``limit``
+        edges (``limit`` >= 1) unless fewer remain, none when none remain; by (source,
+        target, type). The next page follows the last edge's source."""
+
+
 @runtime_checkable
-class GraphStore(Protocol):
+class GraphStore(PagedReads, Protocol):
     """Storage and traversal of the citegraph graph.
 
     Implementations: :class:`graph.store.embedded.EmbeddedStore` (a SQLite database,
@@ -279,7 +301,8 @@ class GraphStore(Protocol):
         """Node counts by kind and edge counts by type (every kind/type present, zeros too)."""
 
     def snapshot(self) -> GraphData:
-        """The whole graph in memory (for diffs and exports)."""
+        """The whole graph in memory (for diffs; an export of the whole graph reads it in
+        pages instead: :class:`PagedReads`)."""
 
 
 # --------------------------------------------------------------------------- the backend seam
@@ -369,6 +392,7 @@ __all__ = [
     "Backend",
     "CollectedParts",
     "GraphStore",
+    "PagedReads",
     "PartsWrite",
     "best_edge",
     "check_count",

@@ -478,3 +478,46 @@ RETURN node.id AS id, node.embedding AS embedding
 ALL_NODES = _union_over_kinds("MATCH (n:{label}) RETURN " + _node_cols("n"))
 
 ALL_EDGES = "MATCH (a)-[r]->(b) RETURN " + _rel_cols("r")
+
+
+# --------------------------------------------------------------------------- pages (exports)
+# The whole graph a page at a time (graph.store.base.PagedReads), for exports. Each label's
+# id constraint is a range index read in id order from the last id of the page before (a
+# keyset page, never SKIP), so a page costs its own size whatever its place in the graph.
+
+
+def _first_per_kind(where: str, extra: str = "") -> str:
+    """The first ``$limit`` nodes by id of each label that satisfy ``where``, by id."""
+    branches = _union_over_kinds(
+        f"MATCH (n:{{label}}) WHERE {where}{extra} RETURN n ORDER BY n.id LIMIT $limit"
+    )
+    return f"CALL {{\n{branches}\n}}\nWITH n ORDER BY n.id LIMIT $limit\n"
+
+
+def _node_page(where: str) -> str:
+    return _first_per_kind(where) + "RETURN " + _node_cols("n")
+
+
+def _edge_page(where: str) -> str:
+    # sources with an edge out, in id order; of those, as many as it takes to reach $limit
+    # edges (each source's edges whole), found from their degrees before any edge is read
+    return (
+        _first_per_kind(where, " AND EXISTS { (n)-->() }")
+        + "WITH n, COUNT { (n)-->() } AS out\n"
+        "WITH collect(n) AS sources, collect(out) AS outs\n"
+        "WITH sources, reduce(acc = [0, 0], d IN outs | CASE WHEN acc[0] < $limit\n"
+        "     THEN [acc[0] + d, acc[1] + 1] ELSE acc END)[1] AS taken\n"
+        "UNWIND sources[0..taken] AS a\n"
+        "MATCH (a)-[r]->(b)\n"
+        "RETURN " + _rel_cols("r") + "\nORDER BY a.id, b.id, type(r)"
+    )
+
+
+#: The first ``$limit`` nodes by id (``PagedReads.node_page``)
+NODE_PAGE_FIRST = _node_page("n.id IS NOT NULL")
+#: The ``$limit`` nodes by id after ``$after``
+NODE_PAGE_AFTER = _node_page("n.id > $after")
+#: The edges out of the first nodes by id, about ``$limit`` (``PagedReads.edge_page``)
+EDGE_PAGE_FIRST = _edge_page("n.id IS NOT NULL")
+#: The same after the node ``$after``
+EDGE_PAGE_AFTER = _edge_page("n.id > $after")

@@ -814,6 +814,14 @@ class EmbeddedStore(QueryLayer):
         rows = self._query("SELECT value FROM meta WHERE key = 'embedding_model'")
         return str(rows[0][0]) if rows else None
 
+    def node_page(self, after: str | None, limit: int) -> list[GraphNode]:
+        """From the database, not the mirror: an export reads pages of rows, and a page
+        of the mirror would need its ids sorted each time."""
+        return self._sql.node_page(after, limit)
+
+    def edge_page(self, after: str | None, limit: int) -> list[Edge]:
+        return self._sql.edge_page(after, limit)
+
     # ------------------------------------------------------------------ reads (mirror)
     def read_backend(self) -> Backend:
         """Queries are answered by the mirror (:mod:`graph.query` over its primitives), or

@@ -17,6 +17,7 @@ mid-write leaves the previous graph loadable.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import io
 import json
 import logging
@@ -750,6 +751,29 @@ class NetworkxStore(QueryLayer):
             data.embedding_ids = list(self._emb_ids)
             data.embeddings = self._emb.copy()
             return data
+
+    # ------------------------------------------------------------------ pages (exports)
+    def node_page(self, after: str | None, limit: int) -> list[GraphNode]:
+        with self._lock:
+            ids = heapq.nsmallest(
+                limit, (n for n in self.g._node if after is None or n > after)
+            )
+            return [self._node(i) for i in ids]
+
+    def edge_page(self, after: str | None, limit: int) -> list[Edge]:
+        with self._lock:
+            succ = self.g._succ
+            sources = heapq.nsmallest(
+                limit, (s for s, out in succ.items() if out and (after is None or s > after))
+            )
+            page: list[Edge] = []
+            for s in sources:
+                edges = [a["edge"] for keys in succ[s].values() for a in keys.values()]
+                edges.sort(key=lambda e: (e.target, e.type.value))
+                page += edges
+                if len(page) >= limit:
+                    break
+            return page
 
 
 def _typed_index(edges: Iterable[Edge]) -> dict[str, dict[RelType, list[Edge]]]:

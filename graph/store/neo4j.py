@@ -929,3 +929,16 @@ class Neo4jStore(QueryLayer):
             data.embedding_ids = [i for i, _ in rows]
             data.embeddings = np.asarray([e for _, e in rows], dtype=np.float32)
         return data
+
+    # ---- pages of the whole graph (exports: graph.store.base.PagedReads)
+
+    def node_page(self, after: str | None, limit: int) -> list[GraphNode]:
+        """Keyset pages over each label's id index (cypher.NODE_PAGE_*)."""
+        query = cypher.NODE_PAGE_FIRST if after is None else cypher.NODE_PAGE_AFTER
+        rows = self._read(query, after=after, limit=limit)
+        return [decode_node(r["n_props"], r["n_labels"]) for r in rows]
+
+    def edge_page(self, after: str | None, limit: int) -> list[Edge]:
+        """The edges out of the next nodes by id, each node's whole (cypher.EDGE_PAGE_*)."""
+        query = cypher.EDGE_PAGE_FIRST if after is None else cypher.EDGE_PAGE_AFTER
+        return self._edges(self._read(query, after=after, limit=limit))

@@ -246,3 +246,35 @@ class SqlBackend:
         self, unit: np.ndarray[Any, Any], limit: int, exclude: frozenset[str]
     ) -> list[tuple[str, float]]:
         return self._embeddings().top(unit, limit, exclude)
+
+    # ------------------------------------------------------------------ pages (exports)
+    def node_page(self, after: str | None, limit: int) -> list[GraphNode]:
+        """Keyset pages over the nodes' primary key."""
+        if after is None:
+            rows = self._rows("SELECT id, kind, props FROM nodes ORDER BY id LIMIT ?", [limit])
+        else:
+            rows = self._rows(
+                "SELECT id, kind, props FROM nodes WHERE id > ? ORDER BY id LIMIT ?",
+                [after, limit],
+            )
+        return [self._node(kind, props) for _, kind, props in rows]
+
+    def edge_page(self, after: str | None, limit: int) -> list[Edge]:
+        """Keyset pages over the edges' primary key (source, target, type): ``limit`` rows,
+        then the rest of the last source's, in one read transaction."""
+        cols = "SELECT source, target, type, weight, attrs FROM edges"
+        with self._reading():
+            db = self._conn()
+            if after is None:
+                rows = db.execute(f"{cols} ORDER BY source, target, type LIMIT ?",
+                                  [limit]).fetchall()
+            else:
+                rows = db.execute(f"{cols} WHERE source > ? ORDER BY source, target, type "
+                                  "LIMIT ?", [after, limit]).fetchall()
+            if rows and len(rows) == limit:
+                source, target, typ = rows[-1][:3]
+                rows += db.execute(
+                    f"{cols} WHERE source = ? AND (target, type) > (?, ?) ORDER BY target, type",
+                    [source, target, typ],
+                ).fetchall()
+        return [self._edge(r) for r in rows]
