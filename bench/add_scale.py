@@ -71,7 +71,7 @@ def run(argv: list[str]) -> Result:
     args = ap.parse_args(argv)
     sizes = [3000] if args.quick else [int(s) for s in args.sizes.split(",")]
     adds = 5 if args.quick else args.adds
-    result = Result("add_scale", quick=args.quick, corpus=f"synthetic, {sizes} papers")
+    result = Result("add_scale", quick=args.quick, corpus="synthetic, " + ", ".join(f"{n:,}" for n in sizes) + " papers")
     got: list[dict[str, Any]] = []
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="citegraph-add-scale-") as tmp:

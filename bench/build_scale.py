@@ -31,7 +31,7 @@ def run(argv: list[str]) -> Result:
     ap.add_argument("--quick", action="store_true", help="3,000 papers")
     args = ap.parse_args(argv)
     sizes = [3000] if args.quick else [int(s) for s in args.sizes.split(",")]
-    result = Result("build_scale", quick=args.quick, corpus=f"synthetic, {sizes} papers")
+    result = Result("build_scale", quick=args.quick, corpus="synthetic, " + ", ".join(f"{n:,}" for n in sizes) + " papers")
     from bench.synthetic import synthetic_corpus
 
     rows = []
