@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, Result, env, median, peak_rss_mib
+from bench.common import ROOT, Result, env, median, peak_rss_mib, synthetic_sizes
 
 GOAL_RATIO = 2.0
 
@@ -71,7 +71,7 @@ def run(argv: list[str]) -> Result:
     args = ap.parse_args(argv)
     sizes = [3000] if args.quick else [int(s) for s in args.sizes.split(",")]
     adds = 5 if args.quick else args.adds
-    result = Result("add_scale", quick=args.quick, corpus="synthetic, " + ", ".join(f"{n:,}" for n in sizes) + " papers")
+    result = Result("add_scale", quick=args.quick, corpus=synthetic_sizes(sizes))
     got: list[dict[str, Any]] = []
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="citegraph-add-scale-") as tmp:

@@ -17,7 +17,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from bench.common import Result, citegraph
+from bench.common import Result, citegraph, synthetic_sizes
 
 GOAL_LINK_STORE_S = 120.0
 GOAL_PEAK_GB = 2.0
@@ -31,7 +31,7 @@ def run(argv: list[str]) -> Result:
     ap.add_argument("--quick", action="store_true", help="3,000 papers")
     args = ap.parse_args(argv)
     sizes = [3000] if args.quick else [int(s) for s in args.sizes.split(",")]
-    result = Result("build_scale", quick=args.quick, corpus="synthetic, " + ", ".join(f"{n:,}" for n in sizes) + " papers")
+    result = Result("build_scale", quick=args.quick, corpus=synthetic_sizes(sizes))
     from bench.synthetic import synthetic_corpus
 
     rows = []

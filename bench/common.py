@@ -107,12 +107,8 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
     return "\n".join(lines)
 
 
-def at_most(value: float, goal: float) -> bool:
-    return value <= goal
-
-
-def at_least(value: float, goal: float) -> bool:
-    return value >= goal
+def synthetic_sizes(sizes: Sequence[int]) -> str:
+    return "synthetic, " + ", ".join(f"{n:,}" for n in sizes) + " papers"
 
 
 # --------------------------------------------------------------------------- machine

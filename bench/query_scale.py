@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, Result, env, median, peak_rss_mib
+from bench.common import ROOT, Result, env, median, peak_rss_mib, synthetic_sizes
 
 GOAL_RATIO = 3.0
 KINDS = ("neighborhood d1", "neighborhood d2", "shortest path", "k paths", "find by name",
@@ -107,7 +107,7 @@ def run(argv: list[str]) -> Result:
     ap.add_argument("--quick", action="store_true", help="3,000 papers")
     args = ap.parse_args(argv)
     sizes = [3000] if args.quick else [int(s) for s in args.sizes.split(",")]
-    result = Result("query_scale", quick=args.quick, corpus="synthetic, " + ", ".join(f"{n:,}" for n in sizes) + " papers")
+    result = Result("query_scale", quick=args.quick, corpus=synthetic_sizes(sizes))
     got = []
     for n in sizes:
         proc = subprocess.run([sys.executable, "-m", "bench.query_scale", str(n)], cwd=ROOT,
