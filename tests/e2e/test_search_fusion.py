@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,12 +32,31 @@ QUERIES: dict[str, Callable[[Paper], str]] = {
 }
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread() -> Iterator[None]:
+    """Query encodes with one torch thread, as a server runs them (``compute_threads``):
+    on a busy 2-core machine two threads spin against each other and one encode took
+    ~250 ms instead of ~15 (this module: ~22 minutes instead of ~2)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> GraphService:
+def embedding(tmp_path_factory: pytest.TempPathFactory) -> Embedding:
+    """One model for the module's two graphs (it depends on the settings' model only)."""
+    return Embedding(seed_settings(tmp_path_factory.mktemp("fusion-model")))
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory, embedding: Embedding) -> GraphService:
     data: Path = tmp_path_factory.mktemp("fusion")
     store, _ = build_seed_graph(data)
     settings = seed_settings(data)
-    return GraphService(settings, store, Embedding(settings))
+    return GraphService(settings, store, embedding)
 
 
 @pytest.mark.parametrize("name", list(QUERIES))
@@ -85,7 +104,9 @@ def test_a_name_finds_its_own_node_first(service: GraphService) -> None:
 
 
 @pytest.fixture(scope="module")
-def titled(service: GraphService, tmp_path_factory: pytest.TempPathFactory) -> GraphService:
+def titled(
+    service: GraphService, tmp_path_factory: pytest.TempPathFactory, embedding: Embedding
+) -> GraphService:
     """The seed abstracts again, each with its label as a title (the seeds have none)."""
     folder = tmp_path_factory.mktemp("titled")
     papers = [n for n in service.store.snapshot().nodes.values() if isinstance(n, Paper)]
@@ -105,7 +126,7 @@ def titled(service: GraphService, tmp_path_factory: pytest.TempPathFactory) -> G
         pipeline.run(store, add_paths=[source], replace=True)
     finally:
         pipeline.close()
-    return GraphService(settings, store, Embedding(settings))
+    return GraphService(settings, store, embedding)
 
 
 NEAR_TITLES: dict[str, Callable[[str], str]] = {
