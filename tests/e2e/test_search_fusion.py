@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ from graph.build import Pipeline
 from graph.model import NodeKind, Paper, RelType, concept_id
 from graph.service import Embedding, GraphService, SearchMode
 from graph.store.embedded import EmbeddedStore
-from tests.support.seeds import EMBED_CACHE, build_seed_graph, seed_settings
+from tests.support.seeds import EMBED_CACHE, copy_seed_graph, seed_settings
 
 pytestmark = pytest.mark.slow
 
@@ -32,19 +32,6 @@ QUERIES: dict[str, Callable[[Paper], str]] = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread() -> Iterator[None]:
-    """Query encodes with one torch thread, as a server runs them (``compute_threads``):
-    on a busy 2-core machine two threads spin against each other and one encode took
-    ~250 ms instead of ~15 (this module: ~22 minutes instead of ~2)."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def embedding(tmp_path_factory: pytest.TempPathFactory) -> Embedding:
     """One model for the module's two graphs (it depends on the settings' model only)."""
@@ -52,9 +39,11 @@ def embedding(tmp_path_factory: pytest.TempPathFactory) -> Embedding:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory, embedding: Embedding) -> GraphService:
+def service(
+    tmp_path_factory: pytest.TempPathFactory, embedding: Embedding, seed_graph_template: Path
+) -> GraphService:
     data: Path = tmp_path_factory.mktemp("fusion")
-    store, _ = build_seed_graph(data)
+    store = copy_seed_graph(seed_graph_template, data)
     settings = seed_settings(data)
     return GraphService(settings, store, embedding)
 

@@ -42,6 +42,7 @@ from graph.errors import StoreError
 from graph.ingest import read_text
 from graph.model import GraphChange, GraphData, NodeKind, Paper
 from graph.store.embedded import EmbeddedStore
+from tests.support.profile import repeats
 from tests.support.seeds import ROOT, SEEDS
 
 pytestmark = pytest.mark.slow
@@ -122,7 +123,7 @@ def batches(hard_seed_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     yield Batches(template, root / "a.jsonl", root / "b.jsonl", a_ids, b_ids, load(warm))
 
 
-@pytest.mark.parametrize("trial", range(3))
+@pytest.mark.parametrize("trial", range(repeats(3)))  # once in CI, 3 in the long profile
 def test_two_adds_at_once_lose_nothing(batches: Batches, tmp_path: Path, trial: int) -> None:
     data = batches.fresh(tmp_path / "d")
     before = papers(load(data))
