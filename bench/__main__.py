@@ -133,7 +133,7 @@ BENCHES: tuple[Bench, ...] = (
     ),
     Bench(
         "query_scale", "bench.query_scale",
-        "Do queries stay fast at 30k and 100k papers?",
+        "Do queries stay fast at 100,000 papers?",
         "The embedded store over synthetic graphs of 3k and 100k papers: write, open, the "
         "server's in-memory reads and the CLI's SQL reads (neighbourhoods, paths, name "
         "lookups, vector search), and each 100k p50 over the 3k one. `--quick`: 3k only.",
