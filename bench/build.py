@@ -1,291 +1,123 @@
-# ruff: noqa: E501 - long table rows
-"""Build benchmarks: stage times, pipeline overhead, cached and incremental rebuilds, bf16.
+"""`citegraph build` and `citegraph add` on a real corpus, as a user runs them.
 
-For the seeds (76 abstracts) and ICLR 2021 (2,966), in one process:
+    python -m bench build [--rounds 3] [--quick]
 
-* per-stage seconds of ``Pipeline.run`` into a file-backed NetworkxStore with a cold
-  cache (read includes cleaning; clean is also timed alone on the raw abstracts);
-* pipeline overhead = whole cold build ÷ bare ``SentenceTransformer.encode`` of the same
-  texts with the same settings (truncate at the model window, float32, batch 32,
-  normalised). The model is loaded before both, so neither pays for loading (its load
-  time is shown apart). Seeds: median of 3 alternating pairs; ICLR: one pair;
-* cached rebuild of the unchanged corpus (same graph file, warm caches; median of 3)
-  ÷ cold build, and an empty store with warm caches ÷ cold build;
-* add 10 papers to the ICLR graph (2,956 papers stored; the caches hold everything but
-  the 10 new texts, so those are extracted and embedded cold) ÷ the cold full build;
-* float32 vs bfloat16 embeddings on a seeded sample of ICLR texts: paired timings
-  (median ratio of 3 rounds on 60 texts) and agreement: mean cosine between the two vectors of a
-  text, and overlap@10 of the SIMILAR_TO lists computed within a 300-text sample.
-
-``--iclr-n N`` runs the cold/cached/add-10/overhead measurements on the first N ICLR papers
-(the embedding of all 2,966 takes 7-15 minutes on a busy 2-core machine, twice over for
-the overhead ratio); a last row then builds all 2,966 with the embeddings pre-cached
-(bench/.cache, filled by bench/quality.py) and everything else cold, so the non-model
-stages are still timed at full size.
-``--quick``: seeds plus a 300-paper ICLR subset, 200 texts for bf16.
+On a new data folder (no caches): a cold ``citegraph build`` (every text extracted and
+embedded), the same build again (nothing changed), then ``--rounds`` times, each on a fresh
+copy of the built folder: the model's load alone in a new process (import, weights, one
+encode) and ``citegraph add`` of 10 new papers (corpus abstracts with a sentence added).
+Last, ``addPapers`` of 10 other new papers on ``citegraph serve`` with its model loaded.
+Full: ICLR 2021 (2,966 papers); ``--quick``: the seeds (76). Issue 12's goals on ICLR 2021:
+``citegraph add`` of 10 within the model's load + 2 s, ``addPapers`` of 10 within 0.02 of
+the cold build; issue 4's: an unchanged rebuild within 0.05 of the cold build.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import random
+import json
 import shutil
-import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-from common import ICLR_TSV, SEEDS_DIR, Report, load_iclr, load_seeds, median, table
+import httpx
 
-from graph.build import Pipeline, embedding_text
-from graph.embed import SentenceTransformerEmbedder, text_key
-from graph.ingest import clean_text
-from graph.link import top_k_similar
-from graph.settings import Settings
-from graph.store.memory import NetworkxStore
+from bench.common import ICLR_TSV, ROOT, SEEDS_DIR, Result, citegraph, env, median
 
-STAGES = ("read", "load", "extract", "embed", "link", "write", "total")
+LOAD_MODEL = ("from graph.embed import SentenceTransformerEmbedder as E; "
+              "E().encode(['warm up'])")
+ADD = "mutation($p: [PaperInput!]!) { addPapers(input: $p) { added } }"
+KEY = "bench-build-key"
 
 
-def raw_abstracts(kind: str, limit: int | None = None) -> list[str]:
-    if kind == "iclr":
-        csv.field_size_limit(sys.maxsize)
-        with ICLR_TSV.open(encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-        return [r["abstract"] for r in rows][:limit]
-    out = []
-    for p in sorted(SEEDS_DIR.glob("*.txt")):
-        out += [b for b in p.read_text(encoding="utf-8").split("\n\n") if b.strip()]
-    return out
+def _batch(path: Path, abstracts: list[str], tag: str) -> list[dict[str, str]]:
+    rows = [{"id": f"bench-{tag}-{i}", "abstract": f"{a} We also release the {tag}{i} toolkit."}
+            for i, a in enumerate(abstracts)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return rows
 
 
-def forget(db_path: Path, keys: list[str]) -> None:
-    """Delete ``keys`` from every table of a cache database (whatever its schema version)."""
-    with sqlite3.connect(db_path) as db:
-        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        for t in tables:
-            cols = {r[1] for r in db.execute(f"PRAGMA table_info({t})")}
-            col = "key" if "key" in cols else "hash" if "hash" in cols else None
-            if col:
-                db.executemany(f"DELETE FROM {t} WHERE {col} = ?", [(k,) for k in keys])
+def run(argv: list[str]) -> Result:
+    ap = argparse.ArgumentParser(prog="python -m bench build", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3, help="model loads and adds (3)")
+    ap.add_argument("--quick", action="store_true", help="the seeds instead of ICLR 2021")
+    args = ap.parse_args(argv)
+    source = SEEDS_DIR if args.quick else ICLR_TSV
+    result = Result("build", quick=args.quick,
+                    corpus="seeds (76 papers)" if args.quick else "ICLR 2021 (2,966 papers)")
+    from graph.ingest import read_corpus
 
+    abstracts = [p.abstract for p in read_corpus([source]).papers[:20]]
+    with tempfile.TemporaryDirectory(prefix="citegraph-bench-build-") as tmp_s:
+        tmp = Path(tmp_s)
+        built = tmp / "built"
+        cold = citegraph(built, "build", str(source), "--json")
+        if cold.rc not in (0, 3):
+            raise RuntimeError(f"cold build failed: {cold.stderr[-2000:]}")
+        rep = cold.json()
+        again = citegraph(built, "build", str(source), "--json")
+        if again.rc not in (0, 3):
+            raise RuntimeError(f"rebuild failed: {again.stderr[-2000:]}")
+        result.figure("cold `citegraph build`", cold.wall_s, "s")
+        result.figure("of which embedding (stage embed)", rep["stage_seconds"].get("embed", 0.0),
+                      "s")
+        result.figure("peak RSS of the build (or of its model's process)", round(cold.peak_rss_mib),
+                      "MiB")
+        ratio = again.wall_s / cold.wall_s
+        result.figure("the same build again ÷ cold build", round(ratio, 3), "",
+                      "≤ 0.05", ratio <= 0.05)
 
-def write_subset_tsv(papers: list[Any], path: Path) -> None:
-    """The first ``len(papers)`` ICLR rows as a TSV the reader takes (for --quick)."""
-    lines = ICLR_TSV.read_text(encoding="utf-8").splitlines()
-    path.write_text("\n".join(lines[: len(papers) + 1]) + "\n", encoding="utf-8")
+        batch = tmp / "add.jsonl"
+        _batch(batch, abstracts[:10], "cli")
+        loads, adds = [], []
+        for r in range(args.rounds):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", LOAD_MODEL], cwd=ROOT, env=env(), check=True,
+                           capture_output=True)
+            loads.append(time.perf_counter() - t0)
+            copy = tmp / f"add{r}"
+            shutil.copytree(built, copy)
+            add = citegraph(copy, "add", str(batch), "--json")
+            if add.rc != 0:
+                raise RuntimeError(f"add failed: {add.stderr[-2000:]}")
+            adds.append(add.wall_s)
+            shutil.rmtree(copy)
+        over = median([a - m for a, m in zip(adds, loads, strict=True)])
+        result.figure("model load alone (median)", median(loads), "s")
+        result.figure("`citegraph add` of 10 (median)", median(adds), "s")
+        result.figure("`citegraph add` of 10 minus the model's load", over, "s", "≤ 2 s",
+                      over <= 2.0)
 
+        from bench.load import start_server
 
-def cold_build(settings: Settings, embedder: SentenceTransformerEmbedder, inputs: list[Path],
-               folder: Path) -> dict[str, float]:
-    folder.mkdir(parents=True, exist_ok=True)
-    store = NetworkxStore(folder / "graph.citegraph")
-    pipe = Pipeline(settings, embedder, cache_dir=folder / "cache")
-    try:
-        rep = pipe.run(store, add_paths=inputs, replace=True)
-    finally:
-        pipe.close()
-    return dict(rep.stage_seconds)
-
-
-def rebuild(settings: Settings, embedder: SentenceTransformerEmbedder, inputs: list[Path],
-            folder: Path, fresh_store: bool) -> dict[str, float]:
-    path = folder / ("graph.citegraph" if not fresh_store else "fresh.citegraph")
-    if fresh_store and path.exists():
-        path.unlink()
-    store = NetworkxStore(path)
-    pipe = Pipeline(settings, embedder, cache_dir=folder / "cache")
-    try:
-        t0 = time.perf_counter()
-        rep = pipe.run(store, add_paths=inputs, replace=True)
-        out = dict(rep.stage_seconds)
-        out["total"] = time.perf_counter() - t0
-        assert rep.embedded == 0, "a rebuild of an unchanged corpus embedded something"
-    finally:
-        pipe.close()
-    return out
-
-
-def bare_encode(model: Any, texts: list[str], batch: int) -> float:
-    t0 = time.perf_counter()
-    model.encode(texts, batch_size=batch, convert_to_numpy=True, normalize_embeddings=True,
-                 show_progress_bar=False)
-    return time.perf_counter() - t0
-
-
-def stage_row(name: str, s: dict[str, float]) -> list[Any]:
-    return [name, *(s.get(k, 0.0) for k in STAGES)]
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="seeds + 300 ICLR papers")
-    ap.add_argument("--iclr-n", type=int, default=None, help="ICLR papers for the cold builds")
-    args = ap.parse_args()
-    rep = Report("Build: stages, overhead, cached and incremental rebuilds, bf16"
-                 + (" (quick)" if args.quick else ""))
-    settings = Settings()
-    t_all = time.perf_counter()
-    embedder = SentenceTransformerEmbedder(
-        settings.model, dtype=settings.embed_dtype, batch_size=settings.embed_batch_size,
-        long_text=settings.long_text,
-    )
-    t0 = time.perf_counter()
-    model = embedder._load()
-    load_s = time.perf_counter() - t0
-    tmp = Path(tempfile.mkdtemp(prefix="cg-bench-build-"))
-    stage_rows, ratio_rows = [], []
-    try:
-        # ------------------------------------------------------------- seeds
-        seeds = load_seeds()
-        seed_texts = [embedding_text(p) for p in seeds]
-        colds, bares = [], []
-        for r in range(3):
-            colds.append(cold_build(settings, embedder, [SEEDS_DIR], tmp / f"seeds{r}"))
-            bares.append(bare_encode(model, seed_texts, settings.embed_batch_size))
-        med = {k: median([c.get(k, 0.0) for c in colds]) for k in STAGES}
-        stage_rows.append(stage_row(f"seeds ({len(seeds)}), cold, median of 3", med))
-        cached = [rebuild(settings, embedder, [SEEDS_DIR], tmp / "seeds0", False) for _ in range(3)]
-        stage_rows.append(stage_row("seeds, rebuild unchanged (same file), median of 3",
-                                    {k: median([c.get(k, 0.0) for c in cached]) for k in STAGES}))
-        seed_ratios = [c["total"] / b for c, b in zip(colds, bares, strict=True)]
-        ratio_rows.append(["seeds: cold build ÷ bare model.encode", median(seed_ratios),
-                           "≤ 1.10", f"pairs: {', '.join(f'{x:.2f}' for x in seed_ratios)}; "
-                           f"embed stage ÷ encode {median([c['embed'] / b for c, b in zip(colds, bares, strict=True)]):.2f}"])
-        ratio_rows.append(["seeds: cached rebuild ÷ cold build",
-                           median([c["total"] for c in cached]) / med["total"], "≤ 0.05", ""])
-
-        # ------------------------------------------------------------- ICLR 2021
-        papers = load_iclr()
-        inputs = [ICLR_TSV]
-        all_papers = papers
-        n_sub = 300 if args.quick else args.iclr_n
-        if n_sub and n_sub < len(papers):
-            papers = papers[:n_sub]
-            write_subset_tsv(papers, tmp / "iclr_subset.tsv")
-            inputs = [tmp / "iclr_subset.tsv"]
-        texts = [embedding_text(p) for p in papers]
-        name = f"ICLR 2021 ({len(papers)})"
-        t_bare = bare_encode(model, texts, settings.embed_batch_size)
-        cold = cold_build(settings, embedder, inputs, tmp / "iclr")
-        stage_rows.append(stage_row(f"{name}, cold", cold))
-        raw = raw_abstracts("iclr", len(papers))
-        t0 = time.perf_counter()
-        for a in raw:
-            clean_text(a)
-        t_clean = time.perf_counter() - t0
-        ratio_rows.append([f"{name}: cold build ÷ bare model.encode", cold["total"] / t_bare,
-                           "≤ 1.10", f"build {cold['total']:.0f}s, encode {t_bare:.0f}s; "
-                           f"embed stage ÷ encode {cold['embed'] / t_bare:.2f}"])
-        cached = [rebuild(settings, embedder, inputs, tmp / "iclr", False) for _ in range(3)]
-        cmed = {k: median([c.get(k, 0.0) for c in cached]) for k in STAGES}
-        stage_rows.append(stage_row(f"{name}, rebuild unchanged (same file), median of 3", cmed))
-        ratio_rows.append([f"{name}: cached rebuild ÷ cold build", cmed["total"] / cold["total"],
-                           "≤ 0.05", ""])
-        fresh = rebuild(settings, embedder, inputs, tmp / "iclr", True)
-        stage_rows.append(stage_row(f"{name}, empty store + warm caches", fresh))
-        ratio_rows.append([f"{name}: empty store + warm caches ÷ cold build",
-                           fresh["total"] / cold["total"], "", ""])
-
-        # add 10: base graph of N-10 papers, caches lacking the 10 new texts
-        rng = random.Random(0)
-        new10 = set(rng.sample([p.id for p in papers], 10))
-        base = [p for p in papers if p.id not in new10]
-        added = [p for p in papers if p.id in new10]
-        inc = tmp / "inc"
-        inc.mkdir()
-        shutil.copytree(tmp / "iclr" / "cache", inc / "cache")
-        forget(inc / "cache" / "embeddings.sqlite", [text_key(embedding_text(p)) for p in added])
-        forget(inc / "cache" / "extractions.sqlite", [p.text_hash for p in added])
-        store = NetworkxStore(inc / "graph.citegraph")
-        pipe = Pipeline(settings, embedder, cache_dir=inc / "cache")
+        served = tmp / "served"
+        shutil.copytree(built, served)
+        papers = _batch(tmp / "api.jsonl", abstracts[10:20], "api")
+        server = start_server(served, {"CITEGRAPH_API_KEY": KEY})
         try:
-            r0 = pipe.run(store, add_papers=base, replace=True)
-            assert r0.embedded == 0
-            t0 = time.perf_counter()
-            r1 = pipe.run(store, add_papers=added)
-            t_add = time.perf_counter() - t0
-            assert r1.embedded == 10, r1.embedded
+            with httpx.Client(base_url=server.url, timeout=600) as c:
+                t0 = time.perf_counter()
+                r = c.post("/graphql", json={"query": ADD, "variables": {"p": papers}},
+                           headers={"X-API-Key": KEY})
+                api_s = time.perf_counter() - t0
+            body = r.json()
+            if r.status_code != 200 or body.get("errors"):
+                raise RuntimeError(f"addPapers failed: {r.status_code} {str(body)[:500]}")
         finally:
-            pipe.close()
-        stage_rows.append(stage_row(f"{name}: add 10 to {len(base)}", dict(r1.stage_seconds)))
-        ratio_rows.append([f"{name}: add 10 papers ÷ cold full build", t_add / cold["total"],
-                           "≤ 0.05", f"add {t_add:.1f}s (embedded {r1.embedded}, "
-                           f"{r1.edges_written} edges written)"])
-        if len(papers) < len(all_papers):
-            from common import CACHE_DIR
-
-            from graph.embed import EmbeddingCache
-
-            folder = tmp / "iclr_full"
-            folder.mkdir()
-            store = NetworkxStore(folder / "graph.citegraph")
-            pipe = Pipeline(settings, embedder, cache_dir=folder / "cache")
-            pipe.embedding_cache.close()
-            pipe.embedding_cache = EmbeddingCache(CACHE_DIR / "embeddings.sqlite")
-            try:
-                rf = pipe.run(store, add_paths=[ICLR_TSV], replace=True)
-            finally:
-                pipe.close()
-            stage_rows.append(stage_row(
-                f"ICLR 2021 ({len(all_papers)}), embeddings pre-cached, rest cold "
-                f"(embedded {rf.embedded})", dict(rf.stage_seconds)))
-        rep.add("### Stage seconds (read includes cleaning)\n\n"
-                + table(["run", *STAGES], stage_rows)
-                + f"\n\nModel load (excluded above, once per process): {load_s:.1f}s. "
-                f"clean_text alone on the {len(raw)} raw ICLR abstracts: {t_clean:.2f}s.")
-        rep.add("### Ratios (side by side in this run)\n\n"
-                + table(["ratio", "value", "goal", "detail"], ratio_rows))
-
-        # ------------------------------------------------------------- fp32 vs bf16
-        n_s = 200 if args.quick else 300
-        sample = random.Random(1).sample(texts, min(n_s, len(texts)))
-        e32 = SentenceTransformerEmbedder(dtype="float32")
-        e16 = SentenceTransformerEmbedder(dtype="bfloat16")
-        e32._model = model
-        e16._load()
-        part = sample[: max(50, n_s // 5)]
-        pairs = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            e32.encode(part)
-            a = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            e16.encode(part)
-            pairs.append((a, time.perf_counter() - t0))
-        v32 = e32.encode(sample)
-        v16 = e16.encode(sample)
-        cos = (v32 * v16).sum(axis=1)
-        ids = [f"{i:04d}" for i in range(len(sample))]
-        n32 = top_k_similar(ids, v32, 10, -1.0)
-        n16 = top_k_similar(ids, v16, 10, -1.0)
-        overlap = [len({a for a, _ in n32[i]} & {a for a, _ in n16[i]}) / 10 for i in ids]
-        n32m = top_k_similar(ids, v32, 10, settings.similar_min_score)
-        n16m = top_k_similar(ids, v16, 10, settings.similar_min_score)
-        ov_m = [len({a for a, _ in n32m[i]} & {a for a, _ in n16m[i]}) / max(len(n32m[i]), 1)
-                for i in ids if n32m[i]]
-        rep.add(
-            f"### float32 vs bfloat16 (CPU, seeded sample of {len(sample)} ICLR texts)\n\n"
-            + table(["measure", "value"], [
-                [f"bf16 time ÷ fp32 time ({len(part)} texts, median of 3 pairs)",
-                 median([b / a for a, b in pairs])],
-                ["fp32 seconds per 100 texts (median)", median([a for a, _ in pairs]) / len(part) * 100],
-                ["bf16 seconds per 100 texts (median)", median([b for _, b in pairs]) / len(part) * 100],
-                ["mean cosine(fp32 vector, bf16 vector)", float(cos.mean())],
-                ["min cosine(fp32 vector, bf16 vector)", float(cos.min())],
-                ["overlap@10 of neighbour lists (no min_score)", float(np.mean(overlap))],
-                ["overlap of lists with min_score", float(np.mean(ov_m))],
-                ["lists identical (no min_score)", float(np.mean([o == 1.0 for o in overlap]))],
-            ]))
-        rep.add(f"Run time {time.perf_counter() - t_all:.0f}s.")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    rep.save()
-
-
-if __name__ == "__main__":
-    main()
+            server.stop()
+        share = api_s / cold.wall_s
+        result.figure("`addPapers` of 10 on a warm server", api_s, "s")
+        result.figure("`addPapers` of 10 ÷ cold build", round(share, 4), "", "≤ 0.02",
+                      share <= 0.02)
+        result.table("Runs", ["run", "wall s", "peak RSS MiB"],
+                     [["cold build", round(cold.wall_s, 1), round(cold.peak_rss_mib)],
+                      ["the same build again", round(again.wall_s, 1), round(again.peak_rss_mib)],
+                      *[[f"round {i + 1}: model load / add of 10", f"{m:.2f} / {a:.2f}", ""]
+                        for i, (m, a) in enumerate(zip(loads, adds, strict=True))]])
+        result.table("Cold build, stage seconds", list(rep["stage_seconds"]),
+                     [[round(v, 2) for v in rep["stage_seconds"].values()]])
+    return result

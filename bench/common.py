@@ -1,146 +1,184 @@
-# ruff: noqa: E501 - long table rows
-"""Shared helpers for the benchmarks: machine line, report appending, stats, corpora.
+"""What every benchmark shares: its result file, the machine, statistics, corpora, graphs.
 
-Every script in ``bench/`` prints a table and appends it, with :func:`machine_line` and
-the exact command that produced it, to ``docs/benchmarks.md``. The machine is shared
-and noisy, so scripts report medians and ratios measured side by side in one run.
+A benchmark fills a :class:`Result` (headline figures, each beside its goal, and any
+detail tables) and :func:`bench.__main__.main` writes it to ``bench/results/NAME.json``
+(``NAME.quick.json`` for ``--quick``) with the machine, the commit, the date and the
+command. ``docs/benchmarks.md`` is generated from those files (``python -m bench docs``);
+nothing here writes prose into the docs.
+
+Only public names of the library are used (no leading underscore): a benchmark measures
+what a user can call.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
+import datetime as dt
+import json
 import os
 import platform
-import shlex
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+RESULTS = ROOT / "bench" / "results"
+CACHE_DIR = ROOT / "bench" / ".cache"  # git-ignored: embeddings and built graphs, reused
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-# the shared data beside the checkout (/work/main -> /work/shared); a worktree deeper down
-# (/work/wt/<branch>) names it with CITEGRAPH_BENCH_DATA
+# the shared read-only corpora beside the checkout (/work/<checkout> -> /work/shared/data);
+# CITEGRAPH_BENCH_DATA names another place
 DATA = Path(os.environ.get("CITEGRAPH_BENCH_DATA") or (ROOT / ".." / "shared" / "data")).resolve()
 ICLR_TSV = DATA / "iclr2021" / "paperlist.tsv"
 CORA_DIR = DATA / "cora"
 SEEDS_DIR = ROOT / "seeds"
-CACHE_DIR = ROOT / "bench" / ".cache"  # git-ignored; embeddings reused between quality runs
-REPORT = Path(os.environ.get("CITEGRAPH_BENCH_REPORT", ROOT / "docs" / "benchmarks.md"))
 
 
-# --------------------------------------------------------------------------- machine / report
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+# --------------------------------------------------------------------------- results
+@dataclass
+class Figure:
+    """One headline figure: what, the value, its unit, and the goal it is held to."""
+
+    figure: str
+    value: float | int | str | None
+    unit: str = ""
+    goal: str = ""
+    met: bool | None = None  # None: no goal, or not decidable from this run
 
 
-def _ram_gib() -> float:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal"):
-                return int(line.split()[1]) / 1024**2
-    except OSError:
-        pass
-    return float("nan")
+@dataclass
+class Result:
+    """What one run of a benchmark found; written as JSON by ``python -m bench NAME``."""
+
+    name: str
+    quick: bool = False
+    corpus: str = ""
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def figure(self, figure: str, value: float | int | str | None, unit: str = "",
+               goal: str = "", met: bool | None = None) -> None:
+        """Add a headline figure (and print it)."""
+        if isinstance(value, float):
+            value = round(value, 4 if abs(value) < 1 else 2 if abs(value) < 100 else 1)
+        self.figures.append(Figure(figure, value, unit, goal, met))
+        shown = f"{value} {unit}".strip()
+        print(f"  {figure}: {shown}" + (f"  (goal {goal}: {_met(met)})" if goal else ""),
+              flush=True)
+
+    def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Add a detail table (kept in the JSON and printed; the doc shows the figures)."""
+        clean = [[_plain(v) for v in r] for r in rows]
+        self.tables.append({"title": title, "headers": list(headers), "rows": clean})
+        print(f"\n{title}\n" + markdown_table(headers, clean) + "\n", flush=True)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        print(f"  note: {text}", flush=True)
 
 
-def git_commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "graph", "api"],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()
-        return out + ("+dirty(graph/api)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+def _met(met: bool | None) -> str:
+    return {True: "met", False: "missed", None: "n/a"}[met]
 
 
-def machine_line() -> str:
-    """One line naming the machine, software and commit a result came from."""
-    try:
-        import torch
-
-        torch_v = torch.__version__
-        threads = torch.get_num_threads()
-    except ImportError:  # pragma: no cover
-        torch_v, threads = "n/a", 0
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (
-        f"{_cpu_model()}, {os.cpu_count()} cores (torch threads {threads}), "
-        f"{_ram_gib():.0f} GiB RAM, Python {platform.python_version()}, torch {torch_v}, "
-        f"{_dt.datetime.now().strftime('%Y-%m-%d %H:%M')}, commit {git_commit()}, "
-        f"load avg {load:.1f} at start (shared machine)"
-    )
+def _plain(v: Any) -> Any:
+    if isinstance(v, float):
+        return None if v != v else round(v, 4 if abs(v) < 10 else 1)
+    if isinstance(v, int | str) or v is None:
+        return v
+    return str(v)
 
 
-def command_line() -> str:
-    return "python " + " ".join(shlex.quote(a) for a in ["bench/" + Path(sys.argv[0]).name, *sys.argv[1:]])
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub markdown table."""
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     def fmt(v: Any) -> str:
-        if isinstance(v, float):
-            if v != v:
-                return "n/a"
-            return f"{v:.3f}" if abs(v) < 100 else f"{v:.1f}"
-        return str(v)
+        return "n/a" if v is None else str(v)
 
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(fmt(v) for v in r) + " |" for r in rows]
     return "\n".join(lines)
 
 
-class Report:
-    """Collects the text of one benchmark run; ``save`` prints nothing, ``add`` prints."""
-
-    def __init__(self, title: str, machine: str | None = None) -> None:
-        self.title = title
-        self.machine = machine or machine_line()
-        self.parts: list[str] = []
-        print(f"## {title}\n\nMachine: {self.machine}\n", flush=True)
-
-    def add(self, text: str) -> None:
-        print(text + "\n", flush=True)
-        self.parts.append(text)
-
-    def save(self, path: Path | None = None) -> None:
-        path = path or REPORT
-        path.parent.mkdir(parents=True, exist_ok=True)
-        body = (
-            f"\n## {self.title}\n\n"
-            f"Command: `{command_line()}`  \nMachine: {self.machine}\n\n"
-            + "\n\n".join(self.parts)
-            + "\n"
-        )
-        if not path.exists():
-            path.write_text("# Benchmarks\n\nAppended by the scripts in `bench/`; see "
-                            "the top of each script for what it measures.\n")
-        with path.open("a", encoding="utf-8") as f:
-            f.write(body)
-        print(f"(appended to {path})")
+def synthetic_sizes(sizes: Sequence[int]) -> str:
+    return "synthetic, " + ", ".join(f"{n:,}" for n in sizes) + " papers"
 
 
-# --------------------------------------------------------------------------- stats
+# --------------------------------------------------------------------------- machine
+def git_commit() -> tuple[str, bool]:
+    """(short commit of HEAD, whether graph/ api/ citegraph/ differ from it)."""
+    try:
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "graph", "api", "citegraph"],
+            capture_output=True, text=True, check=True).stdout.strip()
+        return head, bool(dirty)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown", False
+
+
+def machine() -> dict[str, Any]:
+    """The machine a result came from: CPU model, cores, RAM, software, load."""
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = float("nan")
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                ram = int(line.split()[1]) / 1024**2
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "ram_gib": round(ram, 1),
+        "python": platform.python_version(),
+        "load_avg_at_start": round(os.getloadavg()[0], 2),
+    }
+
+
+def now_utc() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_result(result: Result, command: str, seconds: float, started: str,
+                 mach: dict[str, Any]) -> Path:
+    commit, dirty = git_commit()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / (f"{result.name}.quick.json" if result.quick else f"{result.name}.json")
+    body = {
+        "name": result.name,
+        "command": command,
+        "quick": result.quick,
+        "corpus": result.corpus,
+        "date": started,
+        "commit": commit,
+        "code_differs_from_commit": dirty,
+        "machine": mach,
+        "seconds": round(seconds, 1),
+        "figures": [f.__dict__ for f in result.figures],
+        "tables": result.tables,
+        "notes": result.notes,
+    }
+    path.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- statistics
 def median(xs: Sequence[float]) -> float:
     return float(statistics.median(xs)) if xs else float("nan")
 
@@ -150,24 +188,98 @@ def percentile(xs: Sequence[float], q: float) -> float:
     if not xs:
         return float("nan")
     s = sorted(xs)
-    k = max(0, min(len(s) - 1, int(np.ceil(q / 100 * len(s))) - 1))
-    return float(s[k])
+    k = max(0, min(len(s) - 1, -(-len(s) * q // 100) - 1))
+    return float(s[int(k)])
 
 
-def timeit(fn: Callable[[], Any], repeat: int = 5) -> tuple[float, list[float]]:
-    """(median seconds, all samples) of ``fn()`` run ``repeat`` times."""
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return median(samples), samples
+def timed(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def peak_rss_mib() -> float:
-    import resource
-
+    """This process's own high-water RSS (VmHWM)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# --------------------------------------------------------------------------- the CLI
+@dataclass
+class Run:
+    """One ``citegraph`` command run as a user runs it."""
+
+    rc: int
+    wall_s: float
+    peak_rss_mib: float  # the command's, or its largest descendant's (the model's process)
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def env() -> dict[str, str]:
+    out = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+               PYTHONPATH=str(ROOT))
+    out.pop("CITEGRAPH_STORE", None)
+    return out
+
+
+def citegraph(data_dir: Path, *args: str, timeout: float = 3600) -> Run:
+    """``python -m citegraph --data-dir DATA_DIR ARGS``: wall time, peak RSS, output."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "citegraph", "--data-dir", str(data_dir), *args],
+            cwd=ROOT, env=env(), stdout=out, stderr=err)
+        deadline = time.monotonic() + timeout
+        while True:  # wait4: the command's own rusage (its peak RSS), not this process's
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise TimeoutError(f"citegraph {' '.join(args)}: over {timeout:.0f} s")
+            time.sleep(0.02)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return Run(proc.returncode, wall, usage.ru_maxrss / 1024,
+                   out.read().decode(errors="replace"), err.read().decode(errors="replace"))
+
+
+def built_graph(corpus: str) -> Path:
+    """A data folder holding ``corpus`` ("seeds" or "iclr2021") built by ``citegraph build``
+    at this checkout, kept in bench/.cache/graphs and rebuilt when the code changed.
+    Copy it before writing to it (:func:`copy_graph`)."""
+    commit, dirty = git_commit()
+    where = CACHE_DIR / "graphs" / f"{corpus}-{commit}{'-dirty' if dirty else ''}"
+    if (where / "graph.db").exists():
+        return where
+    source = {"seeds": SEEDS_DIR, "iclr2021": ICLR_TSV}[corpus]
+    if where.exists():
+        shutil.rmtree(where)
+    where.mkdir(parents=True)
+    shared = CACHE_DIR / "embed-cache"  # embeddings depend on (model, text) only
+    if shared.is_dir():
+        shutil.copytree(shared, where / "cache")
+    print(f"building {corpus} into {where} ...", flush=True)
+    run = citegraph(where, "build", str(source), "--json")
+    if run.rc not in (0, 3):
+        raise RuntimeError(f"citegraph build {source} failed: {run.stderr[-2000:]}")
+    shared.mkdir(parents=True, exist_ok=True)
+    for db in (where / "cache").glob("*.sqlite"):
+        shutil.copy2(db, shared / db.name)
+    return where
+
+
+def copy_graph(src: Path, where: Path) -> Path:
+    shutil.copytree(src, where)
+    return where
 
 
 # --------------------------------------------------------------------------- corpora
@@ -175,14 +287,7 @@ def load_iclr() -> list[Any]:
     """ICLR 2021 papers through the project's own reader (titles, keywords, abstracts)."""
     from graph.ingest import read_corpus
 
-    res = read_corpus([ICLR_TSV])
-    return list(res.papers)
-
-
-def load_seeds() -> list[Any]:
-    from graph.ingest import read_corpus
-
-    return list(read_corpus([SEEDS_DIR]).papers)
+    return list(read_corpus([ICLR_TSV]).papers)
 
 
 def load_cora() -> tuple[list[Any], list[set[int]], list[int]]:
@@ -209,43 +314,16 @@ def load_cora() -> tuple[list[Any], list[set[int]], list[int]]:
     return papers, cites, labels
 
 
-# --------------------------------------------------------------------------- embeddings
-def embed_texts(
-    texts: Sequence[str], long_text: str = "truncate", dtype: str = "float32",
-    cache: bool = True,
-) -> np.ndarray:
-    """Pipeline embeddings (SentenceTransformerEmbedder) of ``texts``, cached in bench/.cache.
+def embed_texts(texts: Sequence[str], long_text: str = "truncate") -> Any:
+    """The pipeline's embeddings of ``texts`` (float32 rows), cached in bench/.cache."""
+    import numpy as np
 
-    For ``chunks``/``head_tail`` only texts longer than the model window differ from
-    ``truncate`` (a short text is one piece of weight 1), so only those are embedded
-    again; the rest reuse the truncate vectors.
-    """
     from graph.embed import EmbeddingCache, SentenceTransformerEmbedder, embed_cached
 
-    store = EmbeddingCache(CACHE_DIR / "embeddings.sqlite" if cache else None)
+    store = EmbeddingCache(CACHE_DIR / "embeddings.sqlite")
     try:
-        base = SentenceTransformerEmbedder(dtype=dtype, long_text="truncate")
-        idx = {str(i): t for i, t in enumerate(texts)}
-        vecs, _ = embed_cached(base, store, idx)
-        out = np.vstack([vecs[str(i)] for i in range(len(texts))]).astype(np.float32)
-        if long_text != "truncate":
-            lengths = base._n_tokens(list(texts))
-            long_i = [i for i, n in enumerate(lengths) if n > base.max_tokens]
-            if long_i:
-                emb = SentenceTransformerEmbedder(dtype=dtype, long_text=long_text)
-                emb._model = base._load()  # same weights; skip a second load
-                lv, _ = embed_cached(emb, store, {str(i): texts[i] for i in long_i})
-                for i in long_i:
-                    out[i] = lv[str(i)]
-        return out
+        emb = SentenceTransformerEmbedder(long_text=long_text)
+        vecs, _ = embed_cached(emb, store, {str(i): t for i, t in enumerate(texts)})
+        return np.vstack([vecs[str(i)] for i in range(len(texts))]).astype(np.float32)
     finally:
         store.close()
-
-
-def n_long(texts: Sequence[str]) -> tuple[int, int]:
-    """(texts over the model's window, model window in word pieces)."""
-    from graph.embed import SentenceTransformerEmbedder
-
-    e = SentenceTransformerEmbedder()
-    lengths = e._n_tokens(list(texts))
-    return sum(n > e.max_tokens for n in lengths), e.max_tokens

@@ -1,22 +1,20 @@
-"""Bounded load test: `citegraph serve` (uvicorn) on 127.0.0.1, N clients for T seconds.
+"""Load: `citegraph serve` (uvicorn) on 127.0.0.1, N clients for T seconds, zero errors.
 
-    python bench/load.py --clients 32 --seconds 30 --runs 3
-    python bench/load.py --data-dir DIR --per-kind 5 --before OLD_CHECKOUT --workers 2
+    python -m bench load [--clients 32] [--seconds 30] [--runs 3] [--workers 2] [--quick]
 
-Builds the seed graph into a temporary folder (reusing the test embedding cache), starts
-``python -m citegraph serve`` on a free loopback port, waits for ``/readyz``, then runs
-``--runs`` rounds, each on a fresh server. In each round ``--clients`` asyncio clients
-(one httpx connection each) send a fixed mix of GraphQL queries back to back for
-``--seconds`` seconds: keyword search, semantic search, neighborhood depth 1 and 2,
-shortest path, k paths, related papers (to a paper and to a text), a paper with its
-concepts and stats. Every request must answer 200 with no ``errors``; anything else
-counts as an error and the first few are printed. Per round it prints requests, errors,
-req/s, p50/p95/p99/max latency overall and per kind, the server's CPU time per request
-(all workers, from /proc: steadier than latency on a shared machine) and each worker's
-RSS. ``--per-kind S`` first runs each kind alone with one client for S seconds (the
-latency a lone user sees). ``--before DIR`` serves an older checkout and this one in
-turn in every run, same graph and queries. It only ever talks to 127.0.0.1 and stops
-each server by its PID.
+Serves a copy of the ICLR 2021 graph (built once by ``citegraph build``; ``--quick``: the
+seeds) on a free loopback port, waits for ``/readyz`` and the model, then runs ``--runs``
+rounds, each on a fresh server. In each round ``--clients`` asyncio clients (one httpx
+connection each) send a fixed mix of GraphQL queries back to back for ``--seconds``:
+keyword and semantic search, neighbourhoods of depth 1 and 2, shortest path, k paths,
+related papers (to a paper and to a text), a paper with its concepts, stats. Every request
+must answer 200 with no ``errors``. Reported: requests a second, errors, latency, the
+server's CPU a request (all workers, from /proc: steadier than latency on a shared
+machine) and each worker's RSS. Issue 11's goal: 300 requests a second at 32 clients.
+
+The helpers (``start_server``, ``query_mix``, ``run_round``, ...) are also the test
+suite's: tests/hardening starts its servers with them. It only ever talks to 127.0.0.1
+and stops each server by its PID.
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ import argparse
 import asyncio
 import atexit
 import concurrent.futures
-import json
 import os
 import random
 import shutil
@@ -44,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from bench.common import Result, built_graph, median
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -552,19 +551,6 @@ def run_round(
     return result
 
 
-def per_kind(
-    server: Server, mix: Sequence[tuple[str, str, dict[str, Any]]], seconds: float
-) -> dict[str, dict[str, float]]:
-    """Each kind alone, one client, ``seconds`` each: p50/p99 and server CPU a request."""
-    out: dict[str, dict[str, float]] = {}
-    for kind in sorted({name for name, _, _ in mix}):
-        r = run_round(server, [m for m in mix if m[0] == kind], 1, seconds)
-        d = r.as_dict()
-        out[kind] = {"p50_ms": d["p50_ms"], "p99_ms": d["p99_ms"], "errors": d["errors"],
-                     "cpu_ms": d["server_cpu_ms_per_request"]}
-    return out
-
-
 def _print_round(label: str, d: dict[str, Any]) -> None:
     print(
         f"{label}: {d['clients']} clients x {d['seconds']:g}s: "
@@ -582,83 +568,66 @@ def _print_round(label: str, d: dict[str, Any]) -> None:
         print(f"  error: {e}")
 
 
-def _print_kinds(label: str, kinds: dict[str, dict[str, float]]) -> None:
-    print(f"{label}, one client, each kind alone (p50/p99 ms, server CPU ms a request):")
-    for k, v in kinds.items():
-        print(f"  {k:14} {v['p50_ms']:7.1f} {v['p99_ms']:7.1f}   cpu {v['cpu_ms']:6.2f}"
-              + (f"   {v['errors']:.0f} errors" if v["errors"] else ""), flush=True)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def run(argv: list[str]) -> Result:
+    """``python -m bench load``: rounds of the mix on a fresh server each, as a Result."""
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m bench load", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--clients", type=int, default=32, help="concurrent clients (32)")
     parser.add_argument("--seconds", type=float, default=30.0, help="seconds per round (30)")
-    parser.add_argument("--runs", type=int, default=3, help="rounds, same server (3)")
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        help="a data dir holding a graph (default: seed graph in a temp dir)",
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON line per round")
-    parser.add_argument(
-        "--workers", type=int, default=1,
-        help="server processes (citegraph serve --workers; RSS is the supervisor's alone)",
-    )
-    parser.add_argument(
-        "--per-kind", type=float, default=0.0, metavar="SECONDS",
-        help="first, each query kind alone with one client for SECONDS (p50/p99, CPU)",
-    )
-    parser.add_argument(
-        "--before", type=Path, default=None, metavar="DIR",
-        help="a checkout of older code: each run serves it and this checkout in turn, "
-        "same graph, same queries (side by side in one run)",
-    )
+    parser.add_argument("--runs", type=int, default=3, help="rounds, a fresh server each (3)")
+    parser.add_argument("--workers", type=int, default=2, help="server processes (2)")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="a data folder holding a graph (default: ICLR 2021, built once)")
+    parser.add_argument("--quick", action="store_true",
+                        help="the seeds, 8 clients for 5 s, one round, one worker")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.clients, args.seconds, args.runs, args.workers = 8, 5.0, 1, 1
     if not 1 <= args.clients <= 512 or not 0 < args.seconds <= 600 or not 1 <= args.runs <= 10:
         parser.error("bounded: 1-512 clients, up to 600 s, 1-10 runs")
-    tmp = Path(tempfile.mkdtemp(prefix="citegraph-load-"))
-    try:
-        data_dir = args.data_dir or seed_data_dir(tmp / "data")
-        env = {"CITEGRAPH_WORKERS": str(args.workers)}
-        sides = [("before", args.before), ("after", ROOT)] if args.before else [("", ROOT)]
-        total_errors = 0
+    corpus = "seeds" if args.quick else "iclr2021"
+    source = args.data_dir or built_graph(corpus)
+    result = Result("load", quick=args.quick,
+                    corpus=str(args.data_dir) if args.data_dir
+                    else "seeds (76 papers)" if args.quick else "ICLR 2021 (2,966 papers)")
+    rounds: list[dict[str, Any]] = []
+    env = {"CITEGRAPH_WORKERS": str(args.workers)}
+    with tempfile.TemporaryDirectory(prefix="citegraph-load-") as tmp:
+        data = Path(tmp) / "data"
+        shutil.copytree(source, data)
         for n in range(1, args.runs + 1):
-            for name, code in sides:
-                label = f"run {n}" + (f" {name}" if name else "")
-                with running_server(data_dir, env, code=code) as server, httpx.Client(
-                    base_url=server.url, timeout=30
-                ) as c:
-                    mix = query_mix(c)
-                    print(
-                        f"{label}: server pid {server.pid} ({code}) on {server.url}; "
-                        f"RSS per worker after warm-up {worker_rss(server.pid)}; "
-                        f"mix of {len(mix)} queries",
-                        flush=True,
-                    )
-                    if args.per_kind:
-                        kinds = per_kind(server, mix, args.per_kind)
-                        total_errors += int(sum(v["errors"] for v in kinds.values()))
-                        if args.json:
-                            print(json.dumps({"run": n, "side": name, "per_kind": kinds}))
-                        else:
-                            _print_kinds(label, kinds)
-                    r = run_round(server, mix, args.clients, args.seconds)
-                    d = r.as_dict()
-                    total_errors += d["errors"]
-                    if args.json:
-                        print(json.dumps({"run": n, "side": name, **d}), flush=True)
-                    else:
-                        _print_round(label, d)
-                    if server.process.poll() is not None:
-                        print(f"server died: {server.log_tail()}")
-                        return 1
-        return 1 if total_errors else 0
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            with running_server(data, env) as server, httpx.Client(
+                base_url=server.url, timeout=30
+            ) as c:
+                mix = query_mix(c)
+                d = run_round(server, mix, args.clients, args.seconds).as_dict()
+                _print_round(f"run {n}", d)
+                if server.process.poll() is not None:
+                    raise RuntimeError(f"server died: {server.log_tail()}")
+                rounds.append(d)
+    rps = median([d["rps"] for d in rounds])
+    errors = sum(d["errors"] for d in rounds)
+    label = f"{args.clients} clients, {args.workers} worker{'s' if args.workers > 1 else ''}"
+    result.figure(f"requests a second, {label} (median of {args.runs})", rps, "",
+                  "≥ 300 at 32 clients", rps >= 300)
+    result.figure("errors (non-200 or GraphQL errors)", errors, "", "0", errors == 0)
+    result.figure("latency p50 / p99 under load (median of rounds)",
+                  f"{median([d['p50_ms'] for d in rounds]):.0f} / "
+                  f"{median([d['p99_ms'] for d in rounds]):.0f}", "ms")
+    result.figure("server CPU a request", median([d["server_cpu_ms_per_request"] for d in rounds]),
+                  "ms")
+    result.table("Rounds", ["round", "requests", "errors", "req/s", "p50 ms", "p99 ms", "max ms",
+                            "server CPU ms a request", "RSS per worker MiB"],
+                 [[i + 1, d["requests"], d["errors"], d["rps"], d["p50_ms"], d["p99_ms"],
+                   d["max_ms"], d["server_cpu_ms_per_request"],
+                   " / ".join(str(x) for x in d["workers_rss_mib"])]
+                  for i, d in enumerate(rounds)])
+    kinds = sorted({k for d in rounds for k in d["kinds"]})
+    result.table("p50 / p99 ms by kind in the mix (first round)", ["kind", "p50", "p99"],
+                 [[k, rounds[0]["kinds"][k]["p50_ms"], rounds[0]["kinds"][k]["p99_ms"]]
+                  for k in kinds if k in rounds[0]["kinds"]])
+    for e in rounds[0]["first_errors"]:
+        result.note(f"first error: {e}")
+    return result

@@ -1,6 +1,8 @@
 # ruff: noqa: E501 - long table rows
 """Graph quality on real corpora: Cora citations, ICLR 2021 author keywords, hubness.
 
+    python -m bench quality [--quick]
+
 Cora (2,277 papers, stop-word-stripped abstracts, 5,214 citation rows): for every
 paper with at least one citation (either direction, never itself), how many of its
 cited/citing papers are in its top-10 list.
@@ -49,18 +51,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import (
+
+from bench.common import (
     CACHE_DIR,
-    Report,
+    Result,
     embed_texts,
     load_cora,
     load_iclr,
     median,
-    n_long,
     percentile,
-    table,
 )
-
 from graph import related as related_mod
 from graph.build import Pipeline, diff, embedding_text
 from graph.lexical import LexicalIndex
@@ -224,7 +224,7 @@ def keyword_proxy(lists: Sequence[Sequence[int]], kws: Sequence[set[str]], rare:
 
 
 # --------------------------------------------------------------------------- main
-def iclr_min_score_table(rep: Report, m: np.ndarray, kws: Sequence[set[str]], rare: set[str]) -> None:
+def iclr_min_score_table(rep: Result, m: np.ndarray, kws: Sequence[set[str]], rare: set[str]) -> None:
     """Keyword-sharing rate of top-10 pairs by score band, and what each min_score cuts."""
     sweep = topk_lists(m, 10, -1.0)
     rows = []
@@ -239,18 +239,17 @@ def iclr_min_score_table(rep: Report, m: np.ndarray, kws: Sequence[set[str]], ra
         lens = [sum(1 for _, sc in r if sc >= ms) for r in sweep]
         cut.append([ms, float(np.mean(lens)), float(np.mean([x < 10 for x in lens])),
                     float(np.mean([x == 0 for x in lens]))])
-    rep.add("### ICLR 2021: top-10 SIMILAR_TO pairs by score (truncate)\n\n"
-            + table(["score band", "pairs", "share sharing a keyword", "sharing a specific keyword"], rows)
-            + "\n\n" + table(["min_score", "mean list length", "share of lists cut short",
-                               "share of empty lists"], cut))
+    rep.table("ICLR 2021: top-10 plain cosine pairs by score band (truncate)",
+              ["score band", "pairs", "share sharing a keyword", "sharing a specific keyword"], rows)
+    rep.table("ICLR 2021: what each min_score cuts",
+              ["min_score", "mean list length", "share of lists cut short", "share of empty lists"],
+              cut)
 
 
-def cora_section(rep: Report, quick: bool) -> dict[str, Any]:
+def cora_section(rep: Result, quick: bool) -> dict[str, Any]:
     papers, cites, _ = load_cora()
     texts = [p.abstract for p in papers]
     n = len(papers)
-    n_l, window = n_long(texts)
-    long_rows = [i for i, t in enumerate(texts) if False]  # filled below
     modes = MODES[:2] if quick else MODES
     emb = {}
     for m in modes:
@@ -331,17 +330,13 @@ def cora_section(rep: Report, quick: bool) -> dict[str, Any]:
     r, mrr, p, _ = citation_metrics(fl, cites, rows=sample)
     rel_rows.insert(2, ["(reference) cosine + 0.5 x TF-IDF, same sample", r, mrr, p, float("nan")])
     n_cited = sum(1 for c in cites if c)
-    rep.add(
-        f"### Cora: real citations among the top 10 ({n} papers, {n_cited} with a citation; "
-        f"{n_l} texts over the {window}-word-piece window, {len(long_rows)} of which "
-        "chunks/head_tail change: Cora has no sentence punctuation, so a long text is one "
-        "'sentence' and every mode truncates it)\n\n"
-        + table(["ranker", "recall@10", "MRR@10", "P@10", f"recall@10 on the {len(long_rows)} long"],
-                rows + rel_rows)
-        + f"\n\nThe rows from 'same sample' on are over {len(sample)} papers"
-        + (" (a fixed random sample, seed 0)" if quick else " (all with a citation)")
-        + "; the rows above them over all papers with a citation."
-    )
+    rep.table(
+        f"Cora: real citations among the top 10 ({n} papers, {n_cited} with a citation; the "
+        f"rows from 'same sample' on are over {len(sample)} papers"
+        + (", a fixed random sample, seed 0" if quick else ", all with a citation")
+        + f"; {len(long_rows)} texts that chunks/head_tail change)",
+        ["ranker", "recall@10", "MRR@10", "P@10", f"recall@10 on the {len(long_rows)} long"],
+        rows + rel_rows)
 
     # min_score and k sweeps (truncate)
     sweep = topk_lists(emb["truncate"], 20, -1.0)
@@ -352,9 +347,9 @@ def cora_section(rep: Report, quick: bool) -> dict[str, Any]:
             r, mrr, p, _ = citation_metrics(lst, cites, k=k)
             lens = [len(x) for x in lst]
             srows.append([ms, k, r, mrr, p, float(np.mean(lens)), float(np.mean([x == 0 for x in lens]))])
-    rep.add("### Cora: SIMILAR_TO k and min_score (truncate)\n\n"
-            + table(["min_score", "k", "recall@k", "MRR@k", "P@k", "mean list length",
-                     "share with empty list"], srows))
+    rep.table("Cora: plain cosine lists by k and min_score (truncate)",
+              ["min_score", "k", "recall@k", "MRR@k", "P@k", "mean list length",
+               "share with empty list"], srows)
     # citation rate per score band: is an edge below the threshold still worth having?
     bands = [(-1, 0.2), (0.2, 0.3), (0.3, 0.4), (0.4, 0.5), (0.5, 0.6), (0.6, 1.01)]
     brows = []
@@ -363,14 +358,14 @@ def cora_section(rep: Report, quick: bool) -> dict[str, Any]:
         if pairs:
             brows.append([f"[{max(lo, 0):.1f}, {min(hi, 1):.1f})", len(pairs),
                           float(np.mean([j in cites[i] for i, j in pairs]))])
-    rep.add("### Cora: share of top-10 SIMILAR_TO pairs that are real citations, by score\n\n"
-            + table(["score band", "pairs", "citation rate"], brows))
+    rep.table("Cora: share of top-10 plain cosine pairs that are real citations, by score",
+              ["score band", "pairs", "citation rate"], brows)
     results["hub_cora"] = hubness(lists_by["truncate"], n, 10)
     results["hub_cora_tfidf"] = hubness(tf_lists, n, 10)
     return results
 
 
-def iclr_section(rep: Report, quick: bool, results: dict[str, Any]) -> None:
+def iclr_section(rep: Result, quick: bool, results: dict[str, Any]) -> None:
     papers = load_iclr()
     texts = [embedding_text(p) for p in papers]
     n = len(papers)
@@ -393,6 +388,7 @@ def iclr_section(rep: Report, quick: bool, results: dict[str, Any]) -> None:
     tf = tfidf_scores(texts)
     tl = topk_dense(tf, 10)
     a, r = keyword_proxy(tl, kws, rare, all_rows)
+    results["iclr tfidf"] = a
     al, rl = keyword_proxy(tl, kws, rare, long_rows)
     rows.append(["TF-IDF cosine", a, r, al, rl])
     rnd = random_lists(n, 10, 0)
@@ -420,11 +416,12 @@ def iclr_section(rep: Report, quick: bool, results: dict[str, Any]) -> None:
         ls = [i for i in long_rows if i in set(sample)]
         al, rl = keyword_proxy(lists, kws, rare, ls)
         rows.append([f"{name} ({len(sample)}-paper sample)", a, r, al, rl])
-    rep.add(
-        f"### ICLR 2021: neighbours sharing an author keyword (proxy; {n} papers, "
-        f"{len(long_rows)} long, {len(rare)} specific keywords = used by <= 1% of papers)\n\n"
-        + table(["ranker", "share sharing any keyword", "sharing a specific keyword",
-                 "any (long texts)", "specific (long texts)"], rows))
+        results[f"iclr {name}"] = a
+    rep.table(
+        f"ICLR 2021: neighbours sharing an author keyword (proxy; {n} papers, "
+        f"{len(long_rows)} long, {len(rare)} specific keywords = used by <= 1% of papers)",
+        ["ranker", "share sharing any keyword", "sharing a specific keyword",
+         "any (long texts)", "specific (long texts)"], rows)
 
     # keyword recall / precision / concepts per paper
     terms_of: dict[str, list[Any]] = {p.id: [] for p in papers}
@@ -471,9 +468,8 @@ def iclr_section(rep: Report, quick: bool, results: dict[str, Any]) -> None:
             n_good += 1
         else:
             failed.append(f"{t.name!r} ({p.id})")
-    rep.add(
-        "### ICLR 2021: author keywords vs extracted concepts\n\n"
-        + table(["measure", "value"], [
+    rep.table(
+        "ICLR 2021: author keywords vs extracted concepts", ["measure", "value"], [
             ["author keywords (distinct per paper, folded)", total_kw],
             ["... occurring in title+abstract", occur],
             ["recall, strict (= a concept name/alias)", strict / max(occur, 1)],
@@ -488,31 +484,48 @@ def iclr_section(rep: Report, quick: bool, results: dict[str, Any]) -> None:
             ["concept nodes", sum(1 for x in data.nodes.values() if x.kind is NodeKind.CONCEPT)],
             ["dataset nodes", sum(1 for x in data.nodes.values() if x.kind is NodeKind.DATASET)],
         ])
-        + "\n\nSampled concepts that pass none of the three rules (judge them yourself): "
-        + ", ".join(failed)
-    )
+    results["iclr strict recall"] = strict / max(occur, 1)
+    results["iclr concepts a paper"] = float(np.mean(per_paper_c))
+    print("Sampled concepts that pass none of the three rules (judge them yourself): "
+          + ", ".join(failed))
     hub = [["Cora, SIMILAR_TO as built (CSLS)", *results["hub_cora_built"]],
            ["Cora, plain cosine top-10 (before CSLS)", *results["hub_cora"]],
            ["Cora, TF-IDF top-10", *results["hub_cora_tfidf"]],
            ["ICLR 2021, SIMILAR_TO as built (CSLS)", *hubness(built, n, 10)],
            ["ICLR 2021, plain cosine top-10 (before CSLS)", *hubness(lists_by["truncate"], n, 10)],
            ["ICLR 2021, TF-IDF top-10", *hubness(tl, n, 10)]]
-    rep.add("### Hubness: SIMILAR_TO in-degree at k=10\n\n"
-            + table(["lists", "median in-degree", "p99", "max", "max / k",
-                     "share never a neighbour", "skewness"], hub))
+    results["hub_iclr_built"] = hubness(built, n, 10)
+    rep.table("Hubness: SIMILAR_TO in-degree at k=10",
+              ["lists", "median in-degree", "p99", "max", "max / k", "share never a neighbour",
+               "skewness"], hub)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="fewer related() queries, no head_tail")
-    args = ap.parse_args()
-    rep = Report("Quality: Cora citations, ICLR 2021 keywords, hubness" + (" (quick)" if args.quick else ""))
-    t0 = time.perf_counter()
+def run(argv: list[str]) -> Result:
+    ap = argparse.ArgumentParser(prog="python -m bench quality", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="300 related() queries a corpus, no head_tail")
+    args = ap.parse_args(argv)
+    rep = Result("quality", quick=args.quick, corpus="Cora and ICLR 2021"
+                 + (", 300 related() queries each" if args.quick else ""))
     results = cora_section(rep, args.quick)
     iclr_section(rep, args.quick, results)
-    rep.add(f"Run time {time.perf_counter() - t0:.0f}s.")
-    rep.save()
-
-
-if __name__ == "__main__":
-    main()
+    shipped = RELATED_CONFIGS[0][0]
+    r, mrr = results[shipped]
+    rep.figure("Cora related() recall@10", r, "", "≥ 0.45", r >= 0.45)
+    rep.figure("Cora related() MRR@10", mrr, "", "≥ 0.56", mrr >= 0.56)
+    r, _ = results["sim_built"]
+    rep.figure("Cora SIMILAR_TO recall@10", r, "", "≥ 0.43", r >= 0.43)
+    rep.figure("Cora TF-IDF cosine recall@10 (reference)", results["tfidf"][0])
+    a = results[f"iclr {shipped}"]
+    rep.figure("ICLR 2021 related(): share of the 10 sharing an author keyword", a, "", "≥ 0.33",
+               a >= 0.33)
+    rep.figure("ICLR 2021 TF-IDF cosine: the same share (reference)", results["iclr tfidf"])
+    worst = max(results["hub_cora_built"][3], results["hub_iclr_built"][3])
+    rep.figure("largest SIMILAR_TO in-degree ÷ k (Cora, ICLR)",
+               f"{results['hub_cora_built'][3]:.1f}, {results['hub_iclr_built'][3]:.1f}", "",
+               "≤ 5", worst <= 5)
+    rec, per = results["iclr strict recall"], results["iclr concepts a paper"]
+    rep.figure("ICLR author keywords found as concepts (strict recall)", rec, "", "≥ 0.65",
+               rec >= 0.65)
+    rep.figure("ICLR concepts a paper (mean)", per, "", "≤ 15", per <= 15)
+    return rep

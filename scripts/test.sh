@@ -7,6 +7,8 @@
 #   * Debian's chromium for the browser tests, installed with apt-get when running as
 #     root; otherwise one line says so and the browser tests are deselected (-m "not browser").
 # Extra arguments go to pytest, e.g.  bash scripts/test.sh -k related -x
+# CITEGRAPH_TEST_PROFILE=long: ten times the fuzz examples, every soak run repeated
+# (the default, short profile is CI's; tests/support/profile.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { echo "test.sh: $*"; }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import neo4j
 import pytest
@@ -88,6 +89,36 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"Bolt server: {BOLT_SEEN.get('server')}; agent {BOLT_SEEN.get('agent')!r}"
         )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_torch_thread() -> None:
+    """This process's torch runs one thread, as a server's does (``compute_threads``).
+
+    On a busy 2-core machine two threads spin against each other: one query encode took
+    ~250 ms instead of ~15, and tests/e2e/test_search_fusion.py ~22 minutes instead of ~2.
+    The first app warm-up of a session (tests/api) set this anyway, process-wide, so the
+    suite ran at one thread or two depending on which tests ran first. Subprocesses (the
+    CLI, servers) keep their own defaults."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def seed_graph_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seed graph, built once per session (real model, real pipeline) and closed; the
+    fixtures that need one copy it (``tests.support.seeds.copy_seed_graph``) instead of
+    each building their own. Never opened, never changed."""
+    from tests.support.seeds import build_seed_graph
+
+    where = tmp_path_factory.mktemp("seed-graph-template")
+    store, report = build_seed_graph(where)
+    store.close()
+    assert not report.problems, report.problems
+    return where
 
 
 StoreFactory = Callable[[str], GraphStore]

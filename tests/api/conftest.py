@@ -15,13 +15,13 @@ from api.app import create_app
 from graph.settings import Settings
 from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
-from tests.support.seeds import build_seed_graph, seed_settings
+from tests.support.seeds import copy_seed_graph, seed_settings
 
 
 @pytest.fixture(scope="session")
-def seed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def seed_dir(tmp_path_factory: pytest.TempPathFactory, seed_graph_template: Path) -> Path:
     data_dir = tmp_path_factory.mktemp("api-seed")
-    build_seed_graph(data_dir)
+    copy_seed_graph(seed_graph_template, data_dir).close()
     return data_dir
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from graph.store.memory import NetworkxStore
-from tests.support.seeds import ROOT, SEEDS, build_seed_graph
+from tests.support.seeds import ROOT, SEEDS, copy_seed_graph
 
 CHROMIUM = Path(os.environ.get("CITEGRAPH_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -67,10 +67,12 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def seed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def seed_server(
+    tmp_path_factory: pytest.TempPathFactory, seed_graph_template: Path
+) -> Iterator[Server]:
     """``citegraph serve`` on a loopback port, on the seed graph built with the real model."""
     data = tmp_path_factory.mktemp("explorer-data")
-    store, _ = build_seed_graph(data)
+    store = copy_seed_graph(seed_graph_template, data)
     port = _free_port()
     log = data / "serve.log"
     env = {

@@ -15,16 +15,18 @@ from graph.ingest import read_corpus
 from graph.model import Concept, Dataset, NodeKind, Paper, RelType
 from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
-from tests.support.seeds import EMBED_CACHE, SEEDS, build_seed_graph, seed_settings
+from tests.support.seeds import EMBED_CACHE, SEEDS, copy_seed_graph, seed_settings
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def seed_graph(tmp_path_factory: pytest.TempPathFactory) -> NetworkxStore:
-    store, report = build_seed_graph(tmp_path_factory.mktemp("seedgraph"))
-    assert not report.problems
-    return store
+def seed_graph(
+    tmp_path_factory: pytest.TempPathFactory, seed_graph_template: Path
+) -> NetworkxStore:
+    """The session's build (tests/conftest.py checks it reported no problems)."""
+    store = copy_seed_graph(seed_graph_template, tmp_path_factory.mktemp("seedgraph"))
+    return store  # type: ignore[return-value]
 
 
 @pytest.fixture(scope="module")

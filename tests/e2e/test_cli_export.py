@@ -16,7 +16,8 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from tests.support.seeds import SEEDS
+from bench.load import copy_cache
+from tests.support.seeds import EMBED_CACHE, SEEDS
 
 
 def _run(cmd: list[str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -24,13 +25,18 @@ def _run(cmd: list[str], *args: str, cwd: Path | None = None) -> subprocess.Comp
 
 
 @pytest.fixture(scope="module")
-def cli(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """The command line over a graph built from 20 of the seed abstracts."""
+def cli(tmp_path_factory: pytest.TempPathFactory, seed_graph_template: Path) -> list[str]:
+    """The command line over a graph built from 20 of the seed abstracts.
+
+    The session's seed build has put their vectors and extractions in EMBED_CACHE; the
+    data folder starts with a copy of it, so the build loads no model (what is tested
+    here is the export, not the embedding)."""
     root = tmp_path_factory.mktemp("export")
     inputs = root / "in"
     inputs.mkdir()
     for f in sorted(SEEDS.glob("*.txt"))[:20]:
         shutil.copy(f, inputs / f.name)
+    copy_cache(EMBED_CACHE, root / "data" / "cache")
     cmd = [sys.executable, "-m", "citegraph", "--data-dir", str(root / "data")]
     built = _run(cmd, "build", str(inputs))
     assert built.returncode == 0, built.stderr

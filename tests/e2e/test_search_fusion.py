@@ -21,7 +21,7 @@ from graph.build import Pipeline
 from graph.model import NodeKind, Paper, RelType, concept_id
 from graph.service import Embedding, GraphService, SearchMode
 from graph.store.embedded import EmbeddedStore
-from tests.support.seeds import EMBED_CACHE, build_seed_graph, seed_settings
+from tests.support.seeds import EMBED_CACHE, copy_seed_graph, seed_settings
 
 pytestmark = pytest.mark.slow
 
@@ -33,11 +33,19 @@ QUERIES: dict[str, Callable[[Paper], str]] = {
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> GraphService:
+def embedding(tmp_path_factory: pytest.TempPathFactory) -> Embedding:
+    """One model for the module's two graphs (it depends on the settings' model only)."""
+    return Embedding(seed_settings(tmp_path_factory.mktemp("fusion-model")))
+
+
+@pytest.fixture(scope="module")
+def service(
+    tmp_path_factory: pytest.TempPathFactory, embedding: Embedding, seed_graph_template: Path
+) -> GraphService:
     data: Path = tmp_path_factory.mktemp("fusion")
-    store, _ = build_seed_graph(data)
+    store = copy_seed_graph(seed_graph_template, data)
     settings = seed_settings(data)
-    return GraphService(settings, store, Embedding(settings))
+    return GraphService(settings, store, embedding)
 
 
 @pytest.mark.parametrize("name", list(QUERIES))
@@ -85,7 +93,9 @@ def test_a_name_finds_its_own_node_first(service: GraphService) -> None:
 
 
 @pytest.fixture(scope="module")
-def titled(service: GraphService, tmp_path_factory: pytest.TempPathFactory) -> GraphService:
+def titled(
+    service: GraphService, tmp_path_factory: pytest.TempPathFactory, embedding: Embedding
+) -> GraphService:
     """The seed abstracts again, each with its label as a title (the seeds have none)."""
     folder = tmp_path_factory.mktemp("titled")
     papers = [n for n in service.store.snapshot().nodes.values() if isinstance(n, Paper)]
@@ -105,7 +115,7 @@ def titled(service: GraphService, tmp_path_factory: pytest.TempPathFactory) -> G
         pipeline.run(store, add_paths=[source], replace=True)
     finally:
         pipeline.close()
-    return GraphService(settings, store, Embedding(settings))
+    return GraphService(settings, store, embedding)
 
 
 NEAR_TITLES: dict[str, Callable[[str], str]] = {

@@ -1,16 +1,15 @@
 """Hypothesis settings for the hardening suite (applied per test, never globally).
 
-By default the examples are derandomized and bounded, so CI is repeatable and quick;
-``HYPOTHESIS_PROFILE=fuzz`` draws ten times as many fresh random examples.
+By default (and in CI) the examples are derandomized and bounded, so a run is
+repeatable and quick; the long profile, ``CITEGRAPH_TEST_PROFILE=long`` (or the older
+``HYPOTHESIS_PROFILE=fuzz``), draws ten times as many fresh random examples.
 """
 
 from __future__ import annotations
 
-import os
-
 from hypothesis import HealthCheck, settings
 
-FUZZ = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
+from tests.support.profile import LONG as FUZZ
 
 _BASE = settings(
     derandomize=not FUZZ,

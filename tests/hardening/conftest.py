@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from bench.load import Server, seed_data_dir, start_server
+from tests.support.seeds import copy_seed_graph
 
 API_KEY = "hardening-key-6f1c0e"
 ALLOWED_ORIGIN = "http://allowed.example"
@@ -41,9 +42,11 @@ LEAKS = (
 
 
 @pytest.fixture(scope="session")
-def hard_seed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def hard_seed_dir(tmp_path_factory: pytest.TempPathFactory, seed_graph_template: Path) -> Path:
     """The seed graph and a warm cache; never changed (copy it to write)."""
-    return seed_data_dir(tmp_path_factory.mktemp("hard-seed") / "data")
+    where = tmp_path_factory.mktemp("hard-seed") / "data"
+    copy_seed_graph(seed_graph_template, where).close()  # the session's one build
+    return seed_data_dir(where)
 
 
 @pytest.fixture(scope="session")

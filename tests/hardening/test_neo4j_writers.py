@@ -75,8 +75,11 @@ def test_a_writer_of_another_process_waits_for_the_first(
     assert holding.wait(30)
     t2 = threading.Thread(target=write, daemon=True)
     t2.start()
-    time.sleep(2.0)
     try:
+        # wait for the event (the second writer says it waits), not for a time
+        deadline = time.monotonic() + 60
+        while not said and not events and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert events == [], "the second writer went in while the first held the lock"
         assert said and "waiting for another writer" in said[0]
         assert f"(pid {os.getpid()})" in said[0]  # both stores are this process here

@@ -17,6 +17,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.support.profile import repeats
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CACHE_UNDER_READ = textwrap.dedent(
@@ -190,9 +192,10 @@ def test_a_write_past_the_limit_is_answered_and_the_process_exits_cleanly(
     """probe3 F5: the write was answered 504, its thread went on embedding in torch, the
     lifespan closed, and the exit aborted the process ("terminate called without an active
     exception", SIGABRT) in 2 of 3 runs. Now the write is answered when done, and a closing
-    app also waits (bounded) for any worker thread still busy."""
+    app also waits (bounded) for any worker thread still busy. Once in the short profile,
+    3 runs in the long one (tests/support/profile.py)."""
     runs = []
-    for trial in range(3):
+    for trial in range(repeats(3)):
         data = tmp_path / f"data{trial}"
         shutil.copytree(hard_seed_dir, data)
         done = _run(WRITE_PAST_THE_LIMIT, str(data), timeout=300)
@@ -206,9 +209,10 @@ def test_leaving_an_app_with_a_write_in_flight_does_not_hang(
     hard_seed_dir: Path, tmp_path: Path
 ) -> None:
     """probe3 F7: leaving a TestClient while another thread's addPapers ran hung the process
-    in TestClient.__exit__ (3 of 5 runs, at c4ce148); the child gives up after 90 s."""
+    in TestClient.__exit__ (3 of 5 runs, at c4ce148); the child gives up after 90 s. Once
+    in the short profile, 3 runs in the long one."""
     runs = []
-    for trial in range(3):
+    for trial in range(repeats(3)):
         data = tmp_path / f"data{trial}"
         shutil.copytree(hard_seed_dir, data)
         done = _run(LEAVE_DURING_A_WRITE, str(data), timeout=180)

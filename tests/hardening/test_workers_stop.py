@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench.load import HOST, start_server
+from bench.load import HOST, connections_by_worker, start_server
 
 pytestmark = pytest.mark.slow
 
@@ -62,7 +62,12 @@ def test_a_stopping_two_worker_server_refuses_new_connections_and_answers_in_fli
             b"POST /graphql HTTP/1.1\r\nHost: citegraph\r\nContent-Type: application/json\r\n"
             + f"Content-Length: {len(QUERY)}\r\n\r\n".encode() + QUERY[:10]
         )
-        time.sleep(0.5)  # the request has reached a worker: it is in flight
+        # wait until a worker has accepted the held connection: the request is in flight
+        deadline = time.monotonic() + 60
+        while not sum(connections_by_worker(server.pid, server.port).values()):
+            assert server.process.poll() is None, server.log_tail()
+            assert time.monotonic() < deadline, "no worker accepted the held connection"
+            time.sleep(0.05)
         server.process.send_signal(sig)
         t0 = time.monotonic()
         seen: list[str] = []

@@ -30,3 +30,14 @@ def build_seed_graph(data_dir: Path) -> tuple[EmbeddedStore, BuildReport]:
     finally:
         pipeline.close()
     return store, report
+
+
+def copy_seed_graph(template: Path, data_dir: Path) -> EmbeddedStore:
+    """A copy of a built seed graph (``seed_graph_template``) in ``data_dir``, opened.
+
+    The same graph :func:`build_seed_graph` makes there: nothing stored names the data
+    folder. Copying the closed database is ~100x cheaper than building it again."""
+    import shutil
+
+    shutil.copytree(template, data_dir, dirs_exist_ok=True)
+    return EmbeddedStore(seed_settings(data_dir).graph_db)

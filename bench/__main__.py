@@ -1,0 +1,369 @@
+"""The benchmarks' one entry point, and the generator of docs/benchmarks.md.
+
+    python -m bench list                 the benchmarks and the question each answers
+    python -m bench NAME [--quick] ...   run one; writes bench/results/NAME[.quick].json
+    python -m bench docs                 write docs/benchmarks.md from bench/results/
+
+``--quick`` runs a benchmark on a small corpus (the seeds, or the smallest size) in a
+minute or two, to check that it works; the goals are held against the full run. Each
+benchmark's own options: ``python -m bench NAME --help``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import RESULTS, ROOT, machine, now_utc, write_result
+
+DOC = ROOT / "docs" / "benchmarks.md"
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """Figures measured by the scripts bench/ had before it was rebuilt (issue 40), kept
+    in the doc, labelled with their commit and date, until the benchmark runs again."""
+
+    source: str  # the command, commit and date they came from
+    rows: tuple[tuple[str, str, str], ...]  # (figure, value, goal and whether met)
+
+
+@dataclass(frozen=True)
+class Bench:
+    name: str
+    module: str | None  # None: a slot for a later issue, nothing to run yet
+    question: str
+    about: str  # what it runs, on what, for a reader of the doc
+    earlier: Earlier | None = None
+
+
+BENCHES: tuple[Bench, ...] = (
+    Bench(
+        "quality", "bench.quality",
+        "How good are the related papers and the SIMILAR_TO links?",
+        "Cora (2,277 papers, 5,214 real citations): how many of a paper's citations are in "
+        "its top 10; ICLR 2021 (2,966 papers): how many of the 10 share an author keyword, "
+        "how many author keywords the concepts find; hubness. Against TF-IDF and random. "
+        "`--quick`: 300 sampled related() queries per corpus.",
+        Earlier("`python bench/quality.py` at 9d6e160, 2026-12-02 (issue 13, round 9)", (
+            ("Cora related() recall@10", "0.451", "≥ 0.45: met"),
+            ("Cora related() MRR@10", "0.559", "≥ 0.56: missed by 0.001"),
+            ("Cora SIMILAR_TO recall@10", "0.425", "≥ 0.43: missed"),
+            ("ICLR 2021 related(): share of the 10 sharing an author keyword",
+             "0.330 (TF-IDF 0.291)", "≥ 0.33: met"),
+            ("largest SIMILAR_TO in-degree ÷ k", "3.9 Cora, 3.4 ICLR", "≤ 5: met"),
+            ("ICLR author keywords found as concepts (strict)", "0.656 at 14.5 concepts a paper",
+             "≥ 0.65 at ≤ 15: met"),
+        )),
+    ),
+    Bench(
+        "title_search", "bench.title_search",
+        "Does a paper's title find that paper first?",
+        "Titles of sampled papers searched in every mode (KEYWORD, SEMANTIC, HYBRID), among "
+        "papers and among all kinds; as written and without their last word. Full: ICLR "
+        "2021, 300 papers; `--quick`: the seeds.",
+        Earlier("`python bench/title_search.py --sample 300 --seed 1 --variant drop-last` on "
+                "an ICLR 2021 graph, at 9d6e160, 2026-12-02", (
+            ("titles without their last word, first among papers: HYBRID", "300/300", "all: met"),
+            ("the same among all kinds: HYBRID / KEYWORD", "300/300 / 300/300", "all: met"),
+            ("the same among papers: SEMANTIC alone", "268/300", ""),
+        )),
+    ),
+    Bench(
+        "build", "bench.build",
+        "How long do `citegraph build` and `citegraph add` take on a real corpus?",
+        "The CLI as a user runs it, on a new data folder: a cold build (every text embedded), "
+        "the same build again (nothing changed), `citegraph add` of 10 new papers against the "
+        "model's load alone, and `addPapers` of 10 on a running server. Full: ICLR 2021; "
+        "`--quick`: the seeds.",
+        Earlier("`python bench/add_ab.py` on an ICLR 2021 graph built by `citegraph build` at "
+                "c5e7ef4, 2026-12-03 (issue 12, round 15); `addPapers` from `python "
+                "bench/store.py`, 2026-12-03 (round 9)", (
+            ("cold `citegraph build` of ICLR 2021", "106.5 s (embedding 89 s)", ""),
+            ("`citegraph add` of 10 minus the model's load alone", "1.60-1.77 s", "≤ 2 s: met"),
+            ("`addPapers` of 10 ÷ cold build", "0.015", "≤ 0.02: met"),
+        )),
+    ),
+    Bench(
+        "build_scale", "bench.build_scale",
+        "How long does a build of 100,000 papers take, and how much memory?",
+        "`citegraph build` of a synthetic corpus (topic-clustered vectors and Zipf terms, "
+        "bench/synthetic.py) whose embeddings and extractions are in the caches already, so "
+        "the figures are linking and storing. Full: 100k; `--quick`: 3k.",
+        Earlier("`python bench/build_scale.py --sizes 100000` at 473e46f, 2026-12-04", (
+            ("100k: link + diff + write", "216.3 s (216-250 s over three runs)", "≤ 120 s: missed"),
+            ("100k: whole build", "287.4 s", ""),
+            ("100k: peak RSS", "1,961 MiB", "≤ 2 GB: met"),
+        )),
+    ),
+    Bench(
+        "add_scale", "bench.add_scale",
+        "Does an add stay cheap as the graph grows?",
+        "A server's path (one long-lived pipeline, as `addPapers` runs it) adding 10 papers "
+        "at a time to synthetic graphs of 3k and 100k papers; medians of the adds after the "
+        "first. `--quick`: 3k only.",
+        Earlier("`python bench/add_scale.py --sizes 3000,100000` at 8042f8a-a2fa62a, "
+                "2026-12-04 (issue 12, round 23; four runs)", (
+            ("add of 10 at 100k ÷ at 3k", "1.49-1.81x", "≤ 2x: met"),
+            ("add of 10 at 100k (median)", "0.81-1.12 s", ""),
+        )),
+    ),
+    Bench(
+        "queries", "bench.queries",
+        "How fast is one query, in-process and over HTTP?",
+        "Each query kind alone, one client: the library call (`GraphService`) and the same "
+        "GraphQL query over HTTP to `citegraph serve`, p50 and p99. Full: ICLR 2021; "
+        "`--quick`: the seeds.",
+        Earlier("`python bench/load.py --per-kind 3 --workers 2` on ICLR 2021 at 76b1366, "
+                "2026-12-02 (issue 11, session 10; HTTP, one client, two runs)", (
+            ("neighbourhood depth 1 / depth 2, p50", "7.4-10.6 / 10.7-14.6 ms",
+             "≤ 10 ms: at the line"),
+            ("shortest path / k paths, p50", "7.6-10.5 / 7.9-10.7 ms", "≤ 10 ms: at the line"),
+            ("keyword search, p50", "7.2-12.8 ms", "≤ 10 ms: at the line"),
+            ("related, p50", "18.4-19.5 ms", "≤ 10 ms: missed"),
+            ("semantic search / related(text:), p50", "14.6-18.1 / 21.1-25.3 ms",
+             "≤ 20 ms: at the line"),
+        )),
+    ),
+    Bench(
+        "query_scale", "bench.query_scale",
+        "Do queries stay fast at 100,000 papers?",
+        "The embedded store over synthetic graphs of 3k and 100k papers: write, open, the "
+        "server's in-memory reads and the CLI's SQL reads (neighbourhoods, paths, name "
+        "lookups, vector search), and each 100k p50 over the 3k one. `--quick`: 3k only.",
+        Earlier("`python bench/db_scale.py --sizes 3000,100000` at d6d7159, 2026-12-02 "
+                "(issue 11, round 9)", (
+            ("100k ÷ 3k, server reads: neighbourhood depth 1 / depth 2", "1.8x / 4.0x",
+             "≤ 3x: met / missed"),
+            ("100k ÷ 3k: shortest path / k paths", "54x / 58x", "≤ 3x: missed"),
+            ("100k: vector search through the HNSW index", "1.34 ms (11x the 3k exact pass)",
+             "≤ 3x: missed"),
+        )),
+    ),
+    Bench(
+        "load", "bench.load",
+        "How many requests a second does a server answer under load, without errors?",
+        "`citegraph serve` on loopback, 32 clients sending a mix of ten query kinds for 30 s, "
+        "three rounds; every answer must be a 200 without errors. Full: ICLR 2021, two "
+        "workers; `--quick`: the seeds, 8 clients for 5 s.",
+        Earlier("`python bench/load.py --clients 32 --seconds 20 --runs 2 --workers 2` on ICLR "
+                "2021 at 76b1366, 2026-12-02", (
+            ("requests a second, 32 clients", "135-154", "≥ 300: missed"),
+            ("errors", "0", "0: met"),
+        )),
+    ),
+    Bench(
+        "memory", "bench.memory",
+        "How much memory does a warm server hold?",
+        "`citegraph serve` started on a graph: its resident memory when ready, after its "
+        "warm-up (model, indexes, the add path's state) and after a round of load. Full: "
+        "ICLR 2021; `--quick`: the seeds.",
+        Earlier("an ad hoc script at ec2e65f, 2026-12-05 (issue 12, round 24), and the outside "
+                "probe 17 (docs/reliability.md)", (
+            ("server over ICLR 2021 (~2,900 papers), after warm-up", "2,031-2,060 MiB", ""),
+            ("warm-up state over 10k / 100k synthetic papers", "1,620 / 12,606 MiB", ""),
+        )),
+    ),
+    Bench(
+        "neo4j", "bench.neo4j_store",
+        "How does the Neo4j store compare with the embedded one?",
+        "A real Neo4j 5.26 started on loopback (scripts/neo4j.sh): the ICLR 2021 graph "
+        "loaded through `Neo4jStore`, then the same queries against it and the embedded "
+        "store, p50 each and their ratio. `--quick`: the seeds.",
+        Earlier("`python bench/neo4j_load.py --quick` (300 ICLR papers) at a64b2e0, "
+                "2026-12-01, a loaded machine", (
+            ("Neo4j ÷ embedded p50: keyword search", "2.9x", "≤ 3x: met"),
+            ("Neo4j ÷ embedded p50: neighbourhood d1 / shortest path", "12.5x / 99.9x",
+             "≤ 3x: missed"),
+            ("Neo4j ÷ embedded p50: related / vector search", "65x / 769x", "≤ 3x: missed"),
+        )),
+    ),
+    Bench(
+        "topics", None,
+        "What topics does the graph hold, and how good are they?",
+        "A later issue: the topics feature and its benchmark are not built yet.",
+    ),
+)
+BY_NAME = {b.name: b for b in BENCHES}
+
+
+def _list() -> None:
+    for b in BENCHES:
+        print(f"{b.name:13} {b.question}" + ("" if b.module else "  (not built yet)"))
+
+
+def _run(name: str, argv: list[str]) -> int:
+    bench = BY_NAME.get(name)
+    if bench is None:
+        print(f"no benchmark {name!r}; python -m bench list", file=sys.stderr)
+        return 2
+    if bench.module is None:
+        print(f"{name}: {bench.about}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(bench.module)
+    command = shlex.join(["python", "-m", "bench", name, *argv])
+    started, mach = now_utc(), machine()
+    t0 = time.perf_counter()
+    if not {"-h", "--help"} & set(argv):
+        print(f"{command}  ({started}, {mach['cpu']}, {mach['cores']} cores)", flush=True)
+    result = module.run(argv)
+    path = write_result(result, command, time.perf_counter() - t0, started, mach)
+    print(f"\nwrote {path.relative_to(ROOT)}")
+    return 0
+
+
+# --------------------------------------------------------------------------- the doc
+def _load(bench: Bench) -> dict[str, Any] | None:
+    """The full run's result when there is one, else the quick run's."""
+    for name in (f"{bench.name}.json", f"{bench.name}.quick.json"):
+        path = RESULTS / name
+        if path.exists():
+            data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            return data
+    return None
+
+
+def _cell(v: Any, unit: str = "") -> str:
+    if v is None:
+        return "n/a"
+    if isinstance(v, float):
+        a = abs(v)
+        digits = 3 if a < 1 else 2 if a < 10 else 1 if a < 100 else 0
+        v = f"{v:,.{digits}f}"
+    elif isinstance(v, int):
+        v = f"{v:,}"
+    return f"{v}{unit}" if unit == "x" else f"{v} {unit}".strip()
+
+
+def _machine(m: dict[str, Any]) -> str:
+    return (f"{m['cpu']}, {m['cores']} cores, {m['ram_gib']:.0f} GiB RAM, "
+            f"load {m['load_avg_at_start']}")
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation but - and _ dropped."""
+    kept = "".join(c for c in heading.lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+def _section(bench: Bench) -> list[str]:
+    """One table per question: this commit's run (if any), then the earlier figures."""
+    out = [f"## {bench.question}", "", bench.about, ""]
+    if bench.module is None:
+        return [*out, "_No benchmark yet._", ""]
+    res = _load(bench)
+    rows: list[str] = []
+    legend: list[str] = []
+    if res is None:
+        legend.append(f"**Not run yet on this commit**: `python -m bench {bench.name}`.")
+    else:
+        when = res["date"][:10]
+        commit = res["commit"] + (" (with uncommitted changes)"
+                                  if res["code_differs_from_commit"] else "")
+        tag = "quick" if res["quick"] else "now"
+        legend.append(f"*{tag}*: `{res['command']}`, {when}, commit {commit}, "
+                      f"{_machine(res['machine'])}, {res['seconds']:.0f} s"
+                      + (f"; {res['corpus']}" if res["corpus"] else "") + "."
+                      + (" A `--quick` run shows that the benchmark works; the goals are held "
+                         f"against `python -m bench {bench.name}`, not run yet on this commit."
+                         if res["quick"] else ""))
+        for f in res["figures"]:
+            met = "" if res["quick"] or f["met"] is None else (
+                ": met" if f["met"] else ": **missed**")
+            goal = f"{f['goal']}{met}" if f["goal"] else ""
+            rows.append(f"| {f['figure']} | {_cell(f['value'], f['unit'])} | {goal} | {tag} |")
+        legend += res["notes"]
+    if bench.earlier is not None and (res is None or res["quick"]):
+        legend.append(f"*earlier*: {bench.earlier.source}; not rerun on this commit.")
+        rows += [f"| {a} | {b} | {c} | earlier |" for a, b, c in bench.earlier.rows]
+    if rows:
+        out += ["| figure | value | goal | run |", "|---|---|---|---|", *rows, ""]
+    return [*out, *(f"- {line}" for line in legend), ""]
+
+
+FINDINGS = """\
+## Findings that set the defaults
+
+From one-off experiments whose scripts left bench/ in issue 40 (git history keeps them
+and their write-ups, in the old append-only benchmarks.md).
+
+- **related()** (`graph/related.py`, `Weights`): cosine + 3 x word overlap + 0.3 x shared
+  terms - 0.5 x hub + 0.1 x citations, then + 0.25 x the mean score against the first
+  round's 3 best, then + 0.05 / rank in a seed's stored SIMILAR_TO list; chosen on the Cora
+  tune half, checked on the test half and on ICLR 2021 (issue 13, rounds 4-7).
+- **SIMILAR_TO** (`graph/link.py`): CSLS (0.5) over cosine + 2 x word overlap among each
+  paper's 100 nearest, k 10, `similar_min_score` 0.3. Word weights come from the model's
+  WordPiece vocabulary, never from corpus counts, so a pair's score depends on its two
+  texts alone.
+- **Search** (`graph/store/fts.py`, `graph/service.py`): keyword search is BM25 over two FTS5
+  tables (names and titles, abstracts; one table for all fields found 164 of 200 ICLR
+  titles first among all kinds, two find 200), pruned as MaxScore does from 20,000 rows.
+  HYBRID puts first the node both halves rank first, and scores a title equal to the query
+  as a concept named like it.
+- **Vectors**: vector search is a float32 pass rescored in float64; the in-memory store
+  searches through an HNSW index from 50,000 papers (`graph/query/ann.py`). SIMILAR_TO's
+  build pass uses a bfloat16 prefilter only where torch is loaded already (a server):
+  importing torch for it in the one-shot CLI build raised the 100k build's peak RSS
+  from 1.96 to 3.06 GB (issue 12, round 21).
+- **A server** (`graph/settings.py` `compute_threads`, `api/services.py`): one BLAS thread per
+  call (two threads doubled related()'s CPU under concurrent requests), the warm-up's heap
+  frozen for the cyclic collector, queries encoded through onnxruntime.
+- **The model** stays all-MiniLM-L6-v2, float32, truncated at the window (issue 13, round 8,
+  93d8b4d, 2026-12-02): multilingual-e5-small (4-bit) lost on Cora at 6x the embedding CPU;
+  all-mpnet-base-v2 gained +0.036 SIMILAR_TO recall on a 300-paper Cora subset at 13x the
+  CPU, not measured on the whole corpora. bfloat16 embedding took 0.64x the time with 0.993
+  of neighbour lists equal; float32 is the default.
+- **Neo4j** commits a change of more than 10,000 rows in batches (`max_tx_rows`): one
+  transaction of 25,000 rows ran out of a 512 MB server's transaction memory (docs/neo4j.md).
+"""
+
+
+def write_doc() -> Path:
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated by `python -m bench docs` from `bench/results/*.json`; do not edit by hand.",
+        "One table per question: each figure beside its goal, below it the command that",
+        "reproduces it, with date, commit and machine. Figures measured before this commit are",
+        "marked *earlier*, with their own commit and date. `python -m bench list` names them.",
+        "",
+        "| question | benchmark | latest run |",
+        "|---|---|---|",
+    ]
+    for b in BENCHES:
+        res = _load(b) if b.module else None
+        state = ("not built yet" if b.module is None else "not run yet on this commit"
+                 if res is None else f"{res['date'][:10]} at {res['commit']}"
+                 + (" (`--quick` only)" if res["quick"] else ""))
+        lines.append(f"| [{b.question}](#{anchor(b.question)}) | `{b.name}` | {state} |")
+    lines.append("")
+    for b in BENCHES:
+        lines += _section(b)
+    lines += FINDINGS.splitlines()
+    DOC.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    return DOC
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        _list()
+        return 0
+    if argv[0] == "list":
+        _list()
+        return 0
+    if argv[0] == "docs":
+        path = write_doc()
+        print(f"wrote {path.relative_to(ROOT)} ({len(path.read_text().splitlines())} lines)")
+        return 0
+    return _run(argv[0], argv[1:])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
