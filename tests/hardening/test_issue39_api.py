@@ -455,6 +455,12 @@ class DamagedStore(NetworkxStore):
     def snapshot(self) -> Any:
         return self.stats()
 
+    def node_page(self, after: str | None, limit: int) -> Any:  # a streamed export's reads
+        return self.stats()
+
+    def edge_page(self, after: str | None, limit: int) -> Any:
+        return self.stats()
+
 
 def test_store_error_is_clean_embedded(
     caplog: pytest.LogCaptureFixture, tmp_path: Path
