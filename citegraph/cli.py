@@ -436,7 +436,8 @@ def add(
 @app.command()
 def remove(
     ids: Annotated[list[str], typer.Argument(
-        help="Paper ids to remove (or a title or label that only one paper has).")],
+        help="Paper ids to remove (or a title, label or short name that only one paper "
+             "has; one that names several is refused with their ids).")],
     as_json: JsonOpt = False,
 ) -> None:
     """Remove papers with their edges, and concepts/datasets no other paper mentions."""
