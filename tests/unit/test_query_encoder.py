@@ -28,9 +28,12 @@ TITLES, ABSTRACTS = (250, 40) if LONG else (100, 20)
 
 
 def _real_texts() -> list[str]:
-    """Seed titles and abstracts, then ICLR 2021 titles and a few abstracts."""
+    """Seed titles and abstracts, then ICLR 2021 titles and a few abstracts (when the
+    shared data is there)."""
     papers = read_corpus([SEEDS]).papers
     texts = [p.title for p in papers if p.title] + [p.abstract for p in papers if p.abstract]
+    if not ICLR2021.exists():  # a clone without shared/ beside it: the seeds alone
+        return [t for t in texts if t.strip()]
     with ICLR2021.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     texts += [r["title"] for r in rows[:TITLES]]
