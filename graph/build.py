@@ -1819,7 +1819,7 @@ def _gc_paused() -> Iterator[None]:
 
     A full collection walks every object the process holds, and a loaded graph is
     millions of them: on the ICLR 2021 graph the collector took 1-2 s of a 5-10 s add
-    (bench/store.py). A write makes little cyclic garbage; it is collected after.
+    (bench/store.py, in git history). A write makes little cyclic garbage; it is collected after.
     """
     was = gc.isenabled()
     gc.disable()

@@ -13,8 +13,8 @@ rounding a and b to bfloat16 moves each product a_i b_i by at most (2u + u^2) |a
 oneDNN sums the d products in float32 (at most d x 2^-24 of the sum of their sizes); the
 sum is rounded to bfloat16 (at most u of its size). By Cauchy-Schwarz every sum of |a_i
 b_i| is at most |a| |b|, so |rough - a.b| <= (3u + u^2 + 1.01 d 2^-24) |a| |b|, ~0.012 for
-unit vectors at d = 384 (0.0026 was the most seen, on the vectors of bench/scale.py's 30k
-papers).
+unit vectors at d = 384 (0.0026 was the most seen, on the vectors of 30k synthetic
+papers, bench/synthetic.py).
 """
 
 from __future__ import annotations

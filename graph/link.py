@@ -90,8 +90,8 @@ class Hub(NamedTuple):
 
 Hubs = dict[str, Hub]
 # the float32 block product of _blocks: ~300-500 rows keep BLAS's product at its best
-# (80 rows took ~1.6x the time a row at 100k papers, 1024 ~1.5x at 30k: bench/similar_block.py),
-# and its rows x N x 4 bytes stay near 128 MB
+# (80 rows took ~1.6x the time a row at 100k papers, 1024 ~1.5x at 30k: a one-off script,
+# bench/similar_block.py in git history), and its rows x N x 4 bytes stay near 128 MB
 BLOCK_ROWS = 384
 BLOCK_CELLS = 32_000_000
 SPARSE_BLOCK_ROWS = 512
@@ -848,7 +848,8 @@ def full_similar(
     and :func:`csls_similar` over every row give, to the bit, with each row's pool (and its
     exact cosines, floor and word overlaps) found once and both lists ranked from it. A
     pool does not depend on the CSLS penalty, and finding it again (the float32 block
-    product, the exact rescore) was a third of the pass (bench/similar_build.py). The
+    product, the exact rescore) was a third of the pass (bench/similar_build.py, in git
+    history). The
     pools are held until the CSLS pass: 20 bytes an entry, ~200 MB at 100k papers.
     ``keep`` (a list): the pools are appended to it as :class:`SimilarPools`, for the
     region state (graph.region) to rank later adds from (nothing when no row has a list)."""
@@ -1649,7 +1650,8 @@ def term_weight(df: int) -> float:
     2^(k/4) (exact for df 1, 2, 4, 8, …; at most 0.17 above ln(C / df)): a common term's
     weight then moves only when its df grows past a grid point, about every 19 %, not on
     every paper that mentions it. On the ICLR 2021 graph that cut the SHARES_TERM rows one
-    add of 10 papers writes from 24,868 (exact ln(C / df)) to 1,897 (bench/link_rows.py). With
+    add of 10 papers writes from 24,868 (exact ln(C / df)) to 1,897 (bench/link_rows.py, in
+    git history). With
     C = e x MAX_TERM_PAPERS every linking term weighs at least 1.
     """
     k = (df**4).bit_length() - 1  # the largest k with 2^k <= df^4: exact integer arithmetic

@@ -5,7 +5,8 @@ Below :data:`ANN_FROM` papers every search scores every row (graph.query.vectors
 under ~2 ms at 30k papers); from it on, a server's in-memory store keeps an HNSW index
 of the float32 unit rows and asks it for candidates, which are then scored exactly as
 before. The answer is then approximate: a paper the index misses is missing from the
-answer (recall@10 against the exact pass is measured by bench/vector_search.py). The
+answer (recall@10 against the exact pass was measured by bench/vector_search.py, in git
+history). The
 candidates' scores are still exact, so a hit's score never depends on the index.
 
 The index is built once, in a background thread started by the first vector search

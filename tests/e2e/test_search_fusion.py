@@ -3,7 +3,8 @@
 Reciprocal-rank fusion ranked a paper's own label first less often than KEYWORD alone
 did (72 of 76 against 76 of 76 here), because ranks forget how far ahead the winner is.
 The fusion now adds the cosine and the keyword score scaled by the best one
-(bench/ranking.py measured it on ICLR 2021 titles and keywords). Three query sets made
+(bench/ranking.py, in git history, measured it on ICLR 2021 titles and
+keywords). Three query sets made
 from the seed papers, the real model, the real pipeline.
 """
 

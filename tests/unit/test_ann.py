@@ -190,7 +190,8 @@ print("exiting")
 @pytest.mark.parametrize("how", ["exit", "close"])
 def test_a_process_ends_cleanly_while_the_index_builds(how: str, tmp_path: Path) -> None:
     """Exiting with the build inside usearch's C++ aborted the process (seen at 100k
-    papers in bench/db_scale.py); atexit and close() stop it at the end of a chunk."""
+    papers, by bench/db_scale.py in git history); atexit and close() stop it at the end
+    of a chunk."""
     script = tmp_path / "exit_during_build.py"
     script.write_text(EXIT_DURING_BUILD)
     done = subprocess.run([sys.executable, str(script), how], capture_output=True, text=True,

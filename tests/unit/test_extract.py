@@ -146,8 +146,9 @@ _FILLER = " ".join(f"The {a} {h} improves results." for a, h in zip(_ADJS, _HEAD
     ],
 )
 def test_a_term_the_paper_defines_stays_one_of_its_terms(text: str, cid: str) -> None:
-    # found by bench/acronyms.py (Schwartz-Hearst definitions as the oracle): each of these
-    # lost the concept it defines, long form and acronym, from the paper's terms
+    # found by bench/acronyms.py, in git history (Schwartz-Hearst definitions as the
+    # oracle): each of these lost the concept it defines, long form and acronym, from
+    # the paper's terms
     others = {"b": extract("Graph neural networks on molecules."), "c": extract(_FILLER)}
     res = resolve({"a": extract(text), **others})
     assert concept_id(cid) in res.paper_terms["a"]
