@@ -4,10 +4,9 @@ serve`` replicas over a ``neo4j://`` (routing) URI, against the suite's single N
 A paper added through one replica's ``addPapers`` is found by the other's ``node``,
 keyword and semantic search, ``neighborhood`` and ``related``; a removal likewise. The
 bound docs/neo4j.md promises is "a read that starts after the write was answered sees
-it": no per-process cache keeps the other replica stale. The test waits for the event
-with a generous deadline and then asserts when the first read that saw it *started*
-(within 1 s of the write's answer, i.e. the first try on a single server), not how long
-a query took.
+it": no per-process cache keeps the other replica stale. The test reads each kind until
+it shows the write (a generous deadline, no sleeps), then asserts that no read which
+started more than 1 s after the write's answer missed it: how stale, not how slow.
 """
 
 from __future__ import annotations
@@ -168,45 +167,62 @@ READS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     "neighborhood": (
         f'query {{ neighborhood(id: "{NEW_ID}") {{ nodes {{ id }} }} }}',
         lambda d: bool((d.get("neighborhood") or {}).get("nodes"))),
+    # with its word-overlap reasons: the word index is a per-process cache (it was kept
+    # 5 s on Neo4j, and a paper it did not hold yet had no shared wording)
     "related": (
-        f'query {{ related(paper: "{NEW_ID}", first: 3) {{ paper {{ key }} }} }}',
-        lambda d: bool(d.get("related"))),
+        f'query {{ related(paper: "{NEW_ID}", first: 5) '
+        "{ paper { key } reasons { kind } } }",
+        lambda d: any(r["kind"] == "words" for p in d.get("related") or [] for r in p["reasons"])),
 }
+#: whole-graph PageRank, a per-process cache (it was kept 5 s on Neo4j)
+CENTRAL = "{ stats { centralConcepts { concept { key } degree pagerank } } }"
 
 
-def _seen(client: httpx.Client, what: str) -> bool:
+def _seen(client: httpx.Client, what: str, central: Any = None) -> bool:
+    if what == "central concepts":  # "seen": the PageRank of another graph than before
+        now = _gql(client, CENTRAL)["data"]["stats"]["centralConcepts"]
+        return bool(now != central)
     query, found = READS[what]
     body = _gql(client, query, **({"id": _global_id(NEW_ID)} if "$id" in query else {}))
     return found(body.get("data") or {})
 
 
-def _first_seen(client: httpx.Client, what: str, present: bool, since: float) -> float:
-    """Seconds from ``since`` to the start of the first read of ``what`` whose answer
-    showed the paper ``present`` (or absent), trying until SEEN_DEADLINE_S."""
+def _stale_for(client: httpx.Client, what: str, present: bool, since: float,
+               central: Any) -> float:
+    """Read ``what`` until its answer shows the paper ``present`` (or absent), for at most
+    SEEN_DEADLINE_S; how long after ``since`` the last read that did not show it started
+    (0 when the first read showed it): how stale the replica was, not how slow."""
+    stale = 0.0
     while True:
         started = time.monotonic()
-        if _seen(client, what) == present:
-            return started - since
-        assert started - since < SEEN_DEADLINE_S, f"{what}: not seen in {SEEN_DEADLINE_S} s"
+        if _seen(client, what, central) == present:
+            return stale
+        stale = started - since
+        assert stale < SEEN_DEADLINE_S, f"{what}: not seen in {SEEN_DEADLINE_S} s"
 
 
 def test_replicas_see_each_others_writes(replicas: tuple[Server, Server]) -> None:
     a, b = replicas
     with httpx.Client(base_url=a.url, timeout=120) as ca, \
             httpx.Client(base_url=b.url, timeout=120) as cb:
-        for what in READS:  # a read of each kind first: whatever B would cache, it has
-            assert not _seen(cb, what), what
-        assert "errors" not in _gql(cb, "{ stats { centralConcepts { degree } } }")
+        # a read of each kind on both first: whatever a replica would cache, it has
+        central = _gql(cb, CENTRAL)["data"]["stats"]["centralConcepts"]
+        assert central and _gql(ca, CENTRAL)["data"]["stats"]["centralConcepts"] == central
+        for what in READS:
+            assert not _seen(cb, what) and not _seen(ca, what), what
+        kinds = [*READS, "central concepts"]
 
         added = _gql(ca, "mutation($in: [PaperInput!]!) { addPapers(input: $in) { added } }",
                      **{"in": [{"id": NEW_ID, "title": NEW_TITLE, "abstract": NEW_ABSTRACT}]})
         assert added.get("data", {}).get("addPapers", {}).get("added") == [NEW_ID], added
         answered = time.monotonic()
-        lags = {what: _first_seen(cb, what, True, answered) for what in READS}
-        assert all(lag <= STALENESS_S for lag in lags.values()), lags
+        lags = {what: _stale_for(cb, what, True, answered, central) for what in kinds}
+        assert all(lag <= STALENESS_S for lag in lags.values()), str(lags)
+        # A keeps the PageRank of the graph with the paper: B's removal must replace it
+        assert _seen(ca, "central concepts", central)
 
         removed = _gql(cb, f'mutation {{ removePaper(id: "{NEW_ID}") {{ removed }} }}')
         assert removed.get("data", {}).get("removePaper", {}).get("removed") == [NEW_ID], removed
         answered = time.monotonic()
-        lags = {what: _first_seen(ca, what, False, answered) for what in READS}
-        assert all(lag <= STALENESS_S for lag in lags.values()), lags
+        lags = {what: _stale_for(ca, what, False, answered, central) for what in kinds}
+        assert all(lag <= STALENESS_S for lag in lags.values()), str(lags)
