@@ -509,7 +509,9 @@ class Services:
             if self._pipeline is None:
                 from graph.build import Pipeline
 
-                self._pipeline = Pipeline(self.settings, embedder=embedder,
+                # a server embeds in this process, where its model is (or is being) loaded
+                settings = self.settings.model_copy(update={"embed_in_process_ahead": False})
+                self._pipeline = Pipeline(settings, embedder=embedder,
                                           incremental=not self.shared_store)
             return self._pipeline
 
