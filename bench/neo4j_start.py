@@ -11,14 +11,12 @@ checkout starts ``citegraph serve`` (one worker, ``CITEGRAPH_STORE=neo4j``) and 
 the seconds from the process start to /readyz 200, the worker's RSS then, its peak RSS
 over the next ``--settle`` seconds (what the warm-up's background part reads), and the
 seconds of one ``addPapers`` of one paper (then removed, so each checkout sees the same
-graph), and the server log's own warm-up figures. Not registered in ``python -m bench``:
-a measurement for issue 41's item 2.
+graph). Not registered in ``python -m bench``: a measurement for issue 41's item 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -48,11 +46,9 @@ def _one(code: Path, data: Path, env: dict[str, str], settle: float, add: bool
         while time.monotonic() < end:
             peak = max(peak, max(worker_rss(server.pid)) / 2**20)
             time.sleep(0.5)
-        log = server.log_tail(1 << 20)
         with httpx.Client(base_url=server.url, timeout=600) as c:
             if not add:
-                return {"ready_s": ready_s, "rss_ready": at_ready, "rss_peak": peak,
-                        **_said(log)}
+                return {"ready_s": ready_s, "rss_ready": at_ready, "rss_peak": peak}
             t1 = time.monotonic()
             r = c.post("/graphql", headers={"X-API-Key": KEY}, json={
                 "query": ADD, "variables": {"p": [{"id": "bench-start-1", "abstract": ABSTRACT}]}})
@@ -67,19 +63,7 @@ def _one(code: Path, data: Path, env: dict[str, str], settle: float, add: bool
     finally:
         server.stop()
     return {"ready_s": ready_s, "rss_ready": at_ready, "rss_peak": peak, "add_s": add_s,
-            "rss_add": after_add, **_said(log)}
-
-
-def _said(log: str) -> dict[str, float]:
-    """The warm-up's own figures from the server log (api/services.py)."""
-    out: dict[str, float] = {}
-    m = re.search(r"graph and word indexes ([\d.]+)s, model ([\d.]+)s", log)
-    if m:
-        out["warm_graph_s"], out["warm_model_s"] = float(m[1]), float(m[2])
-    m = re.search(r"write pipeline primed in ([\d.]+)s", log)
-    if m:
-        out["primed_s"] = float(m[1])
-    return out
+            "rss_add": after_add}
 
 
 def main() -> None:
@@ -115,7 +99,9 @@ def main() -> None:
             change = diff(GraphData(), embedded.snapshot())
             embedded.close()
         with Neo4jServer.start(Path(tmp) / "neo4j", heap="1g", java_opts="") as server:
-            driver = neo4j.GraphDatabase.driver(server.uri, auth=server.auth)
+            driver = neo4j.GraphDatabase.driver(
+                server.uri, auth=server.auth,
+                notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF)
             try:
                 store = Neo4jStore(driver, server.database)
                 store.clear()
