@@ -76,7 +76,7 @@ def limit_blas_threads() -> None:
 #: request's live objects into the older generations (docs/benchmarks.md, issue 11 round 7)
 GC_YOUNG_THRESHOLD = 10_000
 #: seconds a result derived from the whole graph is kept on a store with no version
-#: (Neo4j), where another process's write cannot be seen coming (as graph.lexical's TTL)
+#: (GraphStore.version None), where another process's write cannot be seen coming
 UNVERSIONED_CACHE_S = 5.0
 
 
@@ -170,7 +170,13 @@ class Services:
         self.embedding = Embedding(settings)
         self.lexical = LexicalIndex()  # related papers' word overlap, kept current on read
         self.lexical.load()  # its imports before any thread imports torch
-        self.short_names = ShortNames()  # papers' short names, kept current on read
+        #: a server store that other processes (replicas) write: this process keeps no
+        #: copy of the graph and reads nothing whole at start (issue 41); every answer is
+        #: read from the server, or from a cache keyed by the store's version
+        self.shared_store = settings.store == "neo4j"
+        # papers' short names, kept current on read: a set of every paper's label
+        # prefixes, so not on a shared store (there a name is looked up in the index)
+        self.short_names = None if self.shared_store else ShortNames()
         self.term_counts = TermCounts()  # related papers' term df, likewise
         self._pipeline: Pipeline | None = None
         self._closing = threading.Event()  # set by close(): the warm-up stops between steps
@@ -437,7 +443,8 @@ class Services:
         self._reads_warm.set()
         log.info("ready for queries in %.1fs (graph and word indexes %.1fs, model %.1fs)",
                  time.perf_counter() - t0, t_read, t_model)
-        if self._exiting():
+        if self._exiting() or self.shared_store:
+            # a shared store's pipeline keeps no state between writes (see pipeline())
             return
         try:
             # the corpus resolved once now: the first addPapers then resolves only what
@@ -471,7 +478,8 @@ class Services:
             # the keyword index and the extractor's word lists (related(text:)) load on
             # first use too: a second or more each on ICLR 2021, in every worker
             store.keyword_search("warm up", limit=1)
-            self.short_names.may_name(store, "warm up:")
+            if self.short_names is not None:
+                self.short_names.may_name(store, "warm up:")
             self.service().text_terms("warm up")
         except Exception as exc:  # only a head start: a request meets the same error
             self._failed("warm-up of the keyword index and extractor failed", exc)
@@ -490,13 +498,21 @@ class Services:
         return self.embedding.vector(text)
 
     def pipeline(self) -> Pipeline:
-        """The one pipeline (and its caches under settings.cache_dir) for writes."""
+        """The one pipeline (and its caches under settings.cache_dir) for writes.
+
+        On a shared store it is not incremental: it keeps no resolution or region state
+        of the corpus between writes (they would grow with the corpus and go stale on
+        another replica's write), so each add reads the graph and resolves the corpus
+        when it runs, as ``citegraph add`` does."""
         embedder = self.embedder()
         with self._lock:
             if self._pipeline is None:
                 from graph.build import Pipeline
 
-                self._pipeline = Pipeline(self.settings, embedder=embedder)
+                # a server embeds in this process, where its model is (or is being) loaded
+                settings = self.settings.model_copy(update={"embed_in_process_ahead": False})
+                self._pipeline = Pipeline(settings, embedder=embedder,
+                                          incremental=not self.shared_store)
             return self._pipeline
 
     def write(self, *, papers: Sequence[Paper] = (), remove: Sequence[str] = ()) -> BuildReport:
@@ -546,14 +562,15 @@ class Services:
     def derived_cache(self) -> dict[str, Any]:
         """Results derived from the whole graph (PageRank), kept until the graph changes.
 
-        A change by another process (``citegraph add`` beside the server) counts too:
-        at once for stores that can tell (:meth:`GraphStore.version`), within
-        :data:`UNVERSIONED_CACHE_S` for the others (Neo4j).
+        A change by another process (``citegraph add`` beside the server, another
+        replica on the same Neo4j) counts too: at once for stores that can tell
+        (:meth:`GraphStore.version`: every store here), within :data:`UNVERSIONED_CACHE_S`
+        for a store that cannot.
         """
         version = self.store().version()
         now = time.monotonic()
         if version is None:
-            # a store that cannot tell (Neo4j): another process may have written at any
+            # a store that cannot tell: another process may have written at any
             # time, so results are kept a few seconds only (probe 8: PageRank was kept
             # until this server wrote, whatever a CLI add changed meanwhile)
             if now - self._cache_at > UNVERSIONED_CACHE_S:

@@ -278,6 +278,22 @@ REMOVE m.incomplete
 RETURN count(m) AS written
 """
 
+#: The graph's version (Neo4jStore.version): a fresh random token written by every
+#: transaction that changes the graph, in that transaction, so a reader that sees the
+#: token sees the change. Per-process caches of results derived from the graph (PageRank,
+#: term counts, the word index) are keyed by it, so a change by any process or replica
+#: shows at the next read that looks at it.
+GRAPH_VERSION_ID = "version"
+BUMP_VERSION = f"""
+MERGE (v:{META_LABEL} {{id: '{GRAPH_VERSION_ID}'}})
+SET v.token = randomUUID()
+RETURN count(v) AS written
+"""
+GET_VERSION = f"""
+MATCH (v:{META_LABEL} {{id: '{GRAPH_VERSION_ID}'}})
+RETURN v.token AS token
+"""
+
 #: Deletes at most ``$limit`` nodes; run until it returns 0 (keeps each transaction small).
 CLEAR_BATCH = """
 MATCH (n)

@@ -290,7 +290,7 @@ class Neo4jStore(QueryLayer):
         def run() -> T:
             for attempt in range(CONSTRAINT_RETRIES):
                 try:
-                    with self._driver.session(database=self._database) as session:
+                    with self._write_session() as session:
                         return session.execute_write(fenced)
                 except nex.ConstraintError:
                     if attempt == CONSTRAINT_RETRIES - 1:
@@ -301,6 +301,27 @@ class Neo4jStore(QueryLayer):
 
         return self._call(run)
 
+    def _write_session(self) -> neo4j.Session:
+        """A session for write transactions: routed to the writer (a cluster's leader),
+        and sharing ``execute_query``'s bookmark manager with the reads, so that a read
+        after this process's write (or after it took the writers' lock, whose fence is a
+        write) waits until the member it is routed to has applied that write: this
+        process reads its own writes, and a writer reads the graph the previous writer
+        left, on a cluster too (causal consistency)."""
+        return self._driver.session(
+            database=self._database,
+            default_access_mode=neo4j.WRITE_ACCESS,
+            bookmark_manager=self._driver.execute_query_bookmark_manager,
+        )
+
+    def _write_query(self, query: str, **params: Any) -> list[neo4j.Record]:
+        """One auto-routed write round trip (schema statements, and the admin commands
+        that must reach the member running the writers' lock: the writer)."""
+        records, _, _ = self._driver.execute_query(
+            query, params, database_=self._database, routing_=neo4j.RoutingControl.WRITE
+        )
+        return list(records)
+
     # ---- lifecycle
 
     def ensure_schema(self) -> None:
@@ -308,13 +329,12 @@ class Neo4jStore(QueryLayer):
 
         def run() -> None:
             for stmt in cypher.schema_statements():
-                self._driver.execute_query(stmt, database_=self._database)
+                self._write_query(stmt)
             # a new fulltext index over existing nodes fills in the background: wait for
-            # it here, so that keyword search answers from a complete index
-            self._driver.execute_query(
-                cypher.AWAIT_INDEX, {"name": cypher.TEXT_INDEX, "timeout": TEXT_INDEX_WAIT_S},
-                database_=self._database,
-            )
+            # it here, on the member that created it, so that keyword search answers
+            # from a complete index
+            self._write_query(cypher.AWAIT_INDEX, name=cypher.TEXT_INDEX,
+                              timeout=TEXT_INDEX_WAIT_S)
 
         self._call(run)
         if any(r["name"] == cypher.OLD_TEXT_INDEX
@@ -384,7 +404,7 @@ class Neo4jStore(QueryLayer):
             self._vector_online = False
 
     def _schema_write(self, statement: str) -> None:
-        self._call(lambda: self._driver.execute_query(statement, database_=self._database))
+        self._call(lambda: self._write_query(statement))
 
     def _vector_index_ready(self) -> bool:
         """True when the vector index is online, waiting up to ``vector_index_wait_s``.
@@ -435,9 +455,13 @@ class Neo4jStore(QueryLayer):
         except (nex.Neo4jError, nex.DriverError, OSError) as exc:
             raise StoreUnavailableError(f"Neo4j is unreachable: {_one_line(exc)}") from exc
 
-    def version(self) -> str | None:
-        """Unknown: other processes may write the server at any time."""
-        return None
+    def version(self) -> str:
+        """The token every change commits with it (:data:`cypher.BUMP_VERSION`), read
+        in one query: a change by any process or replica changes it. A graph no write of
+        this release has touched yet answers ``"unversioned"``."""
+        rows = self._read(cypher.GET_VERSION)
+        token = rows[0]["token"] if rows else None
+        return f"neo4j:{token}" if token is not None else "unversioned"
 
     @contextlib.contextmanager
     def writer(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
@@ -511,7 +535,7 @@ class Neo4jStore(QueryLayer):
             self._terminate_waiting(token)
 
         def take() -> tuple[neo4j.Session, neo4j.Transaction]:
-            session = self._driver.session(database=self._database)
+            session = self._write_session()
             try:
                 tx = session.begin_transaction(metadata={
                     "app": "citegraph", "role": "writer lock", "pid": os.getpid(),
@@ -554,10 +578,8 @@ class Neo4jStore(QueryLayer):
 
     def _writer_lock_holder(self, token: str) -> str | None:
         """The pid another citegraph writer gave its lock transaction, if the server says."""
-        try:
-            records, _, _ = self._driver.execute_query(
-                cypher.WRITER_LOCK_HOLDERS, {"token": token}, database_=self._database
-            )
+        try:  # on the writer, where lock transactions run (SHOW shows one member's)
+            records = self._write_query(cypher.WRITER_LOCK_HOLDERS, token=token)
         except Exception:  # only for the message (needs SHOW TRANSACTIONS)
             return None
         pids = [str(r["pid"]) for r in records if r["pid"] is not None]
@@ -566,14 +588,9 @@ class Neo4jStore(QueryLayer):
     def _terminate_waiting(self, token: str) -> None:
         """End this process's waiting lock transaction (its MERGE then raises)."""
         try:
-            records, _, _ = self._driver.execute_query(
-                cypher.WRITER_LOCK_MINE, {"token": token}, database_=self._database
-            )
-            ids = [r["id"] for r in records]
+            ids = [r["id"] for r in self._write_query(cypher.WRITER_LOCK_MINE, token=token)]
             if ids:
-                self._driver.execute_query(
-                    cypher.TERMINATE_TRANSACTIONS, {"ids": ids}, database_=self._database
-                )
+                self._write_query(cypher.TERMINATE_TRANSACTIONS, ids=ids)
         except Exception as exc:
             log.warning("could not stop waiting for the Neo4j write lock: %s", _one_line(exc))
 
@@ -712,6 +729,8 @@ class Neo4jStore(QueryLayer):
                         f"{len(batch) - written} of {len(batch)} rows refer to nodes "
                         "that are not in the graph: unknown endpoint (change not applied)"
                     )
+        # in the same transaction: a reader that sees the new version sees the change
+        tx.run(cypher.BUMP_VERSION).consume()
 
     def clear(self) -> None:
         """Delete every node and edge, in transactions of at most ``batch_size`` nodes."""
@@ -724,9 +743,9 @@ class Neo4jStore(QueryLayer):
                 break
         if self._fence_token is not None:  # the fence went with everything else
             token = self._fence_token
-            self._call(lambda: self._driver.execute_query(
-                cypher.WRITER_FENCE_TAKE, {"token": token}, database_=self._database
-            ))
+            self._call(lambda: self._write_query(cypher.WRITER_FENCE_TAKE, token=token))
+        # so did the version: a fresh one (never a token seen before)
+        self._write_tx(lambda tx: tx.run(cypher.BUMP_VERSION).consume())
 
     # ---- reads: nodes
 
