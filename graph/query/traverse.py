@@ -79,8 +79,7 @@ def neighborhood(
             kept.extend(ranked)
             seen.update(ranked)
             ring = ranked
-        nodes = b.get_nodes(kept)
-        edges = b.edges_among(kept, allowed)
+        nodes, edges = b.nodes_and_edges(kept, allowed)
     return Subgraph(
         nodes=tuple(nodes[n] for n in kept),
         edges=tuple(sorted(edges, key=edge_sort_key)),
@@ -99,23 +98,27 @@ def ring_top(
     """The first ``room`` nodes next to ``ring`` (not in ``exclude``) by (-round(summed
     weight, 9), id), and how many it reached.
 
-    A backend may answer this itself (``ring_top``: the in-memory engine sums big rings
-    in numpy) or return None; then it comes from :meth:`Backend.ring_weights`.
+    From :meth:`Backend.ring_top` (a server store ranks in the database; the in-memory
+    engine sums big rings in numpy), or, where it answers None, from
+    :meth:`Backend.ring_weights`.
     """
-    own = getattr(b, "ring_top", None)
-    if own is not None:
-        got: tuple[list[str], int] | None = own(ring, allowed, kinds, exclude, room)
-        if got is not None:
-            return got
+    got = b.ring_top(ring, allowed, kinds, exclude, room)
+    if got is not None:
+        return got
     reach = b.ring_weights(ring, allowed, kinds, exclude)
+    return rank_reach(reach, room), len(reach)
+
+
+def rank_reach(reach: dict[str, float], room: int) -> list[str]:
+    """The first ``room`` ids of ``reach`` (id -> summed weight) by (-round(weight, 9), id)."""
 
     def rank(v: str) -> tuple[float, str]:
         return (-round(reach[v], 9), v)
 
     if len(reach) > room:
         # a total order (ids are unique): the first `room` without sorting the ring
-        return heapq.nsmallest(room, _near_top(reach, room), key=rank), len(reach)
-    return sorted(reach, key=rank), len(reach)
+        return heapq.nsmallest(room, _near_top(reach, room), key=rank)
+    return sorted(reach, key=rank)
 
 
 def _near_top(reach: dict[str, float], room: int) -> list[str]:

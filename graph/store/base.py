@@ -369,6 +369,30 @@ class Backend(Protocol):
         """For each node of ``kinds`` not in ``exclude`` next to the ring ``ids``: the sum
         of the weights of the edges of ``types`` that join it to the ring."""
 
+    def ring_top(
+        self,
+        ids: Sequence[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+        room: int,
+    ) -> tuple[list[str], int] | None:
+        """The first ``room`` (>= 0) of :meth:`ring_weights`' nodes by (-round(summed
+        weight, 9), id), and how many nodes that ring reaches; or None, and the query
+        layer ranks :meth:`ring_weights` itself.
+
+        A server store answers it in one round trip that sends back only the nodes that
+        may rank (a depth-2 ring reaches thousands); the in-memory engine sums big rings
+        in numpy. The answer must be the ranking of ``ring_weights`` exactly
+        (:func:`graph.query.traverse.rank_reach`); sums that differ only past the ninth
+        decimal (another order of additions) rank the same."""
+
+    def nodes_and_edges(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[dict[str, GraphNode], list[Edge]]:
+        """:meth:`get_nodes` of ``ids`` and :meth:`edges_among` them, in one call (the
+        last step of a neighbourhood: one round trip on a server store)."""
+
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int
     ) -> list[tuple[str, float]]:

@@ -355,6 +355,45 @@ RING_WEIGHTS = _union_over_kinds(
     "RETURN b.id AS id, sum(coalesce(r.weight, 1.0)) AS w"
 )
 
+def _nodes_of(ids: str) -> str:
+    """A ``CALL`` yielding ``n``, the nodes whose id is in ``ids`` (each label's id index)."""
+    return "CALL {\n" + _union_over_kinds(
+        "MATCH (n:{label}) WHERE n.id IN " + ids + " RETURN n"
+    ) + "\n}\n"
+
+
+#: The top of one neighbourhood ring (``Backend.ring_top``), ranked in the database: of the
+#: nodes next to ``$ids`` (of a label in ``$kinds``, not in ``$exclude``), by the summed
+#: weight of the ``$types`` edges joining them to the ring, how many there are and those
+#: that may rank in the first ``$room``: every one weighing at least the ``$room``-th
+#: heaviest less 1e-8 (the query layer's own cut, graph.query.traverse._near_top), all of
+#: them when a weight is not finite. Python ranks those exactly (ties by id in Python's
+#: string order, not the server's UTF-16 one), so a ring of 3,000 nodes sends ~room rows.
+RING_TOP = (
+    _nodes_of("$ids")
+    + "MATCH (n)-[r]-(b)\n"
+    "WHERE type(r) IN $types AND NOT b.id IN $exclude\n"
+    "  AND any(x IN labels(b) WHERE x IN $kinds)\n"
+    "WITH b.id AS id, sum(coalesce(r.weight, 1.0)) AS w\n"
+    "ORDER BY w DESC\n"
+    "WITH collect([id, w]) AS reach\n"
+    "WITH reach, size(reach) AS reached,\n"
+    "     all(x IN reach WHERE x[1] - x[1] = 0.0) AS finite\n"
+    "WITH reach, reached, CASE WHEN $room > 0 AND $room < reached AND finite\n"
+    "     THEN reach[$room - 1][1] - 1.0e-8 END AS cut\n"
+    "RETURN reached, CASE WHEN $room = 0 THEN [] WHEN cut IS NULL THEN reach\n"
+    "     ELSE [x IN reach WHERE x[1] >= cut] END AS top"
+)
+
+#: The nodes of ``$ids`` and the ``$types`` edges among them (``Backend.nodes_and_edges``):
+#: one row per node, with its edges out to the others as [target, type, properties].
+NODES_AND_EDGES = (
+    _nodes_of("$ids")
+    + "RETURN " + _node_cols("n") + ",\n"
+    "  [(n)-[r]->(b) WHERE b.id IN $ids AND type(r) IN $types\n"
+    "   | [b.id, type(r), properties(r)]] AS out"
+)
+
 #: The neighbour ids of each node of a ring (one breadth-first layer of a path search).
 RING_NEIGHBORS = _union_over_kinds(
     "MATCH (a:{label})-[r]-(b)\n"

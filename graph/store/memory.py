@@ -547,6 +547,11 @@ class NetworkxStore(QueryLayer):
                 edges += [e for v, e in out if v in inside and e.type in types]
         return edges
 
+    def nodes_and_edges(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[dict[str, GraphNode], list[Edge]]:
+        return self.get_nodes(ids), self.edges_among(ids, types)
+
     def ring_neighbors(
         self, ids: Collection[str], types: frozenset[RelType] | None
     ) -> dict[str, Collection[str]]:

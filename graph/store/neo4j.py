@@ -58,6 +58,7 @@ from graph.model import (
     RelType,
 )
 from graph.query import QueryLayer
+from graph.query.traverse import rank_reach
 from graph.query.vectors import cosine, unit_rows
 from graph.settings import Settings
 from graph.store import cypher
@@ -79,6 +80,8 @@ T = TypeVar("T")
 CONSTRAINT_RETRIES = 3
 #: a writer that has not got the lock after this many seconds says it is waiting
 WRITER_WAIT_SAY_S = 1.0
+#: how long a read that failed retryably is sent again (seconds)
+READ_RETRY_S = 3.0
 #: how long opening the store waits for a new keyword index to fill (seconds)
 TEXT_INDEX_WAIT_S = 300
 
@@ -246,23 +249,39 @@ class Neo4jStore(QueryLayer):
             raise StoreError(f"graph query failed: {_one_line(exc)}") from exc
 
     def _read(self, query: str, **params: Any) -> list[neo4j.Record]:
-        """One read round trip. Under a deadline (graph.deadline, an API request), it is
-        checked first and bounds the transaction, so the server stops the query when
-        the request is given up, not only this process."""
+        """One read round trip: an auto-commit query in a read session, every row in one
+        fetch. Under a deadline (graph.deadline, an API request), it is checked first and
+        bounds the query, so the server stops it when the request is given up, not only
+        this process.
+
+        Not ``driver.execute_query``: that wraps each read in an explicit transaction
+        (BEGIN, RUN + PULL, COMMIT: two network round trips and ~3x the driver's CPU,
+        measured in docs/neo4j.md). A read that fails retryably (a cluster member gone, a
+        leader switch) is sent again, as the managed transaction would, for up to
+        :data:`READ_RETRY_S`.
+        """
         deadline.check()
         left = deadline.remaining()
-        # the driver's own type: a str, or a Query carrying the transaction's timeout
+        # the driver's own type: a str, or a Query carrying the query's timeout
         # (the server rounds it up to whole milliseconds; 0 would mean "none")
         text: Any = query if left is None else neo4j.Query(query, timeout=max(left, 0.001))
 
         def run() -> list[neo4j.Record]:
-            records, _, _ = self._driver.execute_query(
-                text,
-                params,
-                database_=self._database,
-                routing_=neo4j.RoutingControl.READ,
-            )
-            return list(records)
+            started = time.monotonic()
+            while True:
+                try:
+                    with self._driver.session(
+                        database=self._database,
+                        default_access_mode=neo4j.READ_ACCESS,
+                        fetch_size=-1,
+                    ) as session:
+                        return list(session.run(text, params))
+                except (nex.Neo4jError, nex.DriverError) as exc:
+                    if not exc.is_retryable() or time.monotonic() - started > READ_RETRY_S:
+                        raise
+                    deadline.check()
+                    log.info("read failed (%s); sending it again", _one_line(exc))
+                    time.sleep(0.1)
 
         return self._call(run)
 
@@ -825,6 +844,45 @@ class Neo4jStore(QueryLayer):
         for r in rows:  # one row per (near label, far node): add the branches up
             reach[r["id"]] = reach.get(r["id"], 0.0) + float(r["w"])
         return reach
+
+    def ring_top(
+        self,
+        ids: Sequence[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+        room: int,
+    ) -> tuple[list[str], int] | None:
+        """Summed and cut in the database (:data:`cypher.RING_TOP`, one round trip);
+        only the rows that may rank come back, ranked here exactly."""
+        if not ids:
+            return [], 0
+        rows = self._read(
+            cypher.RING_TOP,
+            ids=list(ids),
+            types=self._types(types),
+            kinds=[k.value for k in NodeKind if kinds is None or k in kinds],
+            exclude=list(exclude),
+            room=room,
+        )
+        top = rows[0]["top"] if rows else []
+        reached = int(rows[0]["reached"]) if rows else 0
+        return rank_reach({str(i): float(w) for i, w in top}, room), reached
+
+    def nodes_and_edges(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[dict[str, GraphNode], list[Edge]]:
+        """Both in one round trip (:data:`cypher.NODES_AND_EDGES`)."""
+        if not ids:
+            return {}, []
+        nodes: dict[str, GraphNode] = {}
+        edges: list[Edge] = []
+        for r in self._read(cypher.NODES_AND_EDGES, ids=list(dict.fromkeys(ids)),
+                            types=self._types(types)):
+            node = decode_node(r["n_props"], r["n_labels"])
+            nodes[node.id] = node
+            edges += [decode_edge(node.id, t, typ, props) for t, typ, props in r["out"]]
+        return nodes, edges
 
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int

@@ -219,6 +219,22 @@ class SqlBackend:
         return dict(reach)
 
     # ------------------------------------------------------------------ search
+    def ring_top(
+        self,
+        ids: Sequence[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+        room: int,
+    ) -> tuple[list[str], int] | None:
+        return None  # ranked from ring_weights by the query layer
+
+    def nodes_and_edges(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[dict[str, GraphNode], list[Edge]]:
+        with self._reading():
+            return self.get_nodes(ids), self.edges_among(ids, types)
+
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int
     ) -> list[tuple[str, float]]:
