@@ -50,6 +50,17 @@ def edges_of(b: Backend, ids: Sequence[str], types: Collection[RelType] | None) 
     return [found[k] for k in sorted(found)]
 
 
+def edges_and_ends(
+    b: Backend, ids: Sequence[str], types: Collection[RelType] | None
+) -> tuple[list[Edge], dict[str, GraphNode]]:
+    """:func:`edges_of`, and the nodes at the ends of those edges, by id."""
+    allowed = types_filter(types)
+    with b.reading():
+        edges, ends = b.incident_with_ends(list(dict.fromkeys(ids)), allowed)
+    found = {(e.source, e.target, e.type): e for e in edges}
+    return [found[k] for k in sorted(found)], ends
+
+
 def neighborhood(
     b: Backend,
     ids: Sequence[str],

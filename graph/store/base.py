@@ -252,6 +252,12 @@ class GraphStore(PagedReads, Protocol):
     ) -> list[Edge]:
         """Every edge touching any of ``ids`` (either direction), by (source, target, type)."""
 
+    def edges_and_ends(
+        self, ids: Sequence[str], types: Collection[RelType] | None = None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        """:meth:`edges_of`, and the nodes at both ends of those edges by id (a node with
+        its neighbours: one round trip on a server store)."""
+
     def neighborhood(
         self,
         ids: Sequence[str],
@@ -352,6 +358,11 @@ class Backend(Protocol):
 
     def edges_among(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
         """Edges with both ends in ``ids``, each once."""
+
+    def incident_with_ends(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        """:meth:`incident_edges`, and the nodes at both ends of those edges by id."""
 
     def ring_neighbors(
         self, ids: Collection[str], types: frozenset[RelType] | None

@@ -125,10 +125,11 @@ AWAIT_INDEX = "CALL db.awaitIndex($name, $timeout)"
 # --------------------------------------------------------------------------- node projection
 
 # Nodes come back as a property map without the (large) embedding, plus their label.
-_NODE = (
+_NODE_MAP = (
     "{alias} {{.*, embedding: null, _search_name: null, _search_title: null, "
-    "_search_abstract: null}} AS {alias}_props, labels({alias}) AS {alias}_labels"
+    "_search_abstract: null}}"
 )
+_NODE = _NODE_MAP + " AS {alias}_props, labels({alias}) AS {alias}_labels"
 
 
 def _node_cols(alias: str) -> str:
@@ -392,6 +393,17 @@ NODES_AND_EDGES = (
     + "RETURN " + _node_cols("n") + ",\n"
     "  [(n)-[r]->(b) WHERE b.id IN $ids AND type(r) IN $types\n"
     "   | [b.id, type(r), properties(r)]] AS out"
+)
+
+#: The ``$types`` edges touching ``$ids`` with the nodes at both ends
+#: (``Backend.incident_with_ends``: a node with its neighbours in one round trip): one row
+#: per node of ``$ids``, its edges as [source, target, type, properties, far end's
+#: properties, far end's labels].
+INCIDENT_WITH_ENDS = (
+    _nodes_of("$ids")
+    + "RETURN " + _node_cols("n") + ",\n"
+    "  [(n)-[r]-(b) WHERE type(r) IN $types | [startNode(r).id, endNode(r).id, type(r),\n"
+    "   properties(r), " + _NODE_MAP.format(alias="b") + ", labels(b)]] AS adj\n"
 )
 
 #: The neighbour ids of each node of a ring (one breadth-first layer of a path search).

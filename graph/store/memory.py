@@ -547,6 +547,12 @@ class NetworkxStore(QueryLayer):
                 edges += [e for v, e in out if v in inside and e.type in types]
         return edges
 
+    def incident_with_ends(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        edges = self.incident_edges(ids, types)
+        return edges, self.get_nodes(list({n for e in edges for n in (e.source, e.target)}))
+
     def nodes_and_edges(
         self, ids: Sequence[str], types: frozenset[RelType] | None
     ) -> tuple[dict[str, GraphNode], list[Edge]]:

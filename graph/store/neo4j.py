@@ -869,6 +869,25 @@ class Neo4jStore(QueryLayer):
         reached = int(rows[0]["reached"]) if rows else 0
         return rank_reach({str(i): float(w) for i, w in top}, room), reached
 
+    def incident_with_ends(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        """One round trip (:data:`cypher.INCIDENT_WITH_ENDS`)."""
+        if not ids:
+            return [], {}
+        edges: list[Edge] = []
+        ends: dict[str, GraphNode] = {}
+        for r in self._read(cypher.INCIDENT_WITH_ENDS, ids=list(ids), types=self._types(types)):
+            if not r["adj"]:
+                continue
+            node = decode_node(r["n_props"], r["n_labels"])
+            ends[node.id] = node
+            for source, target, typ, props, far, far_labels in r["adj"]:
+                edges.append(decode_edge(source, target, typ, props))
+                if far["id"] not in ends:
+                    ends[far["id"]] = decode_node(far, far_labels)
+        return edges, ends
+
     def nodes_and_edges(
         self, ids: Sequence[str], types: frozenset[RelType] | None
     ) -> tuple[dict[str, GraphNode], list[Edge]]:

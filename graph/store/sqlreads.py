@@ -229,6 +229,14 @@ class SqlBackend:
     ) -> tuple[list[str], int] | None:
         return None  # ranked from ring_weights by the query layer
 
+    def incident_with_ends(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        with self._reading():
+            edges = self.incident_edges(ids, types)
+            ends = self.get_nodes(list({n for e in edges for n in (e.source, e.target)}))
+        return edges, ends
+
     def nodes_and_edges(
         self, ids: Sequence[str], types: frozenset[RelType] | None
     ) -> tuple[dict[str, GraphNode], list[Edge]]:

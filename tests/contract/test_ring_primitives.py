@@ -171,3 +171,30 @@ def test_neo4j_neighbourhood_sends_back_the_top_not_the_ring(
     with store.reading():
         ranked, reached = store.ring_top(["hub"], None, None, {"hub"}, 10) or ([], 0)
     assert reached == 2500 and len(ranked) == 10
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_edges_and_ends_are_edges_of_and_their_nodes(kind: str, make_store: Any) -> None:
+    s: GraphStore = make_store(kind)
+    s.apply(hostile_change())
+    ids = [*HOSTILE, "c'one", "c\\two", "c\U0001f600"]
+    rng = random.Random(4)
+    for types in (None, [RelType.MENTIONS], [RelType.CITES, RelType.SIMILAR_TO]):
+        for chosen in ([], ["unknown'id"], rng.sample(ids, 1), rng.sample(ids, 5), ids):
+            edges, ends = s.edges_and_ends(chosen, types)
+            want = s.edges_of(chosen, types)
+            assert [edge_t(e) for e in edges] == [edge_t(e) for e in want]
+            touched = sorted({n for e in want for n in (e.source, e.target)})
+            assert ends == s.get_nodes(touched)
+
+
+@pytest.mark.bolt
+def test_neo4j_node_with_its_neighbours_is_one_round_trip(
+    bolt_server: Any, bolt_driver: Any
+) -> None:
+    store = CountingNeo4jStore(bolt_driver, bolt_server.database, batch_size=1000)
+    store.clear()
+    store.apply(hostile_change())
+    store.reads = 0
+    edges, ends = store.edges_and_ends(["c'one"], [RelType.MENTIONS])
+    assert store.reads == 1 and edges and "c'one" in ends
