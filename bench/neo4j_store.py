@@ -97,9 +97,22 @@ def _ask(c: httpx.Client, query: str, variables: dict[str, Any]) -> float:
     return ms
 
 
-def _papers(c: httpx.Client) -> list[str]:
-    data = c.post("/graphql", json={"query": "{ papers(first: 500) { edges { node { id } } } }"})
-    return [e["node"]["id"] for e in data.json()["data"]["papers"]["edges"]]
+def _papers(c: httpx.Client, pages: int = 5) -> list[str]:
+    """The first ``pages`` pages of 100 paper ids."""
+    query = ("query($after: String) { papers(first: 100, after: $after) "
+             "{ pageInfo { endCursor hasNextPage } edges { node { id } } } }")
+    out: list[str] = []
+    after = None
+    for _ in range(pages):
+        body = c.post("/graphql", json={"query": query, "variables": {"after": after}}).json()
+        if body.get("errors"):
+            raise RuntimeError(f"papers: {body['errors']}")
+        page = body["data"]["papers"]
+        out += [e["node"]["id"] for e in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            break
+        after = page["pageInfo"]["endCursor"]
+    return out
 
 
 def _per_kind(

@@ -77,6 +77,7 @@ def schema_statements() -> list[str]:
         f"FOR (n:{META_LABEL}) REQUIRE n.id IS UNIQUE"
     )
     stmts.append(create_text_index())
+    stmts.append(create_name_index())
     return stmts
 
 
@@ -127,7 +128,7 @@ AWAIT_INDEX = "CALL db.awaitIndex($name, $timeout)"
 # Nodes come back as a property map without the (large) embedding, plus their label.
 _NODE_MAP = (
     "{alias} {{.*, embedding: null, _search_name: null, _search_title: null, "
-    "_search_abstract: null}}"
+    "_search_abstract: null, _name_keys: null}}"
 )
 _NODE = _NODE_MAP + " AS {alias}_props, labels({alias}) AS {alias}_labels"
 
@@ -299,7 +300,43 @@ GET_NODES = _union_over_kinds(
 #: the ids that are not their own key (graph.ids.odd_spellings narrows it).
 ODD_PAPER_IDS = f"MATCH (n:{_PAPER}) WHERE n.id =~ '(?s).*[^!-~].*' RETURN n.id AS id"
 
-#: Name lookup candidates: label/name, title or alias lower-cased equal to one of ``$names``.
+#: The fulltext index of each node's name keys (``_name_keys``: its label/name, title and
+#: aliases as graph.query.search.names_of folds them), each key one term (the keyword
+#: analyzer): a lookup by name is an index seek, not a scan of every node.
+NAME_INDEX = "citegraph_names"
+
+
+def create_name_index() -> str:
+    """``CREATE FULLTEXT INDEX`` of the name keys over every node kind."""
+    labels = "|".join(label(k) for k in NodeKind)
+    return (
+        f"CREATE FULLTEXT INDEX {NAME_INDEX} IF NOT EXISTS FOR (n:{labels}) "
+        "ON EACH [n._name_keys] OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword'}}"
+    )
+
+
+def names_query(keys: Sequence[str]) -> str:
+    """The Lucene query for name keys: each one quoted and escaped (one whole term)."""
+    return " OR ".join(f'"{lucene_escape(k)}"' for k in keys)
+
+
+#: Name lookup through :data:`NAME_INDEX` (``$text`` from :func:`names_query`).
+FIND_BY_NAME_KEYS = (
+    "CALL db.index.fulltext.queryNodes($index, $text) YIELD node\n"
+    "WITH node AS n\nRETURN " + _node_cols("n")
+)
+
+#: Nodes written before the name keys were (no ``_name_keys``): filled once on open.
+def nameless_nodes(kind: NodeKind) -> str:
+    """A page (``$limit``) of ``kind``'s nodes without ``_name_keys``."""
+    return (
+        f"MATCH (n:{label(kind)}) WHERE n._name_keys IS NULL "
+        f"RETURN {_node_cols('n')} LIMIT $limit"
+    )
+
+
+#: Name lookup candidates by a scan (keys too long for the index): label/name, title or
+#: alias lower-cased equal to one of ``$names``.
 FIND_BY_NAME = _union_over_kinds(
     "MATCH (n:{label})\n"
     "WHERE toLower(coalesce(n.label, n.name, '')) IN $names\n"

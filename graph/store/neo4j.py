@@ -65,10 +65,13 @@ from graph.store import cypher
 from graph.store.base import Backend, CollectedParts, PartsWrite
 from graph.store.cypher import VECTOR_INDEX
 from graph.store.neo4j_values import (
+    NAME_KEY_MAX_BYTES,
+    NAME_KEYS,
     SEARCH_PROPS,
     decode_edge,
     decode_node,
     edge_props,
+    name_keys,
     node_props,
 )
 
@@ -325,17 +328,23 @@ class Neo4jStore(QueryLayer):
     def ensure_schema(self) -> None:
         """Create constraints and lookup indexes if missing (idempotent)."""
 
+        had_names = any(r["name"] == cypher.NAME_INDEX
+                        for r in self._read(cypher.VECTOR_INDEXES, name=cypher.NAME_INDEX))
+
         def run() -> None:
             for stmt in cypher.schema_statements():
                 self._driver.execute_query(stmt, database_=self._database)
             # a new fulltext index over existing nodes fills in the background: wait for
-            # it here, so that keyword search answers from a complete index
-            self._driver.execute_query(
-                cypher.AWAIT_INDEX, {"name": cypher.TEXT_INDEX, "timeout": TEXT_INDEX_WAIT_S},
-                database_=self._database,
-            )
+            # it here, so that keyword search and lookups answer from a complete index
+            for index in (cypher.TEXT_INDEX, cypher.NAME_INDEX):
+                self._driver.execute_query(
+                    cypher.AWAIT_INDEX, {"name": index, "timeout": TEXT_INDEX_WAIT_S},
+                    database_=self._database,
+                )
 
         self._call(run)
+        if not had_names:
+            self._fill_name_keys()
         if any(r["name"] == cypher.OLD_TEXT_INDEX
                for r in self._read(cypher.VECTOR_INDEXES, name=cypher.OLD_TEXT_INDEX)):
             self._fill_search_props()
@@ -343,6 +352,27 @@ class Neo4jStore(QueryLayer):
         meta = self._read(cypher.GET_META)
         if meta and meta[0]["dim"]:
             self._ensure_vector_index(int(meta[0]["dim"]))
+
+    def _fill_name_keys(self) -> None:
+        """Give the nodes of a graph written by an older release their name keys (once,
+        when the name index is new; a page at a time, idempotent if cut off)."""
+        filled = 0
+        for kind in NodeKind:
+            while True:
+                rows = self._read(cypher.nameless_nodes(kind), limit=self.batch_size)
+                if not rows:
+                    break
+                props = [{"id": node.id, "props": {NAME_KEYS: name_keys(node)}}
+                         for node in (decode_node(r["n_props"], r["n_labels"]) for r in rows)]
+                self._write_tx(lambda tx, props=props, kind=kind: tx.run(  # type: ignore[misc]
+                    cypher.set_search_props(kind), rows=props).consume())
+                filled += len(rows)
+        if filled:
+            self._call(lambda: self._driver.execute_query(
+                cypher.AWAIT_INDEX, {"name": cypher.NAME_INDEX, "timeout": TEXT_INDEX_WAIT_S},
+                database_=self._database))
+            log.warning("name index: gave %d nodes their lookup keys (once, for a graph of "
+                        "an older release)", filled)
 
     def _fill_search_props(self) -> None:
         """Give the nodes of a graph written by an older release the search properties
@@ -771,7 +801,15 @@ class Neo4jStore(QueryLayer):
         return contextlib.nullcontext()
 
     def nodes_named(self, keys: Sequence[str]) -> list[GraphNode]:
-        rows = self._read(cypher.FIND_BY_NAME, names=sorted({k.lower() for k in keys}))
+        """An index seek (:data:`cypher.NAME_INDEX`); a scan for a key too long for it."""
+        wanted = sorted(set(keys))
+        if not wanted:
+            return []
+        if all(len(k.encode("utf-8", "surrogatepass")) <= NAME_KEY_MAX_BYTES for k in wanted):
+            rows = self._read(cypher.FIND_BY_NAME_KEYS, index=cypher.NAME_INDEX,
+                              text=cypher.names_query(wanted))
+        else:
+            rows = self._read(cypher.FIND_BY_NAME, names=sorted({k.lower() for k in wanted}))
         return [decode_node(r["n_props"], r["n_labels"]) for r in rows]
 
     def odd_paper_ids(self) -> dict[str, str]:

@@ -198,3 +198,49 @@ def test_neo4j_node_with_its_neighbours_is_one_round_trip(
     store.reads = 0
     edges, ends = store.edges_and_ends(["c'one"], [RelType.MENTIONS])
     assert store.reads == 1 and edges and "c'one" in ends
+
+
+#: names a lookup must find as written (quotes, Lucene syntax, case, width, long ones)
+HOSTILE_NAMES = [
+    'Graph "Neural" Networks', "c++ \\ (x) AND y*", "OR", "ß-VAE", "Straße", "ǅemal",
+    "a:b~2^3", "  spaced   out  ", "😀 emoji", "—", "NOT\ttab",
+]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_lookup_by_hostile_names(kind: str, make_store: Any) -> None:
+    s: GraphStore = make_store(kind)
+    concepts = [Concept(f"n{i:02d}", name, aliases=(f"{name} alias",))
+                for i, name in enumerate(HOSTILE_NAMES)]
+    # an alias too long for Neo4j's name index: found by a scan there
+    long = Concept("long", "long one", aliases=("y" * 9000,))
+    s.apply(GraphChange(upsert_nodes=(*concepts, long)))
+    found = s.find_node("Y" * 9000)
+    assert found is not None and found.id == "long"
+    for c in concepts:
+        for ref in (c.name, c.name.upper(), f" {c.name} ", f"{c.name} alias"):
+            found = s.find_node(ref)
+            assert found is not None and found.id == c.id, (ref[:40], found)
+    assert s.find_node("graph neural") is None
+    assert s.find_node("y" * 8999) is None
+
+
+@pytest.mark.bolt
+def test_neo4j_gives_an_older_graph_its_name_keys(bolt_server: Any, bolt_driver: Any) -> None:
+    from graph.store.neo4j import Neo4jStore
+
+    store = Neo4jStore(bolt_driver, bolt_server.database, batch_size=7)
+    store.clear()
+    store.apply(hostile_change())
+    # as an older release left it: no name index, no keys
+    bolt_driver.execute_query("DROP INDEX citegraph_names IF EXISTS",
+                              database_=bolt_server.database)
+    bolt_driver.execute_query("MATCH (n) REMOVE n._name_keys", database_=bolt_server.database)
+    reopened = Neo4jStore(bolt_driver, bolt_server.database, batch_size=7)
+    for ref in ("Paper 3", "c'one", "C\\TWO", "c\U0001f600"):
+        found = reopened.find_node(ref)
+        assert found is not None, ref
+    left = bolt_driver.execute_query("MATCH (n) WHERE n._name_keys IS NULL AND n.id <> 'meta' "
+                                     "AND NOT n:CitegraphMeta RETURN count(n) AS c",
+                                     database_=bolt_server.database).records[0]["c"]
+    assert left == 0
