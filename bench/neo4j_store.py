@@ -27,6 +27,7 @@ worker idle) before anything is timed.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import random
 import secrets
@@ -202,13 +203,23 @@ def run(argv: list[str]) -> Result:
             neo_env = {**env, "CITEGRAPH_STORE": "neo4j", "NEO4J_URI": server.uri,
                        "NEO4J_USER": server.user, "NEO4J_PASSWORD": password,
                        "NEO4J_DATABASE": server.database}
-            with contextlib.ExitStack() as running:
-                # a loaded 2-core machine takes minutes to load the model in 4 workers
-                emb_server = start_server(emb_dir, env, ready_timeout=READY_S)
-                running.callback(emb_server.stop)
-                neo_server = start_server(neo_dir, neo_env, ready_timeout=READY_S)
-                running.callback(neo_server.stop)
-                servers = {"embedded": emb_server, "Neo4j": neo_server}
+            with contextlib.ExitStack() as running, \
+                    concurrent.futures.ThreadPoolExecutor(2) as pool:
+                # both at once: a loaded 2-core machine takes minutes to warm 4 workers
+                starting = {name: pool.submit(start_server, data, e, ready_timeout=READY_S)
+                            for name, data, e in (("embedded", emb_dir, env),
+                                                  ("Neo4j", neo_dir, neo_env))}
+                servers = {}
+                failed: list[BaseException] = []
+                for name, future in starting.items():  # every one waited for, and stopped
+                    try:
+                        servers[name] = future.result()
+                        running.callback(servers[name].stop)
+                    except Exception as exc:
+                        failed.append(exc)
+                if failed:
+                    raise failed[0]
+                emb_server = servers["embedded"]
                 with httpx.Client(base_url=emb_server.url, timeout=60) as c:
                     papers = _papers(c)
                     mix = query_mix(c)

@@ -960,14 +960,20 @@ class Neo4jStore(QueryLayer):
         """The vector index over-fetched, then ranked exactly; an exact scan up to
         ``exact_vector_max`` papers and while the index populates."""
         excluded = sorted(exclude)
-        n = int(self._read(cypher.COUNT_EMBEDDED)[0]["c"])
-        if n == 0:
-            return []
-        if n <= self.exact_vector_max or not self._vector_index_ready():
+        n: int | None = None
+        if self.exact_vector_max > 0 or not self._vector_online:
+            # the count decides between the scan and the index; once the index is seen
+            # online and no scan size is set, a search is one round trip (an empty graph's
+            # index finds nothing)
+            n = int(self._read(cypher.COUNT_EMBEDDED)[0]["c"])
+            if n == 0:
+                return []
+        if (n is not None and n <= self.exact_vector_max) or not self._vector_index_ready():
             rows = self._read(cypher.ALL_EMBEDDINGS, exclude=excluded)
         else:
             # The index is approximate: over-fetch, then rank the candidates exactly.
-            k = min(n, 4 * (limit + len(excluded)) + 20)
+            k = 4 * (limit + len(excluded)) + 20
+            k = k if n is None else min(n, k)
             try:
                 rows = self._read(
                     cypher.VECTOR_QUERY,
