@@ -61,6 +61,22 @@ def edges_and_ends(
     return [found[k] for k in sorted(found)], ends
 
 
+class RingWalk(NamedTuple):
+    """The first rings of a neighbourhood from one call (:meth:`Backend.walk`).
+
+    ``rings[i]``: the candidates of ring ``i + 1`` (id -> summed weight from ring ``i``:
+    at least every node that may rank in the room left, all of them when the ring fits)
+    and how many nodes that ring reached, each ring computed as if every ring before it
+    was kept whole (the only case in which the query layer walks on). ``nodes``: the
+    seeds and every candidate; ``edges``: the edges among them (of the types asked for).
+    """
+
+    present: list[str]
+    rings: list[tuple[dict[str, float], int]]
+    nodes: dict[str, GraphNode]
+    edges: list[Edge]
+
+
 def neighborhood(
     b: Backend,
     ids: Sequence[str],
@@ -74,23 +90,35 @@ def neighborhood(
     check_count("limit", limit)
     allowed = types_filter(rel_types)
     kinds = kinds_filter(node_kinds)
+    seeds = list(dict.fromkeys(ids))
     with b.reading():
-        present = sorted(b.get_nodes(list(dict.fromkeys(ids))))
+        walk = b.walk(seeds, depth, allowed, kinds, limit) if depth else None
+        present = sorted(walk.present if walk is not None else b.get_nodes(seeds))
         kept = present[:limit]
         truncated = len(present) > len(kept)
         seen = set(kept)
         ring = list(kept)
-        for _ in range(depth):
+        for step in range(depth):
             if truncated or not ring:
                 break  # later rings rank below everything kept so far
             deadline.check()
             room = limit - len(kept)
-            ranked, reached = ring_top(b, ring, allowed, kinds, seen, room)
+            if walk is not None and step < len(walk.rings):
+                candidates, reached = walk.rings[step]
+                ranked = rank_reach(candidates, room)
+            else:
+                ranked, reached = ring_top(b, ring, allowed, kinds, seen, room)
             truncated = reached > room
             kept.extend(ranked)
             seen.update(ranked)
             ring = ranked
-        nodes, edges = b.nodes_and_edges(kept, allowed)
+        if walk is not None and all(n in walk.nodes for n in kept):
+            # the edges among the walk's nodes, kept to those among the kept ones
+            inside = set(kept)
+            nodes = walk.nodes
+            edges = [e for e in walk.edges if e.source in inside and e.target in inside]
+        else:
+            nodes, edges = b.nodes_and_edges(kept, allowed)
     return Subgraph(
         nodes=tuple(nodes[n] for n in kept),
         edges=tuple(sorted(edges, key=edge_sort_key)),

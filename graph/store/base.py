@@ -78,6 +78,7 @@ from graph.query.rules import (
     types_filter,
 )
 from graph.query.text import COLUMN_WEIGHTS, MAX_QUERY_CHARS, query_terms, search_fields
+from graph.query.traverse import RingWalk
 
 
 class PartsWrite(Protocol):
@@ -403,6 +404,28 @@ class Backend(Protocol):
     ) -> tuple[dict[str, GraphNode], list[Edge]]:
         """:meth:`get_nodes` of ``ids`` and :meth:`edges_among` them, in one call (the
         last step of a neighbourhood: one round trip on a server store)."""
+
+    def walk(
+        self,
+        ids: Sequence[str],
+        depth: int,
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        limit: int,
+    ) -> RingWalk | None:
+        """A whole neighbourhood's material in one call, or None (then the query layer
+        asks ring by ring).
+
+        :class:`~graph.query.traverse.RingWalk`: which of ``ids`` exist; for the first
+        rings (up to ``depth``; a store may stop earlier, the query layer goes on with
+        :meth:`ring_top`), each ring's candidates computed as if the rings before it
+        were kept whole (ring 1 from every existing seed, ring 2 from every node of ring
+        1, each excluding the nodes of the rings before), each a superset of what
+        :meth:`ring_top` would rank first in ``limit`` less the nodes before it, with how
+        many nodes it reached; the nodes of the seeds and candidates, and the edges
+        among them. The query layer ranks and cuts (:func:`~graph.query.traverse.
+        rank_reach`), so the answer is the ring by ring walk's exactly. A server store
+        answers a neighbourhood in one round trip with it."""
 
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int

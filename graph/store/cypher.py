@@ -423,6 +423,55 @@ RING_TOP = (
     "     ELSE [x IN reach WHERE x[1] >= cut] END AS top"
 )
 
+def _ring(name: str, near: str, before: str) -> str:
+    """A ``CALL`` giving ``{name}`` ([[node, summed weight]] by weight, heaviest first:
+    the nodes next to the node list ``near`` not in ``before``) and ``{name}_top`` (those
+    that may rank in ``$limit`` less ``size(before)``: RING_TOP's cut)."""
+    return (
+        f"CALL {{\n  WITH {near if near == before else near + ', ' + before}\n"
+        f"  UNWIND {near} AS a\n"
+        "  MATCH (a)-[r]-(b)\n"
+        "  WHERE type(r) IN $types AND any(x IN labels(b) WHERE x IN $kinds)\n"
+        f"  WITH {before}, b, sum(coalesce(r.weight, 1.0)) AS w\n"
+        f"  WHERE NOT b IN {before}\n"
+        "  WITH b, w ORDER BY w DESC\n"
+        f"  RETURN collect([b, w]) AS {name}\n}}\n"
+        f"WITH *, $limit - size({before}) AS {name}_room,\n"
+        f"     all(x IN {name} WHERE x[1] - x[1] = 0.0) AS {name}_finite\n"
+        f"WITH *, CASE WHEN {name}_room > 0 AND {name}_room < size({name}) AND {name}_finite\n"
+        f"     THEN {name}[{name}_room - 1][1] - 1.0e-8 END AS {name}_cut\n"
+        f"WITH *, CASE WHEN {name}_room <= 0 THEN [] WHEN {name}_cut IS NULL THEN {name}\n"
+        f"     ELSE [x IN {name} WHERE x[1] >= {name}_cut] END AS {name}_top\n"
+    )
+
+
+#: A neighbourhood's first two rings in one round trip (``Backend.walk``): the seeds of
+#: ``$ids`` that exist; ring 1 from all of them, ring 2 (when ``$depth`` >= 2 and ring 1
+#: fits in ``$limit``: the only case in which the query layer walks on) from all of ring
+#: 1; each ring's candidates cut as RING_TOP cuts, with how many it reached; the seeds'
+#: and the candidates' nodes with their ``$types`` edges among them, unless there are more
+#: than ``$hold_max`` of them (weights tied at a cut through a hub: then null, and the kept
+#: nodes are read apart).
+WALK = (
+    _nodes_of("$ids")
+    + "WITH collect(n) AS seeds\n"
+    + _ring("ring1", "seeds", "seeds")
+    + "WITH *, CASE WHEN $depth >= 2 AND size(ring1) <= ring1_room\n"
+    "     THEN [x IN ring1 | x[0]] ELSE [] END AS whole1\n"
+    "WITH *, seeds + whole1 AS before2\n"
+    + _ring("ring2", "whole1", "before2")
+    + "WITH seeds, ring1, ring1_top, ring2, ring2_top, whole1,\n"
+    "     seeds + [x IN ring1_top | x[0]] + [x IN ring2_top | x[0]] AS held\n"
+    "RETURN [s IN seeds | s.id] AS present,\n"
+    "  [x IN ring1_top | [x[0].id, x[1]]] AS top1, size(ring1) AS reached1,\n"
+    "  [x IN ring2_top | [x[0].id, x[1]]] AS top2, size(ring2) AS reached2,\n"
+    "  size(whole1) > 0 AS walked2,\n"
+    "  CASE WHEN size(held) <= $hold_max THEN\n"
+    "  [n IN held | [" + _NODE_MAP.format(alias="n") + ", labels(n),\n"
+    "    [(n)-[r]->(m) WHERE m IN held AND type(r) IN $types\n"
+    "     | [m.id, type(r), properties(r)]]]] END AS nodes"
+)
+
 #: The nodes of ``$ids`` and the ``$types`` edges among them (``Backend.nodes_and_edges``):
 #: one row per node, with its edges out to the others as [target, type, properties].
 NODES_AND_EDGES = (

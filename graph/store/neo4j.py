@@ -58,7 +58,7 @@ from graph.model import (
     RelType,
 )
 from graph.query import QueryLayer
-from graph.query.traverse import rank_reach
+from graph.query.traverse import RingWalk, rank_reach
 from graph.query.vectors import cosine, unit_rows
 from graph.settings import Settings
 from graph.store import cypher
@@ -83,6 +83,9 @@ T = TypeVar("T")
 CONSTRAINT_RETRIES = 3
 #: a writer that has not got the lock after this many seconds says it is waiting
 WRITER_WAIT_SAY_S = 1.0
+#: a neighbourhood's walk brings the nodes and edges of at most 2 x limit + this many
+#: candidates (more: weights tied at a cut through a hub; the kept ones are read apart)
+WALK_HOLD_EXTRA = 100
 #: how long a read that failed retryably is sent again (seconds)
 READ_RETRY_S = 3.0
 #: how long opening the store waits for a new keyword index to fill (seconds)
@@ -925,6 +928,35 @@ class Neo4jStore(QueryLayer):
                 if far["id"] not in ends:
                     ends[far["id"]] = decode_node(far, far_labels)
         return edges, ends
+
+    def walk(
+        self,
+        ids: Sequence[str],
+        depth: int,
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        limit: int,
+    ) -> RingWalk | None:
+        """Two rings, their nodes and edges, in one round trip (:data:`cypher.WALK`)."""
+        if not ids:
+            return None
+        rows = self._read(
+            cypher.WALK, ids=list(ids), depth=depth, limit=limit,
+            types=self._types(types),
+            kinds=[k.value for k in NodeKind if kinds is None or k in kinds],
+            hold_max=2 * limit + WALK_HOLD_EXTRA,
+        )
+        r = rows[0]
+        rings = [({str(i): float(w) for i, w in r["top1"]}, int(r["reached1"]))]
+        if r["walked2"]:
+            rings.append(({str(i): float(w) for i, w in r["top2"]}, int(r["reached2"])))
+        nodes: dict[str, GraphNode] = {}
+        edges: list[Edge] = []
+        for props, labels, out in r["nodes"] or []:
+            node = decode_node(props, labels)
+            nodes[node.id] = node
+            edges += [decode_edge(node.id, t, typ, p) for t, typ, p in out]
+        return RingWalk([str(i) for i in r["present"]], rings, nodes, edges)
 
     def nodes_and_edges(
         self, ids: Sequence[str], types: frozenset[RelType] | None
