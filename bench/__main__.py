@@ -174,8 +174,11 @@ BENCHES: tuple[Bench, ...] = (
         "neo4j", "bench.neo4j_store",
         "How does the Neo4j store compare with the embedded one?",
         "A real Neo4j 5.26 started on loopback (scripts/neo4j.sh): the ICLR 2021 graph "
-        "loaded through `Neo4jStore`, then the same queries against it and the embedded "
-        "store, p50 each and their ratio. `--quick`: the seeds.",
+        "loaded through `Neo4jStore`; two real `citegraph serve --workers 2`, one on the "
+        "embedded graph and one on Neo4j, asked in turn over HTTP: each query kind's p50 "
+        "and their ratio (issue 41: ≤ 2x), then 32 clients for 15 s on the query mix, with "
+        "and without related papers, on each (issue 41: ≥ 0.5x the embedded req/s, 0 "
+        "errors, p99 ≤ 1 s). `--quick`: the seeds, 10 requests a kind, 16 clients for 5 s.",
         Earlier("`python bench/neo4j_load.py --quick` (300 ICLR papers) at a64b2e0, "
                 "2026-12-01, a loaded machine", (
             ("Neo4j ÷ embedded p50: keyword search", "2.9x", "≤ 3x: met"),

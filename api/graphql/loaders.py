@@ -1,7 +1,8 @@
 """Per-request DataLoaders: every node and edge lookup in one query is batched.
 
-A query for 50 papers with their concepts costs one ``list_nodes``, one
-``edges_of`` and one ``get_nodes`` call, however many papers it returns.
+A query for 50 papers with their concepts costs one ``list_nodes`` and one
+``edges_and_ends`` call (the edges with the nodes at their far ends: one round trip on
+Neo4j), however many papers it returns.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class Loaders:
 
     nodes: DataLoader[str, GraphNode | None]
     edges: DataLoader[EdgeKey, list[Edge]]
+    #: the edges of a node with the node at each one's far end (edges, ends by id)
+    neighbours: DataLoader[EdgeKey, tuple[list[Edge], dict[str, GraphNode]]]
 
 
 def make_loaders(read: StoreReader) -> Loaders:
@@ -63,9 +66,34 @@ def make_loaders(read: StoreReader) -> Loaders:
                         out[(end, types)].append(e)
         return [out[k] for k in keys]
 
+    nodes = DataLoader(load_fn=load_nodes, max_batch_size=1000)
+
+    async def load_neighbours(
+        keys: list[EdgeKey],
+    ) -> list[tuple[list[Edge], dict[str, GraphNode]]]:
+        by_types: dict[frozenset[RelType] | None, list[str]] = defaultdict(list)
+        for nid, types in keys:
+            by_types[types].append(nid)
+        out: dict[EdgeKey, tuple[list[Edge], dict[str, GraphNode]]] = {
+            k: ([], {}) for k in keys
+        }
+        for types, ids in by_types.items():
+            edges, ends = await in_thread(_edges_and_ends, read, ids, types)
+            nodes.prime_many(ends)  # the same nodes a later field would load by id
+            wanted = set(ids)
+            for e in edges:
+                for end in {e.source, e.target}:
+                    if end in wanted:
+                        out[(end, types)][0].append(e)
+            for k in keys:
+                if k[1] == types:
+                    out[k] = (out[k][0], ends)
+        return [out[k] for k in keys]
+
     return Loaders(
-        nodes=DataLoader(load_fn=load_nodes, max_batch_size=1000),
+        nodes=nodes,
         edges=DataLoader(load_fn=load_edges, max_batch_size=1000),
+        neighbours=DataLoader(load_fn=load_neighbours, max_batch_size=1000),
     )
 
 
@@ -74,6 +102,13 @@ def _edges_of(
 ) -> list[Edge]:
     wanted = sorted(types) if types is not None else None
     return read(lambda store: store.edges_of(list(ids), wanted))
+
+
+def _edges_and_ends(
+    read: StoreReader, ids: Sequence[str], types: frozenset[RelType] | None
+) -> tuple[list[Edge], dict[str, GraphNode]]:
+    wanted = sorted(types) if types is not None else None
+    return read(lambda store: store.edges_and_ends(list(ids), wanted))
 
 
 def edge_key(node_id: str, *types: RelType) -> EdgeKey:

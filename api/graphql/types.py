@@ -54,15 +54,13 @@ async def _neighbours(
     info: Info[Context, None], node_id: str, types: tuple[RelType, ...], outgoing: bool | None
 ) -> list[tuple[model.Edge, model.GraphNode]]:
     """(edge, node at the other end) for ``node_id``'s edges of ``types``, via the loaders."""
-    loaders = info.context.loaders
-    edges = await loaders.edges.load(edge_key(node_id, *types))
+    edges, ends = await info.context.loaders.neighbours.load(edge_key(node_id, *types))
     picked = [
         e for e in edges
         if outgoing is None or (e.source == node_id) == outgoing
     ]
-    others = [e.target if e.source == node_id else e.source for e in picked]
-    nodes = await loaders.nodes.load_many(others)
-    return [(e, n) for e, n in zip(picked, nodes, strict=True) if n is not None]
+    others = (e.target if e.source == node_id else e.source for e in picked)
+    return [(e, ends[o]) for e, o in zip(picked, others, strict=True) if o in ends]
 
 
 @strawberry.type(description="A concept a paper mentions, with the mention's weight.")

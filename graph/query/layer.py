@@ -54,6 +54,14 @@ class QueryLayer:
         deadline.check()
         return traverse.edges_of(self.read_backend(), ids, types)
 
+    def edges_and_ends(
+        self, ids: Sequence[str], types: Collection[RelType] | None = None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        """:meth:`edges_of`, and the nodes at the ends of those edges (one round trip on
+        a server store)."""
+        deadline.check()
+        return traverse.edges_and_ends(self.read_backend(), ids, types)
+
     def neighborhood(
         self,
         ids: Sequence[str],

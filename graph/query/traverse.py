@@ -50,6 +50,33 @@ def edges_of(b: Backend, ids: Sequence[str], types: Collection[RelType] | None) 
     return [found[k] for k in sorted(found)]
 
 
+def edges_and_ends(
+    b: Backend, ids: Sequence[str], types: Collection[RelType] | None
+) -> tuple[list[Edge], dict[str, GraphNode]]:
+    """:func:`edges_of`, and the nodes at the ends of those edges, by id."""
+    allowed = types_filter(types)
+    with b.reading():
+        edges, ends = b.incident_with_ends(list(dict.fromkeys(ids)), allowed)
+    found = {(e.source, e.target, e.type): e for e in edges}
+    return [found[k] for k in sorted(found)], ends
+
+
+class RingWalk(NamedTuple):
+    """The first rings of a neighbourhood from one call (:meth:`Backend.walk`).
+
+    ``rings[i]``: the candidates of ring ``i + 1`` (id -> summed weight from ring ``i``:
+    at least every node that may rank in the room left, all of them when the ring fits)
+    and how many nodes that ring reached, each ring computed as if every ring before it
+    was kept whole (the only case in which the query layer walks on). ``nodes``: the
+    seeds and every candidate; ``edges``: the edges among them (of the types asked for).
+    """
+
+    present: list[str]
+    rings: list[tuple[dict[str, float], int]]
+    nodes: dict[str, GraphNode]
+    edges: list[Edge]
+
+
 def neighborhood(
     b: Backend,
     ids: Sequence[str],
@@ -63,24 +90,35 @@ def neighborhood(
     check_count("limit", limit)
     allowed = types_filter(rel_types)
     kinds = kinds_filter(node_kinds)
+    seeds = list(dict.fromkeys(ids))
     with b.reading():
-        present = sorted(b.get_nodes(list(dict.fromkeys(ids))))
+        walk = b.walk(seeds, depth, allowed, kinds, limit) if depth else None
+        present = sorted(walk.present if walk is not None else b.get_nodes(seeds))
         kept = present[:limit]
         truncated = len(present) > len(kept)
         seen = set(kept)
         ring = list(kept)
-        for _ in range(depth):
+        for step in range(depth):
             if truncated or not ring:
                 break  # later rings rank below everything kept so far
             deadline.check()
             room = limit - len(kept)
-            ranked, reached = ring_top(b, ring, allowed, kinds, seen, room)
+            if walk is not None and step < len(walk.rings):
+                candidates, reached = walk.rings[step]
+                ranked = rank_reach(candidates, room)
+            else:
+                ranked, reached = ring_top(b, ring, allowed, kinds, seen, room)
             truncated = reached > room
             kept.extend(ranked)
             seen.update(ranked)
             ring = ranked
-        nodes = b.get_nodes(kept)
-        edges = b.edges_among(kept, allowed)
+        if walk is not None and all(n in walk.nodes for n in kept):
+            # the edges among the walk's nodes, kept to those among the kept ones
+            inside = set(kept)
+            nodes = walk.nodes
+            edges = [e for e in walk.edges if e.source in inside and e.target in inside]
+        else:
+            nodes, edges = b.nodes_and_edges(kept, allowed)
     return Subgraph(
         nodes=tuple(nodes[n] for n in kept),
         edges=tuple(sorted(edges, key=edge_sort_key)),
@@ -99,23 +137,27 @@ def ring_top(
     """The first ``room`` nodes next to ``ring`` (not in ``exclude``) by (-round(summed
     weight, 9), id), and how many it reached.
 
-    A backend may answer this itself (``ring_top``: the in-memory engine sums big rings
-    in numpy) or return None; then it comes from :meth:`Backend.ring_weights`.
+    From :meth:`Backend.ring_top` (a server store ranks in the database; the in-memory
+    engine sums big rings in numpy), or, where it answers None, from
+    :meth:`Backend.ring_weights`.
     """
-    own = getattr(b, "ring_top", None)
-    if own is not None:
-        got: tuple[list[str], int] | None = own(ring, allowed, kinds, exclude, room)
-        if got is not None:
-            return got
+    got = b.ring_top(ring, allowed, kinds, exclude, room)
+    if got is not None:
+        return got
     reach = b.ring_weights(ring, allowed, kinds, exclude)
+    return rank_reach(reach, room), len(reach)
+
+
+def rank_reach(reach: dict[str, float], room: int) -> list[str]:
+    """The first ``room`` ids of ``reach`` (id -> summed weight) by (-round(weight, 9), id)."""
 
     def rank(v: str) -> tuple[float, str]:
         return (-round(reach[v], 9), v)
 
     if len(reach) > room:
         # a total order (ids are unique): the first `room` without sorting the ring
-        return heapq.nsmallest(room, _near_top(reach, room), key=rank), len(reach)
-    return sorted(reach, key=rank), len(reach)
+        return heapq.nsmallest(room, _near_top(reach, room), key=rank)
+    return sorted(reach, key=rank)
 
 
 def _near_top(reach: dict[str, float], room: int) -> list[str]:

@@ -78,6 +78,7 @@ from graph.query.rules import (
     types_filter,
 )
 from graph.query.text import COLUMN_WEIGHTS, MAX_QUERY_CHARS, query_terms, search_fields
+from graph.query.traverse import RingWalk
 
 
 class PartsWrite(Protocol):
@@ -252,6 +253,12 @@ class GraphStore(PagedReads, Protocol):
     ) -> list[Edge]:
         """Every edge touching any of ``ids`` (either direction), by (source, target, type)."""
 
+    def edges_and_ends(
+        self, ids: Sequence[str], types: Collection[RelType] | None = None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        """:meth:`edges_of`, and the nodes at both ends of those edges by id (a node with
+        its neighbours: one round trip on a server store)."""
+
     def neighborhood(
         self,
         ids: Sequence[str],
@@ -353,6 +360,11 @@ class Backend(Protocol):
     def edges_among(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
         """Edges with both ends in ``ids``, each once."""
 
+    def incident_with_ends(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        """:meth:`incident_edges`, and the nodes at both ends of those edges by id."""
+
     def ring_neighbors(
         self, ids: Collection[str], types: frozenset[RelType] | None
     ) -> dict[str, Collection[str]]:
@@ -368,6 +380,52 @@ class Backend(Protocol):
     ) -> dict[str, float]:
         """For each node of ``kinds`` not in ``exclude`` next to the ring ``ids``: the sum
         of the weights of the edges of ``types`` that join it to the ring."""
+
+    def ring_top(
+        self,
+        ids: Sequence[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+        room: int,
+    ) -> tuple[list[str], int] | None:
+        """The first ``room`` (>= 0) of :meth:`ring_weights`' nodes by (-round(summed
+        weight, 9), id), and how many nodes that ring reaches; or None, and the query
+        layer ranks :meth:`ring_weights` itself.
+
+        A server store answers it in one round trip that sends back only the nodes that
+        may rank (a depth-2 ring reaches thousands); the in-memory engine sums big rings
+        in numpy. The answer must be the ranking of ``ring_weights`` exactly
+        (:func:`graph.query.traverse.rank_reach`); sums that differ only past the ninth
+        decimal (another order of additions) rank the same."""
+
+    def nodes_and_edges(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[dict[str, GraphNode], list[Edge]]:
+        """:meth:`get_nodes` of ``ids`` and :meth:`edges_among` them, in one call (the
+        last step of a neighbourhood: one round trip on a server store)."""
+
+    def walk(
+        self,
+        ids: Sequence[str],
+        depth: int,
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        limit: int,
+    ) -> RingWalk | None:
+        """A whole neighbourhood's material in one call, or None (then the query layer
+        asks ring by ring).
+
+        :class:`~graph.query.traverse.RingWalk`: which of ``ids`` exist; for the first
+        rings (up to ``depth``; a store may stop earlier, the query layer goes on with
+        :meth:`ring_top`), each ring's candidates computed as if the rings before it
+        were kept whole (ring 1 from every existing seed, ring 2 from every node of ring
+        1, each excluding the nodes of the rings before), each a superset of what
+        :meth:`ring_top` would rank first in ``limit`` less the nodes before it, with how
+        many nodes it reached; the nodes of the seeds and candidates, and the edges
+        among them. The query layer ranks and cuts (:func:`~graph.query.traverse.
+        rank_reach`), so the answer is the ring by ring walk's exactly. A server store
+        answers a neighbourhood in one round trip with it."""
 
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int

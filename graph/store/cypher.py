@@ -77,6 +77,7 @@ def schema_statements() -> list[str]:
         f"FOR (n:{META_LABEL}) REQUIRE n.id IS UNIQUE"
     )
     stmts.append(create_text_index())
+    stmts.append(create_name_index())
     return stmts
 
 
@@ -125,10 +126,11 @@ AWAIT_INDEX = "CALL db.awaitIndex($name, $timeout)"
 # --------------------------------------------------------------------------- node projection
 
 # Nodes come back as a property map without the (large) embedding, plus their label.
-_NODE = (
+_NODE_MAP = (
     "{alias} {{.*, embedding: null, _search_name: null, _search_title: null, "
-    "_search_abstract: null}} AS {alias}_props, labels({alias}) AS {alias}_labels"
+    "_search_abstract: null, _name_keys: null}}"
 )
+_NODE = _NODE_MAP + " AS {alias}_props, labels({alias}) AS {alias}_labels"
 
 
 def _node_cols(alias: str) -> str:
@@ -314,7 +316,43 @@ GET_NODES = _union_over_kinds(
 #: the ids that are not their own key (graph.ids.odd_spellings narrows it).
 ODD_PAPER_IDS = f"MATCH (n:{_PAPER}) WHERE n.id =~ '(?s).*[^!-~].*' RETURN n.id AS id"
 
-#: Name lookup candidates: label/name, title or alias lower-cased equal to one of ``$names``.
+#: The fulltext index of each node's name keys (``_name_keys``: its label/name, title and
+#: aliases as graph.query.search.names_of folds them), each key one term (the keyword
+#: analyzer): a lookup by name is an index seek, not a scan of every node.
+NAME_INDEX = "citegraph_names"
+
+
+def create_name_index() -> str:
+    """``CREATE FULLTEXT INDEX`` of the name keys over every node kind."""
+    labels = "|".join(label(k) for k in NodeKind)
+    return (
+        f"CREATE FULLTEXT INDEX {NAME_INDEX} IF NOT EXISTS FOR (n:{labels}) "
+        "ON EACH [n._name_keys] OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword'}}"
+    )
+
+
+def names_query(keys: Sequence[str]) -> str:
+    """The Lucene query for name keys: each one quoted and escaped (one whole term)."""
+    return " OR ".join(f'"{lucene_escape(k)}"' for k in keys)
+
+
+#: Name lookup through :data:`NAME_INDEX` (``$text`` from :func:`names_query`).
+FIND_BY_NAME_KEYS = (
+    "CALL db.index.fulltext.queryNodes($index, $text) YIELD node\n"
+    "WITH node AS n\nRETURN " + _node_cols("n")
+)
+
+#: Nodes written before the name keys were (no ``_name_keys``): filled once on open.
+def nameless_nodes(kind: NodeKind) -> str:
+    """A page (``$limit``) of ``kind``'s nodes without ``_name_keys``."""
+    return (
+        f"MATCH (n:{label(kind)}) WHERE n._name_keys IS NULL "
+        f"RETURN {_node_cols('n')} LIMIT $limit"
+    )
+
+
+#: Name lookup candidates by a scan (keys too long for the index): label/name, title or
+#: alias lower-cased equal to one of ``$names``.
 FIND_BY_NAME = _union_over_kinds(
     "MATCH (n:{label})\n"
     "WHERE toLower(coalesce(n.label, n.name, '')) IN $names\n"
@@ -369,6 +407,105 @@ RING_WEIGHTS = _union_over_kinds(
     "WHERE a.id IN $ids AND type(r) IN $types AND NOT b.id IN $exclude\n"
     "  AND any(x IN labels(b) WHERE x IN $kinds)\n"
     "RETURN b.id AS id, sum(coalesce(r.weight, 1.0)) AS w"
+)
+
+def _nodes_of(ids: str) -> str:
+    """A ``CALL`` yielding ``n``, the nodes whose id is in ``ids`` (each label's id index)."""
+    return "CALL {\n" + _union_over_kinds(
+        "MATCH (n:{label}) WHERE n.id IN " + ids + " RETURN n"
+    ) + "\n}\n"
+
+
+#: The top of one neighbourhood ring (``Backend.ring_top``), ranked in the database: of the
+#: nodes next to ``$ids`` (of a label in ``$kinds``, not in ``$exclude``), by the summed
+#: weight of the ``$types`` edges joining them to the ring, how many there are and those
+#: that may rank in the first ``$room``: every one weighing at least the ``$room``-th
+#: heaviest less 1e-8 (the query layer's own cut, graph.query.traverse._near_top), all of
+#: them when a weight is not finite. Python ranks those exactly (ties by id in Python's
+#: string order, not the server's UTF-16 one), so a ring of 3,000 nodes sends ~room rows.
+RING_TOP = (
+    _nodes_of("$ids")
+    + "MATCH (n)-[r]-(b)\n"
+    "WHERE type(r) IN $types AND NOT b.id IN $exclude\n"
+    "  AND any(x IN labels(b) WHERE x IN $kinds)\n"
+    "WITH b.id AS id, sum(coalesce(r.weight, 1.0)) AS w\n"
+    "ORDER BY w DESC\n"
+    "WITH collect([id, w]) AS reach\n"
+    "WITH reach, size(reach) AS reached,\n"
+    "     all(x IN reach WHERE x[1] - x[1] = 0.0) AS finite\n"
+    "WITH reach, reached, CASE WHEN $room > 0 AND $room < reached AND finite\n"
+    "     THEN reach[$room - 1][1] - 1.0e-8 END AS cut\n"
+    "RETURN reached, CASE WHEN $room = 0 THEN [] WHEN cut IS NULL THEN reach\n"
+    "     ELSE [x IN reach WHERE x[1] >= cut] END AS top"
+)
+
+def _ring(name: str, near: str, before: str) -> str:
+    """A ``CALL`` giving ``{name}`` ([[node, summed weight]] by weight, heaviest first:
+    the nodes next to the node list ``near`` not in ``before``) and ``{name}_top`` (those
+    that may rank in ``$limit`` less ``size(before)``: RING_TOP's cut)."""
+    return (
+        f"CALL {{\n  WITH {near if near == before else near + ', ' + before}\n"
+        f"  UNWIND {near} AS a\n"
+        "  MATCH (a)-[r]-(b)\n"
+        "  WHERE type(r) IN $types AND any(x IN labels(b) WHERE x IN $kinds)\n"
+        f"  WITH {before}, b, sum(coalesce(r.weight, 1.0)) AS w\n"
+        f"  WHERE NOT b IN {before}\n"
+        "  WITH b, w ORDER BY w DESC\n"
+        f"  RETURN collect([b, w]) AS {name}\n}}\n"
+        f"WITH *, $limit - size({before}) AS {name}_room,\n"
+        f"     all(x IN {name} WHERE x[1] - x[1] = 0.0) AS {name}_finite\n"
+        f"WITH *, CASE WHEN {name}_room > 0 AND {name}_room < size({name}) AND {name}_finite\n"
+        f"     THEN {name}[{name}_room - 1][1] - 1.0e-8 END AS {name}_cut\n"
+        f"WITH *, CASE WHEN {name}_room <= 0 THEN [] WHEN {name}_cut IS NULL THEN {name}\n"
+        f"     ELSE [x IN {name} WHERE x[1] >= {name}_cut] END AS {name}_top\n"
+    )
+
+
+#: A neighbourhood's first two rings in one round trip (``Backend.walk``): the seeds of
+#: ``$ids`` that exist; ring 1 from all of them, ring 2 (when ``$depth`` >= 2 and ring 1
+#: fits in ``$limit``: the only case in which the query layer walks on) from all of ring
+#: 1; each ring's candidates cut as RING_TOP cuts, with how many it reached; the seeds'
+#: and the candidates' nodes with their ``$types`` edges among them, unless there are more
+#: than ``$hold_max`` of them (weights tied at a cut through a hub: then null, and the kept
+#: nodes are read apart).
+WALK = (
+    _nodes_of("$ids")
+    + "WITH collect(n) AS seeds\n"
+    + _ring("ring1", "seeds", "seeds")
+    + "WITH *, CASE WHEN $depth >= 2 AND size(ring1) <= ring1_room\n"
+    "     THEN [x IN ring1 | x[0]] ELSE [] END AS whole1\n"
+    "WITH *, seeds + whole1 AS before2\n"
+    + _ring("ring2", "whole1", "before2")
+    + "WITH seeds, ring1, ring1_top, ring2, ring2_top, whole1,\n"
+    "     seeds + [x IN ring1_top | x[0]] + [x IN ring2_top | x[0]] AS held\n"
+    "RETURN [s IN seeds | s.id] AS present,\n"
+    "  [x IN ring1_top | [x[0].id, x[1]]] AS top1, size(ring1) AS reached1,\n"
+    "  [x IN ring2_top | [x[0].id, x[1]]] AS top2, size(ring2) AS reached2,\n"
+    "  size(whole1) > 0 AS walked2,\n"
+    "  CASE WHEN size(held) <= $hold_max THEN\n"
+    "  [n IN held | [" + _NODE_MAP.format(alias="n") + ", labels(n),\n"
+    "    [(n)-[r]->(m) WHERE m IN held AND type(r) IN $types\n"
+    "     | [m.id, type(r), properties(r)]]]] END AS nodes"
+)
+
+#: The nodes of ``$ids`` and the ``$types`` edges among them (``Backend.nodes_and_edges``):
+#: one row per node, with its edges out to the others as [target, type, properties].
+NODES_AND_EDGES = (
+    _nodes_of("$ids")
+    + "RETURN " + _node_cols("n") + ",\n"
+    "  [(n)-[r]->(b) WHERE b.id IN $ids AND type(r) IN $types\n"
+    "   | [b.id, type(r), properties(r)]] AS out"
+)
+
+#: The ``$types`` edges touching ``$ids`` with the nodes at both ends
+#: (``Backend.incident_with_ends``: a node with its neighbours in one round trip): one row
+#: per node of ``$ids``, its edges as [source, target, type, properties, far end's
+#: properties, far end's labels].
+INCIDENT_WITH_ENDS = (
+    _nodes_of("$ids")
+    + "RETURN " + _node_cols("n") + ",\n"
+    "  [(n)-[r]-(b) WHERE type(r) IN $types | [startNode(r).id, endNode(r).id, type(r),\n"
+    "   properties(r), " + _NODE_MAP.format(alias="b") + ", labels(b)]] AS adj\n"
 )
 
 #: The neighbour ids of each node of a ring (one breadth-first layer of a path search).

@@ -52,7 +52,7 @@ from graph.model import (
 from graph.query import QueryLayer
 from graph.query.ann import ApproximateIndex, ask_count
 from graph.query.search import names_of
-from graph.query.traverse import Adjacent, adjacency
+from graph.query.traverse import Adjacent, RingWalk, adjacency
 from graph.query.vectors import UnitMatrix
 from graph.store.base import Backend, CollectedParts, PartsWrite, jsonable_attrs
 from graph.store.fts import MemoryIndex
@@ -546,6 +546,27 @@ class NetworkxStore(QueryLayer):
             else:
                 edges += [e for v, e in out if v in inside and e.type in types]
         return edges
+
+    def incident_with_ends(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        edges = self.incident_edges(ids, types)
+        return edges, self.get_nodes(list({n for e in edges for n in (e.source, e.target)}))
+
+    def walk(
+        self,
+        ids: Sequence[str],
+        depth: int,
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        limit: int,
+    ) -> RingWalk | None:
+        return None  # ring by ring: each call costs no round trip
+
+    def nodes_and_edges(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[dict[str, GraphNode], list[Edge]]:
+        return self.get_nodes(ids), self.edges_among(ids, types)
 
     def ring_neighbors(
         self, ids: Collection[str], types: frozenset[RelType] | None

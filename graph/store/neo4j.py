@@ -58,16 +58,20 @@ from graph.model import (
     RelType,
 )
 from graph.query import QueryLayer
+from graph.query.traverse import RingWalk, rank_reach
 from graph.query.vectors import cosine, unit_rows
 from graph.settings import Settings
 from graph.store import cypher
 from graph.store.base import Backend, CollectedParts, PartsWrite
 from graph.store.cypher import VECTOR_INDEX
 from graph.store.neo4j_values import (
+    NAME_KEY_MAX_BYTES,
+    NAME_KEYS,
     SEARCH_PROPS,
     decode_edge,
     decode_node,
     edge_props,
+    name_keys,
     node_props,
 )
 
@@ -79,6 +83,11 @@ T = TypeVar("T")
 CONSTRAINT_RETRIES = 3
 #: a writer that has not got the lock after this many seconds says it is waiting
 WRITER_WAIT_SAY_S = 1.0
+#: a neighbourhood's walk brings the nodes and edges of at most 2 x limit + this many
+#: candidates (more: weights tied at a cut through a hub; the kept ones are read apart)
+WALK_HOLD_EXTRA = 100
+#: how long a read that failed retryably is sent again (seconds)
+READ_RETRY_S = 3.0
 #: how long opening the store waits for a new keyword index to fill (seconds)
 TEXT_INDEX_WAIT_S = 300
 
@@ -246,23 +255,41 @@ class Neo4jStore(QueryLayer):
             raise StoreError(f"graph query failed: {_one_line(exc)}") from exc
 
     def _read(self, query: str, **params: Any) -> list[neo4j.Record]:
-        """One read round trip. Under a deadline (graph.deadline, an API request), it is
-        checked first and bounds the transaction, so the server stops the query when
-        the request is given up, not only this process."""
+        """One read round trip: an auto-commit query in a read session, every row in one
+        fetch. Under a deadline (graph.deadline, an API request), it is checked first and
+        bounds the query, so the server stops it when the request is given up, not only
+        this process.
+
+        Not ``driver.execute_query``: that wraps each read in an explicit transaction
+        (BEGIN, RUN + PULL, COMMIT: two network round trips and ~3x the driver's CPU,
+        measured in docs/neo4j.md). A read that fails retryably (a cluster member gone, a
+        leader switch) is sent again, as the managed transaction would, for up to
+        :data:`READ_RETRY_S`.
+        """
         deadline.check()
         left = deadline.remaining()
-        # the driver's own type: a str, or a Query carrying the transaction's timeout
+        # the driver's own type: a str, or a Query carrying the query's timeout
         # (the server rounds it up to whole milliseconds; 0 would mean "none")
         text: Any = query if left is None else neo4j.Query(query, timeout=max(left, 0.001))
 
         def run() -> list[neo4j.Record]:
-            records, _, _ = self._driver.execute_query(
-                text,
-                params,
-                database_=self._database,
-                routing_=neo4j.RoutingControl.READ,
-            )
-            return list(records)
+            started = time.monotonic()
+            while True:
+                try:
+                    with self._driver.session(
+                        database=self._database,
+                        default_access_mode=neo4j.READ_ACCESS,
+                        fetch_size=-1,
+                        # the writes' bookmarks (_write_session): read your own writes
+                        bookmark_manager=self._driver.execute_query_bookmark_manager,
+                    ) as session:
+                        return list(session.run(text, params))
+                except (nex.Neo4jError, nex.DriverError) as exc:
+                    if not exc.is_retryable() or time.monotonic() - started > READ_RETRY_S:
+                        raise
+                    deadline.check()
+                    log.info("read failed (%s); sending it again", _one_line(exc))
+                    time.sleep(0.1)
 
         return self._call(run)
 
@@ -327,16 +354,21 @@ class Neo4jStore(QueryLayer):
     def ensure_schema(self) -> None:
         """Create constraints and lookup indexes if missing (idempotent)."""
 
+        had_names = any(r["name"] == cypher.NAME_INDEX
+                        for r in self._read(cypher.VECTOR_INDEXES, name=cypher.NAME_INDEX))
+
         def run() -> None:
             for stmt in cypher.schema_statements():
                 self._write_query(stmt)
             # a new fulltext index over existing nodes fills in the background: wait for
-            # it here, on the member that created it, so that keyword search answers
-            # from a complete index
-            self._write_query(cypher.AWAIT_INDEX, name=cypher.TEXT_INDEX,
-                              timeout=TEXT_INDEX_WAIT_S)
+            # it here, on the member that created it, so that keyword search and lookups
+            # answer from a complete index
+            for index in (cypher.TEXT_INDEX, cypher.NAME_INDEX):
+                self._write_query(cypher.AWAIT_INDEX, name=index, timeout=TEXT_INDEX_WAIT_S)
 
         self._call(run)
+        if not had_names:
+            self._fill_name_keys()
         if any(r["name"] == cypher.OLD_TEXT_INDEX
                for r in self._read(cypher.VECTOR_INDEXES, name=cypher.OLD_TEXT_INDEX)):
             self._fill_search_props()
@@ -344,6 +376,27 @@ class Neo4jStore(QueryLayer):
         meta = self._read(cypher.GET_META)
         if meta and meta[0]["dim"]:
             self._ensure_vector_index(int(meta[0]["dim"]))
+
+    def _fill_name_keys(self) -> None:
+        """Give the nodes of a graph written by an older release their name keys (once,
+        when the name index is new; a page at a time, idempotent if cut off)."""
+        filled = 0
+        for kind in NodeKind:
+            while True:
+                rows = self._read(cypher.nameless_nodes(kind), limit=self.batch_size)
+                if not rows:
+                    break
+                props = [{"id": node.id, "props": {NAME_KEYS: name_keys(node)}}
+                         for node in (decode_node(r["n_props"], r["n_labels"]) for r in rows)]
+                self._write_tx(lambda tx, props=props, kind=kind: tx.run(  # type: ignore[misc]
+                    cypher.set_search_props(kind), rows=props).consume())
+                filled += len(rows)
+        if filled:
+            self._call(lambda: self._driver.execute_query(
+                cypher.AWAIT_INDEX, {"name": cypher.NAME_INDEX, "timeout": TEXT_INDEX_WAIT_S},
+                database_=self._database))
+            log.warning("name index: gave %d nodes their lookup keys (once, for a graph of "
+                        "an older release)", filled)
 
     def _fill_search_props(self) -> None:
         """Give the nodes of a graph written by an older release the search properties
@@ -771,7 +824,15 @@ class Neo4jStore(QueryLayer):
         return contextlib.nullcontext()
 
     def nodes_named(self, keys: Sequence[str]) -> list[GraphNode]:
-        rows = self._read(cypher.FIND_BY_NAME, names=sorted({k.lower() for k in keys}))
+        """An index seek (:data:`cypher.NAME_INDEX`); a scan for a key too long for it."""
+        wanted = sorted(set(keys))
+        if not wanted:
+            return []
+        if all(len(k.encode("utf-8", "surrogatepass")) <= NAME_KEY_MAX_BYTES for k in wanted):
+            rows = self._read(cypher.FIND_BY_NAME_KEYS, index=cypher.NAME_INDEX,
+                              text=cypher.names_query(wanted))
+        else:
+            rows = self._read(cypher.FIND_BY_NAME, names=sorted({k.lower() for k in wanted}))
         return [decode_node(r["n_props"], r["n_labels"]) for r in rows]
 
     def odd_paper_ids(self) -> dict[str, str]:
@@ -845,6 +906,93 @@ class Neo4jStore(QueryLayer):
             reach[r["id"]] = reach.get(r["id"], 0.0) + float(r["w"])
         return reach
 
+    def ring_top(
+        self,
+        ids: Sequence[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+        room: int,
+    ) -> tuple[list[str], int] | None:
+        """Summed and cut in the database (:data:`cypher.RING_TOP`, one round trip);
+        only the rows that may rank come back, ranked here exactly."""
+        if not ids:
+            return [], 0
+        rows = self._read(
+            cypher.RING_TOP,
+            ids=list(ids),
+            types=self._types(types),
+            kinds=[k.value for k in NodeKind if kinds is None or k in kinds],
+            exclude=list(exclude),
+            room=room,
+        )
+        top = rows[0]["top"] if rows else []
+        reached = int(rows[0]["reached"]) if rows else 0
+        return rank_reach({str(i): float(w) for i, w in top}, room), reached
+
+    def incident_with_ends(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        """One round trip (:data:`cypher.INCIDENT_WITH_ENDS`)."""
+        if not ids:
+            return [], {}
+        edges: list[Edge] = []
+        ends: dict[str, GraphNode] = {}
+        for r in self._read(cypher.INCIDENT_WITH_ENDS, ids=list(ids), types=self._types(types)):
+            if not r["adj"]:
+                continue
+            node = decode_node(r["n_props"], r["n_labels"])
+            ends[node.id] = node
+            for source, target, typ, props, far, far_labels in r["adj"]:
+                edges.append(decode_edge(source, target, typ, props))
+                if far["id"] not in ends:
+                    ends[far["id"]] = decode_node(far, far_labels)
+        return edges, ends
+
+    def walk(
+        self,
+        ids: Sequence[str],
+        depth: int,
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        limit: int,
+    ) -> RingWalk | None:
+        """Two rings, their nodes and edges, in one round trip (:data:`cypher.WALK`)."""
+        if not ids:
+            return None
+        rows = self._read(
+            cypher.WALK, ids=list(ids), depth=depth, limit=limit,
+            types=self._types(types),
+            kinds=[k.value for k in NodeKind if kinds is None or k in kinds],
+            hold_max=2 * limit + WALK_HOLD_EXTRA,
+        )
+        r = rows[0]
+        rings = [({str(i): float(w) for i, w in r["top1"]}, int(r["reached1"]))]
+        if r["walked2"]:
+            rings.append(({str(i): float(w) for i, w in r["top2"]}, int(r["reached2"])))
+        nodes: dict[str, GraphNode] = {}
+        edges: list[Edge] = []
+        for props, labels, out in r["nodes"] or []:
+            node = decode_node(props, labels)
+            nodes[node.id] = node
+            edges += [decode_edge(node.id, t, typ, p) for t, typ, p in out]
+        return RingWalk([str(i) for i in r["present"]], rings, nodes, edges)
+
+    def nodes_and_edges(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[dict[str, GraphNode], list[Edge]]:
+        """Both in one round trip (:data:`cypher.NODES_AND_EDGES`)."""
+        if not ids:
+            return {}, []
+        nodes: dict[str, GraphNode] = {}
+        edges: list[Edge] = []
+        for r in self._read(cypher.NODES_AND_EDGES, ids=list(dict.fromkeys(ids)),
+                            types=self._types(types)):
+            node = decode_node(r["n_props"], r["n_labels"])
+            nodes[node.id] = node
+            edges += [decode_edge(node.id, t, typ, props) for t, typ, props in r["out"]]
+        return nodes, edges
+
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int
     ) -> list[tuple[str, float]]:
@@ -864,14 +1012,20 @@ class Neo4jStore(QueryLayer):
         """The vector index over-fetched, then ranked exactly; an exact scan up to
         ``exact_vector_max`` papers and while the index populates."""
         excluded = sorted(exclude)
-        n = int(self._read(cypher.COUNT_EMBEDDED)[0]["c"])
-        if n == 0:
-            return []
-        if n <= self.exact_vector_max or not self._vector_index_ready():
+        n: int | None = None
+        if self.exact_vector_max > 0 or not self._vector_online:
+            # the count decides between the scan and the index; once the index is seen
+            # online and no scan size is set, a search is one round trip (an empty graph's
+            # index finds nothing)
+            n = int(self._read(cypher.COUNT_EMBEDDED)[0]["c"])
+            if n == 0:
+                return []
+        if (n is not None and n <= self.exact_vector_max) or not self._vector_index_ready():
             rows = self._read(cypher.ALL_EMBEDDINGS, exclude=excluded)
         else:
             # The index is approximate: over-fetch, then rank the candidates exactly.
-            k = min(n, 4 * (limit + len(excluded)) + 20)
+            k = 4 * (limit + len(excluded)) + 20
+            k = k if n is None else min(n, k)
             try:
                 rows = self._read(
                     cypher.VECTOR_QUERY,

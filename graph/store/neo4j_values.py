@@ -16,6 +16,7 @@ from typing import Any
 
 from graph.errors import InvalidArgumentError, StoreError
 from graph.model import Edge, GraphNode, NodeKind, RelType, node_from_props, node_to_props
+from graph.query.search import names_of
 from graph.query.text import index_text, search_fields
 
 #: Edge property that lists which properties are the edge's ``attrs`` (``weight`` is
@@ -33,7 +34,7 @@ def decode_node(props: dict[str, Any], labels: Sequence[str]) -> GraphNode:
     if kind is None:
         raise StoreError(f"node with labels {list(labels)} is not a citegraph node")
     return node_from_props(
-        kind, {k: v for k, v in props.items() if v is not None and k not in SEARCH_PROPS}
+        kind, {k: v for k, v in props.items() if v is not None and k not in HIDDEN_PROPS}
     )
 
 
@@ -78,11 +79,26 @@ def storable(value: object) -> bool:
 #: The node properties the fulltext index reads: its search fields as the words every
 #: store splits them into (graph.query.text.index_text), never read back as node fields.
 SEARCH_PROPS = ("_search_name", "_search_title", "_search_abstract")
+#: The node property the name index reads (graph.store.cypher.NAME_INDEX): the keys a
+#: lookup finds the node by (graph.query.search.names_of: label/name, title, aliases,
+#: whitespace collapsed and case-folded), each one whole, never read back as a field.
+NAME_KEYS = "_name_keys"
+#: Keys longer than this (UTF-8 bytes) are not indexed (Lucene refuses terms over 32,766);
+#: a lookup by such a name scans instead (graph.store.neo4j.Neo4jStore.nodes_named).
+NAME_KEY_MAX_BYTES = 8_000
+#: properties that are the store's own, not the node's fields
+HIDDEN_PROPS = frozenset((*SEARCH_PROPS, NAME_KEYS))
+
+
+def name_keys(node: GraphNode) -> list[str]:
+    """The node's :data:`NAME_KEYS` value."""
+    return sorted(k for k in names_of(node) if len(k.encode("utf-8", "surrogatepass"))
+                  <= NAME_KEY_MAX_BYTES)
 
 
 def node_props(node: GraphNode) -> dict[str, Any]:
-    """The node's properties, each one checked to be storable (no embedding), and its
-    :data:`SEARCH_PROPS`."""
+    """The node's properties, each one checked to be storable (no embedding), its
+    :data:`SEARCH_PROPS` and its :data:`NAME_KEYS`."""
     props = node_to_props(node)
     props.pop("embedding", None)
     for key, value in props.items():
@@ -94,6 +110,7 @@ def node_props(node: GraphNode) -> dict[str, Any]:
             )
     for prop, text in zip(SEARCH_PROPS, search_fields(node), strict=True):
         props[prop] = index_text(text)
+    props[NAME_KEYS] = name_keys(node)
     return props
 
 

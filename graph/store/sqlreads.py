@@ -25,6 +25,7 @@ import numpy as np
 from graph.errors import StoreError
 from graph.ids import odd_spellings
 from graph.model import Edge, GraphNode, NodeKind, RelType, node_from_props
+from graph.query.traverse import RingWalk
 from graph.query.vectors import UnitMatrix
 from graph.store import fts
 from graph.store.rows import chunks, embedding_rows, loads, stored_attrs
@@ -219,6 +220,40 @@ class SqlBackend:
         return dict(reach)
 
     # ------------------------------------------------------------------ search
+    def ring_top(
+        self,
+        ids: Sequence[str],
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        exclude: Collection[str],
+        room: int,
+    ) -> tuple[list[str], int] | None:
+        return None  # ranked from ring_weights by the query layer
+
+    def incident_with_ends(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[list[Edge], dict[str, GraphNode]]:
+        with self._reading():
+            edges = self.incident_edges(ids, types)
+            ends = self.get_nodes(list({n for e in edges for n in (e.source, e.target)}))
+        return edges, ends
+
+    def walk(
+        self,
+        ids: Sequence[str],
+        depth: int,
+        types: frozenset[RelType] | None,
+        kinds: frozenset[NodeKind] | None,
+        limit: int,
+    ) -> RingWalk | None:
+        return None  # ring by ring: each call costs no round trip
+
+    def nodes_and_edges(
+        self, ids: Sequence[str], types: frozenset[RelType] | None
+    ) -> tuple[dict[str, GraphNode], list[Edge]]:
+        with self._reading():
+            return self.get_nodes(ids), self.edges_among(ids, types)
+
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int
     ) -> list[tuple[str, float]]:

@@ -49,9 +49,11 @@ def test_fifty_papers_with_concepts_take_three_store_calls(
     papers = data["papers"]["edges"]
     assert len(papers) == 50
     assert sum(len(p["node"]["concepts"]) for p in papers) > 200
-    # list_nodes; edges_of(MENTIONS) + edges_of(USES/INTRODUCES) for the 50 papers;
-    # get_nodes for their concepts/datasets; edges_of(MENTIONS) for paperCount
+    # list_nodes; edges_and_ends(MENTIONS) + edges_and_ends(USES/INTRODUCES) for the 50
+    # papers (their concepts/datasets come with the edges); edges_of(MENTIONS) for
+    # paperCount
     assert counting.calls["list_nodes"] == 1
-    assert counting.calls["get_nodes"] <= 2
-    assert counting.calls["edges_of"] <= 3
-    assert sum(counting.calls.values()) <= 6, counting.calls
+    assert counting.calls["edges_and_ends"] <= 2
+    assert counting.calls["get_nodes"] <= 1
+    assert counting.calls["edges_of"] <= 1
+    assert sum(counting.calls.values()) <= 5, counting.calls
