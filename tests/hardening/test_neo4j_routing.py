@@ -3,8 +3,9 @@ transaction, every write (the writers' lock, its fence, schema statements, chang
 WRITE one, and a write's bookmark reaches the reads that follow it (issue 41, item 3).
 
 On a single server a read sent to the writer answers the same, so the access mode is
-read where the driver states it: the ``BEGIN`` message it sends (``'mode': 'r'`` for a
-read transaction, no mode for a write), logged by ``neo4j.io`` at DEBUG. A cluster routes
+read where the driver states it: the ``BEGIN`` message of a transaction, or the ``RUN``
+of an auto-commit query (``'mode': 'r'`` for a read, no mode for a write), logged by
+``neo4j.io`` at DEBUG. A cluster routes
 on that mode. The write's bookmark is what makes a read on another cluster member wait
 until that member has the write (the store's reads use ``execute_query``'s bookmark
 manager; its write sessions did not share it before).
@@ -63,9 +64,10 @@ class Bolt(logging.Handler):
                          if t.type == tokenize.STRING)
             if port in self._open:
                 mode, bookmarks = self._open[port]
-            else:  # auto-commit: the mode travels in RUN itself
-                mode = "r" if "'mode': 'r'" in text else "w"
-                bookmarks = []
+            else:  # auto-commit: the mode and bookmarks travel in RUN itself
+                extra = _last_dict(text)
+                mode = str(extra.get("mode", "w"))
+                bookmarks = list(extra.get("bookmarks", []))
             self.runs.append((ast.literal_eval(query), mode, bookmarks))
         elif re.search(r"C: (COMMIT|ROLLBACK|RESET)", msg):
             began = self._open.pop(port, None)
@@ -77,6 +79,18 @@ class Bolt(logging.Handler):
                 self.write_commits.append(str(args[1]["bookmark"]))
         elif "C: ROUTE" in msg:
             self.routes += 1
+
+
+def _last_dict(text: str) -> dict[str, Any]:
+    """The last of the logged message's fields (query, parameters, extra): the extra."""
+    at = len(text)
+    while (at := text.rfind(" {", 0, at)) >= 0:
+        try:
+            value = ast.literal_eval(text[at + 1:])
+        except (ValueError, SyntaxError):
+            continue
+        return value if isinstance(value, dict) else {}
+    return {}
 
 
 @pytest.fixture
