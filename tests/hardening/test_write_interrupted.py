@@ -116,7 +116,9 @@ def test_ctrl_c_while_the_child_loads_the_model(
         hard_seed_dir, tmp_path, abstracts, delay=1.0, child_alone=False  # importing torch
     )
     assert code == 130, err[-2000:]
-    assert "stopped by Ctrl-C: nothing was written" in err, err[-2000:]
+    # on a busy machine the store may not be open yet a second in ("stopped by Ctrl-C
+    # before the graph was opened: nothing was written"): either way, one calm line
+    assert "stopped by Ctrl-C" in err and "nothing was written" in err, err[-2000:]
     assert _gone(child), "the embedding process outlived the interrupted write"
 
 
@@ -128,7 +130,7 @@ def test_ctrl_c_seen_by_the_model_process_alone(
     by sending SIGINT to the child alone. The command stops as Ctrl-C stops it."""
     code, err, _ = _add_stopped(hard_seed_dir, tmp_path, abstracts, delay=1.0, child_alone=True)
     assert code == 130, err[-2000:]
-    assert "stopped by Ctrl-C: nothing was written" in err, err[-2000:]
+    assert "stopped by Ctrl-C" in err and "nothing was written" in err, err[-2000:]
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.05])
