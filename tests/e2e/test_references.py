@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from graph.build import BuildReport, Pipeline, graphs_equal
 from graph.model import RelType
-from graph.store.memory import NetworkxStore
+from graph.store.base import GraphStore
 from tests.support.seeds import EMBED_CACHE, seed_settings
 
 pytestmark = pytest.mark.slow
@@ -38,7 +39,7 @@ def _file(tmp_path: Path, name: str, *records: dict[str, object]) -> Path:
     return path
 
 
-def _cites(store: NetworkxStore) -> list[tuple[str, str]]:
+def _cites(store: GraphStore) -> list[tuple[str, str]]:
     edges = store.snapshot().edges.values()
     return sorted((e.source, e.target) for e in edges if e.type is RelType.CITES)
 
@@ -48,13 +49,19 @@ def _counts(report: BuildReport) -> tuple[int, int, int]:
             report.references_unparseable)
 
 
-def test_references_by_doi_arxiv_and_title_on_both_paths(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["embedded", pytest.param("neo4j", marks=pytest.mark.bolt)])
+def test_references_by_doi_arxiv_and_title_on_both_paths(
+    tmp_path: Path, kind: str, make_store: Any
+) -> None:
+    """On the embedded store and on Neo4j: the whole build, then the same corpus in two
+    adds (the second from the region it touches), give the same CITES and the same graph."""
     data = tmp_path / "in"
     data.mkdir()
     citing = _file(data, "citing.jsonl", B)
     cited = _file(data, "cited.jsonl", A, T)
 
-    whole_store = NetworkxStore()
+    # one Neo4j database: the whole build goes to the embedded store, the adds to Neo4j
+    whole_store = make_store("embedded")
     whole = Pipeline(seed_settings(tmp_path / "w"), cache_dir=EMBED_CACHE, incremental=False)
     try:
         report = whole.run(whole_store, add_paths=[citing, cited], replace=True)
@@ -71,7 +78,7 @@ def test_references_by_doi_arxiv_and_title_on_both_paths(tmp_path: Path) -> None
 
     # the same corpus arriving in two adds: the citing paper first (all outside), then
     # the cited ones, whose DOI and title the region path must find the citer by
-    store = NetworkxStore()
+    store = make_store(kind)
     pipe = Pipeline(seed_settings(tmp_path / "r"), cache_dir=EMBED_CACHE)
     try:
         first = pipe.run(store, add_paths=[citing], replace=True)
