@@ -31,7 +31,7 @@ from graph.ids import spellings
 from graph.model import Paper
 
 _DOI_PREFIX_RE = re.compile(
-    r"^(?:https?://(?:www\.)?(?:dx\.)?doi\.org/|doi:\s*|doi\s+)", re.IGNORECASE
+    r"^(?:https?://(?:www\.)?(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE
 )
 _DOI_RE = re.compile(r"10\.\d+(?:\.\d+)*/\S+")
 _ARXIV_RE = re.compile(

@@ -213,4 +213,7 @@ def test_doi_and_reference_keys() -> None:
         assert normalize_doi(given) == "10.1/abc", given
     assert normalize_doi("10.1") is None and normalize_doi("https://example.org/10.1/x") is None
     assert reference_key(42) == "42" and reference_key(True) is None
+    # a title that starts like a prefix is a title, not a broken DOI
+    assert reference_key("Doi Moi reforms in Vietnam") == "Doi Moi reforms in Vietnam"
+    assert reference_key("https://example.org/a paper") == "https://example.org/a paper"
     assert reference_key({"ID": "p1"}) == "p1" and reference_key({}) is None
