@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -28,6 +29,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from graph import bibliography
 from graph.errors import CitegraphError, InvalidArgumentError, NotFoundError
 from graph.lookup import paper_to_remove
 from graph.model import Edge, GraphNode, GraphPath, GraphStats, NodeKind, RelType
@@ -341,6 +343,13 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
             + (f" ({report.long_texts} longer than the model window)" if report.long_texts else "")
             + "."
         )
+        refs = (report.references_resolved, report.references_outside,
+                report.references_unparseable)
+        if any(refs):
+            console.print(
+                f"References: {refs[0]} resolved (cite a paper of the graph), {refs[1]} "
+                f"outside the corpus (kept on the paper), {refs[2]} unparseable (dropped)."
+            )
         if report.added or report.removed or report.updated:
             console.print(
                 f"Added {len(report.added)} papers, updated {report.updated}, "
@@ -399,6 +408,26 @@ def _exit_for(report: BuildReport) -> None:
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
+class FileFormat(StrEnum):
+    """A reference manager's format for a list of papers (graph.bibliography)."""
+
+    BIBTEX = "bibtex"
+    RIS = "ris"
+
+
+FormatOpt = Annotated[FileFormat | None, typer.Option(
+    "--format", case_sensitive=False,
+    help="Print the papers of the result as BibTeX or RIS (for Zotero, JabRef, EndNote) "
+         "instead of a table; redirect it to a file: > related.bib",
+)]
+
+
+def _print_papers(fmt: FileFormat, nodes: Sequence[GraphNode]) -> None:
+    """The papers among ``nodes`` as a BibTeX or RIS file, on stdout as it is."""
+    sys.stdout.write(bibliography.render(fmt.value, bibliography.papers_of(nodes)))
+    sys.stdout.flush()
+
+
 @app.command()
 def build(
     paths: Annotated[
@@ -406,7 +435,8 @@ def build(
         # a build replaces the graph with what it reads: a mistyped path would delete the
         # papers it held (add only skips it), so it is a usage error before anything runs
         typer.Argument(
-            help="Files or folders of abstracts (.txt, .jsonl, .csv, .tsv, .bib).", exists=True
+            help="Files or folders of abstracts (.txt, .jsonl, .json, .csljson (Zotero's CSL "
+            "JSON), .csv, .tsv, .bib, .ris).", exists=True
         ),
     ],
     as_json: JsonOpt = False,
@@ -424,7 +454,9 @@ def build(
 
 @app.command()
 def add(
-    paths: Annotated[list[Path], typer.Argument(help="Files or folders of abstracts to add.")],
+    paths: Annotated[list[Path], typer.Argument(
+        help="Files or folders of abstracts to add (.txt, .jsonl, .json, .csljson, .csv, .tsv, "
+             ".bib, .ris); a paper with the DOI or text of another read is merged into it.")],
     as_json: JsonOpt = False,
 ) -> None:
     """Add papers to the graph; only new papers are embedded and only affected edges change."""
@@ -502,8 +534,12 @@ def related(
     ] = None,
     first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
     as_json: JsonOpt = False,
+    fmt: FormatOpt = None,
 ) -> None:
-    """Papers related to a paper (or a text), each with the reasons why."""
+    """Papers related to a paper (or a text), each with the reasons why.
+
+    With --format bibtex or ris, the related papers as a file for a reference manager.
+    """
     if not paper and not text:
         raise _fail(ValueError("give a paper id/label or --text"))
     with _service(reads_only=True) as service:
@@ -511,6 +547,9 @@ def related(
             seed, results = service.related(paper=paper, text=text, first=first)
         except CitegraphError as exc:
             raise _fail(exc) from None
+    if fmt is not None:
+        _print_papers(fmt, [r.paper for r in results])
+        return
     if as_json:
         console.print_json(
             json.dumps(
@@ -552,8 +591,13 @@ def neighbors(
     ] = None,
     limit: Annotated[int, typer.Option(min=1, max=2000)] = 50,
     as_json: JsonOpt = False,
+    fmt: FormatOpt = None,
 ) -> None:
-    """Nodes within DEPTH hops of a node, with the edges among them."""
+    """Nodes within DEPTH hops of a node, with the edges among them.
+
+    With --format bibtex or ris, the papers of the neighbourhood (the start first) as a
+    file for a reference manager.
+    """
     with _service(reads_only=True) as service:
         try:
             start, sub = service.neighborhood(
@@ -561,6 +605,9 @@ def neighbors(
             )
         except CitegraphError as exc:
             raise _fail(exc) from None
+    if fmt is not None:
+        _print_papers(fmt, sub.nodes)
+        return
     if as_json:
         console.print_json(
             json.dumps(
@@ -649,8 +696,13 @@ def search(
         ),
     ] = SearchMode.KEYWORD,
     as_json: JsonOpt = False,
+    fmt: FormatOpt = None,
 ) -> None:
-    """Search papers, concepts and datasets by keyword, meaning, or both."""
+    """Search papers, concepts and datasets by keyword, meaning, or both.
+
+    With --format bibtex or ris, the papers found as a file for a reference manager
+    (concepts and datasets left out).
+    """
     try:
         kinds = [NodeKind(k.capitalize()) for k in kind] if kind else None
     except ValueError:
@@ -660,6 +712,9 @@ def search(
             hits = service.search(query, mode, kinds, first)
         except CitegraphError as exc:
             raise _fail(exc) from None
+    if fmt is not None:
+        _print_papers(fmt, [h.node for h in hits])
+        return
     if as_json:
         console.print_json(json.dumps([{**_node_row(h.node), "score": h.score} for h in hits]))
         return

@@ -124,6 +124,7 @@ from graph.model import (
     node_to_props,
 )
 from graph.overlay import Overlay
+from graph.refs import count_references, names_of
 from graph.region import CorpusState, region_change, state_from_graph
 from graph.settings import Settings
 from graph.store.base import GraphStore
@@ -181,6 +182,11 @@ class BuildReport:
     edges_written: int = 0
     nodes_deleted: int = 0
     edges_deleted: int = 0
+    #: the references of the papers read: naming a paper of the graph as written (CITES),
+    #: well-formed but naming none (kept on the paper), dropped as unreadable (graph.refs)
+    references_resolved: int = 0
+    references_outside: int = 0
+    references_unparseable: int = 0
     #: the graph held part of an earlier write that was cut off, and this write made it
     #: whole (every link and vector recomputed)
     completed_cut_off: bool = False
@@ -952,6 +958,7 @@ class Pipeline:
             except BaseException:
                 self._state = None
                 raise
+        _count_references(report, new_papers, state.papers, state.titles)
         if self._resolver is None:
             self._state = None  # a one-shot pipeline writes once
 
@@ -989,6 +996,7 @@ class Pipeline:
                 result = read_corpus(add_paths, max_file_bytes=self.settings.max_input_file_bytes)
             report.problems.extend(result.problems)
             report.duplicates += result.duplicates
+            report.references_unparseable += result.unparseable_references
             new_papers.extend(result.papers)
         report.papers_read = len(new_papers)
         if replace and not new_papers:
@@ -1190,6 +1198,7 @@ class Pipeline:
         if missing:
             raise NotFoundError(f"no paper with id {', '.join(sorted(missing))}")
         corpus = _next_corpus(old_papers, new_papers, remove, replace, report)
+        _count_references(report, new_papers, corpus, names_of(corpus.values()))
         full = self._full_links(previous, replace)
         if full and not replace:
             self._notice(
@@ -1305,6 +1314,15 @@ class _State:
 
     state: CorpusState
     resolver: IncrementalResolution
+
+
+def _count_references(
+    report: BuildReport, papers: Sequence[Paper], corpus: Mapping[str, Paper],
+    names: Mapping[str, Collection[str]],
+) -> None:
+    counts = count_references(papers, corpus, names)
+    report.references_resolved = counts.resolved
+    report.references_outside = counts.outside
 
 
 def _next_corpus(
@@ -1502,7 +1520,7 @@ def _stored_similar(graph: GraphData, settings: Settings, vec: PaperVectors) -> 
 
 
 _RECORD_FIELDS = ("text_hash", "title", "venue", "year", "authors", "keywords", "urls",
-                  "references")
+                  "references", "doi")
 
 
 def _with_stored_fields(p: Paper, old: Paper) -> Paper:

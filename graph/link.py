@@ -24,7 +24,7 @@
 * RELATED_TO: concepts mentioned together by at least two papers, weighted by that
   count; each concept keeps its 10 strongest (ties: the partner in fewer papers first,
   the order NPMI gives, computed without N).
-* CITES: references that name a paper of the corpus.
+* CITES: references that name a paper of the corpus (by DOI, arXiv id, id or title).
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 import numpy as np
 
 from graph import halfdot
-from graph.ids import spellings
 from graph.lexical import WORD_VECTOR_VERSION
 from graph.model import (
     CountAttrs,
@@ -61,6 +60,7 @@ from graph.model import (
     TermAttrs,
 )
 from graph.overlay import DeltaSet, Overlay
+from graph.refs import names_of, reference_target
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -2067,18 +2067,14 @@ def cooccurrence_edges(
 
 
 def citation_edges(papers: Iterable[Paper], known: Mapping[str, Any]) -> list[Edge]:
-    """CITES edges for references that are ids (or exact titles) of papers in the graph."""
-    by_title = {
-        str(p.title).casefold(): pid
-        for pid, p in known.items()
-        if isinstance(p, Paper) and p.title
-    }
+    """CITES edges for references that name a paper of the graph: by DOI, arXiv id, id or
+    title (graph.refs.reference_target)."""
+    names = names_of(p for p in known.values() if isinstance(p, Paper))
     edges = {}
     for p in papers:
         for ref in p.references:
             # a reference names a paper: an id of a concept or dataset cites nothing
-            spelled = next((f for f in spellings(ref) if isinstance(known.get(f), Paper)), None)
-            target = spelled or by_title.get(ref.casefold())
+            target = reference_target(ref, known, names)
             if target and target != p.id:
                 edges[(p.id, target)] = Edge(p.id, target, RelType.CITES, 1.0, {})
     return [edges[k] for k in sorted(edges)]

@@ -37,7 +37,8 @@ class Paper:
     authors: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     urls: tuple[str, ...] = ()
-    references: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()  # reference keys (graph.refs): doi:…, arxiv:…, an id or title
+    doi: str | None = None  # normalised (graph.refs.normalize_doi): lower-case, no URL prefix
     source: str | None = None  # "file:line" the record came from
     # the fields its input record gave a value for (None: all, e.g. read from a store);
     # an update of a stored paper keeps the stored value of every other field

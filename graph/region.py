@@ -70,16 +70,13 @@ from graph.link import (
 )
 from graph.model import Edge, GraphChange, GraphData, GraphNode, Paper, RelType, node_to_props
 from graph.overlay import DeltaSet, Overlay
+from graph.refs import dependency_keys, name_keys, reference_target
 from graph.settings import Settings
 from graph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
 _SIMPLE_RANK = frozenset({"score", "words", "rank"})
-
-
-def _title_key(title: str) -> str:
-    return "\x00title:" + title.casefold()
 
 
 @dataclass
@@ -101,7 +98,8 @@ class CorpusState:
     matrix: np.ndarray[Any, Any]
     words: Any  # the papers' word vectors, a CSR matrix with rows aligned with ``ids``
     cites: dict[str, set[str]] = field(default_factory=dict)  # reference key -> citing papers
-    titles: dict[str, set[str]] = field(default_factory=dict)  # title key -> papers
+    # name key (graph.refs.name_keys: a title, a DOI) -> papers
+    titles: dict[str, set[str]] = field(default_factory=dict)
     # paper -> partner -> the stored SHARES_TERM edge between them (one object, under both
     # ends): what an add compares its made edges with, without reading ~10-40k of them
     # from the store; brought forward by each commit like the rest
@@ -133,8 +131,7 @@ class CorpusState:
 def _cite_keys(p: Paper) -> set[str]:
     keys: set[str] = set()
     for ref in p.references:
-        keys.update(spellings(ref))
-        keys.add(_title_key(ref))
+        keys.update(dependency_keys(ref))
     return keys
 
 
@@ -237,8 +234,8 @@ def state_from_graph(
     for pid, p in papers.items():
         for key in _cite_keys(p):
             cites[key].add(pid)
-        if p.title:
-            titles[_title_key(p.title)].add(pid)
+        for key in name_keys(p):
+            titles[key].add(pid)
     ids = list(data.embedding_ids)
     matrix = (
         np.asarray(data.embeddings, dtype=np.float32)
@@ -564,21 +561,19 @@ def region_change(
 
         keys: set[str] = set()
         for pid in removed:
-            gone_paper = old[pid]
             keys.update(spellings(pid))
-            if gone_paper.title:
-                keys.add(_title_key(gone_paper.title))
-                title_set(_title_key(gone_paper.title)).discard(pid)
+            for key in name_keys(old[pid]):
+                keys.add(key)
+                title_set(key).discard(pid)
         for pid in [*changed, *added]:
-            paper = papers[pid]
             prev = old.get(pid)
             keys.update(spellings(pid))
-            if prev is not None and prev.title:
-                keys.add(_title_key(prev.title))
-                title_set(_title_key(prev.title)).discard(pid)
-            if paper.title:
-                keys.add(_title_key(paper.title))
-                title_set(_title_key(paper.title)).add(pid)
+            for key in name_keys(prev) if prev is not None else ():
+                keys.add(key)
+                title_set(key).discard(pid)
+            for key in name_keys(papers[pid]):
+                keys.add(key)
+                title_set(key).add(pid)
         citing = set(added) | set(changed)
         for key in keys:
             citing |= state.cites.get(key, set())
@@ -725,14 +720,11 @@ class _Names(Mapping[str, str]):
 def _cites_of(
     p: Paper, corpus: Mapping[str, Paper], titles: Mapping[str, set[str]]
 ) -> list[Edge]:
-    """graph.link.citation_edges of one paper: a reference names a paper by an id
-    spelling, else by its exact title (the highest id of that title)."""
+    """graph.link.citation_edges of one paper: the same graph.refs.reference_target, over
+    the state's name keys instead of an index made from every paper."""
     edges = {}
     for ref in p.references:
-        target = next((f for f in spellings(ref) if f in corpus), None)
-        if target is None:
-            named = titles.get(_title_key(ref))
-            target = max(named) if named else None
+        target = reference_target(ref, corpus, titles)
         if target and target != p.id:
             edges[(p.id, target)] = Edge(p.id, target, RelType.CITES, 1.0, {})
     return [edges[k] for k in sorted(edges)]

@@ -375,7 +375,9 @@ def _report(rep: BuildReport, problems: list[str]) -> t.ChangeReport:
         removed=[strawberry.ID(x) for x in rep.removed],
         updated=rep.updated, duplicates=rep.duplicates, nodes_written=rep.nodes_written,
         edges_written=rep.edges_written, nodes_deleted=rep.nodes_deleted,
-        edges_deleted=rep.edges_deleted,
+        edges_deleted=rep.edges_deleted, references_resolved=rep.references_resolved,
+        references_outside=rep.references_outside,
+        references_unparseable=rep.references_unparseable,
         problems=problems + [_input_problem(p) for p in rep.problems],
     )
 
@@ -401,11 +403,13 @@ class Mutation:
         check_range("input", len(input), 1, MAX_ADD)
         papers: list[model.Paper] = []
         problems: list[str] = []
+        unparsed: list[str] = []  # references that are not one (each also in problems)
         for i, item in enumerate(input):
             record = {k: v for k, v in vars(item).items() if v is not None}
             notes: list[str] = []  # fields dropped for a bad value: the paper still goes in
             try:
-                papers.append(paper_from_record(record, source=f"api:addPapers[{i}]", notes=notes))
+                papers.append(paper_from_record(record, source=f"api:addPapers[{i}]", notes=notes,
+                                                unparsed=unparsed))
             except InputError as exc:
                 problems.append(f"input[{i}]: {exc}")
             problems.extend(f"input[{i}]: {note}" for note in notes)
@@ -414,6 +418,7 @@ class Mutation:
                                   edges_written=0, nodes_deleted=0, edges_deleted=0,
                                   problems=problems)
         report = await info.context.write(papers=papers)
+        report.references_unparseable += len(unparsed)
         return _report(report, problems)
 
     @strawberry.mutation(

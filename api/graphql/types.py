@@ -160,6 +160,9 @@ class Paper(Node):
     urls: list[str]
     authors: list[str]
     keywords: list[str]
+    doi: str | None = strawberry.field(
+        description="The DOI, lower-case and without a URL prefix (`10.1/abc`)."
+    )
     _p: strawberry.Private[model.Paper]
 
     @classmethod
@@ -168,7 +171,7 @@ class Paper(Node):
             id=strawberry.ID(to_global_id(NodeKind.PAPER, p.id)), key=strawberry.ID(p.id),
             label=p.label, title=p.title, abstract=p.abstract, venue=p.venue, year=p.year,
             url=p.urls[0] if p.urls else None, urls=list(p.urls), authors=list(p.authors),
-            keywords=list(p.keywords), _p=p,
+            keywords=list(p.keywords), doi=p.doi, _p=p,
         )
 
     @strawberry.field(description="Concepts the abstract mentions, strongest first.")
@@ -407,7 +410,14 @@ class PaperInput:
     url: str | None = None
     authors: list[str] | None = None
     keywords: list[str] | None = None
-    references: list[str] | None = None
+    references: list[str] | None = strawberry.field(
+        default=None, description="Papers it cites: ids, titles, DOIs (`10.1/x`, "
+        "`https://doi.org/10.1/x`) or arXiv ids (`arXiv:1706.03762`).",
+    )
+    doi: str | None = strawberry.field(
+        default=None, description="Its DOI: a paper with the DOI of another in one write "
+        "merges into it.",
+    )
 
 
 @strawberry.type(description="What a write changed.")
@@ -420,4 +430,13 @@ class ChangeReport:
     edges_written: int
     nodes_deleted: int
     edges_deleted: int
+    references_resolved: int = strawberry.field(
+        default=0, description="References of the papers written that name a paper of the graph."
+    )
+    references_outside: int = strawberry.field(
+        default=0, description="Well-formed references naming no paper of the graph (kept)."
+    )
+    references_unparseable: int = strawberry.field(
+        default=0, description="References dropped: not a DOI, arXiv id, id or title."
+    )
     problems: list[str]

@@ -1,6 +1,9 @@
 """``/export/{format}``: the graph, a neighbourhood, a path or a node set as a file.
 
-The formats are written by :mod:`graph.export`; which nodes go in is
+The graph formats are written by :mod:`graph.export`; ``bibtex`` and ``ris`` (the papers
+of a neighbourhood, a path or a node set, for a reference manager) by
+:mod:`graph.bibliography`, and need one of ``around``, ``path`` or ``ids``. Which nodes go
+in is
 :meth:`graph.service.GraphService.export_parts`, so ``around=SDE`` finds what
 ``neighborhood(id: "SDE")`` and ``citegraph neighbors SDE`` find.
 
@@ -25,8 +28,8 @@ from starlette.types import Receive, Scope, Send
 from api.graphql.errors import client_message, error_code
 from api.ids import raw_id
 from api.services import BUSY_RETRY_AFTER_S, Services
-from graph import export
-from graph.errors import CitegraphError, NotFoundError
+from graph import bibliography, export
+from graph.errors import CitegraphError, InvalidArgumentError, NotFoundError
 from graph.model import Edge, GraphNode
 
 log = logging.getLogger(__name__)
@@ -56,13 +59,17 @@ def router(services: Services) -> APIRouter:
         )] = None,
         limit: int | None = Query(None, description="Most nodes for `around`"),
     ) -> Response:
-        if fmt not in export.FORMATS:
-            return _client_error(
-                NotFoundError(f"unknown export format {fmt!r}; use graphml, gexf or cytoscape.json")
-            )
-        media, filename = export.FORMATS[fmt]
+        if fmt not in export.FORMATS and fmt not in bibliography.FORMATS:
+            return _client_error(NotFoundError(
+                f"unknown export format {fmt!r}; use graphml, gexf, cytoscape.json, bibtex or ris"
+            ))
+        media, filename = export.FORMATS.get(fmt) or bibliography.FORMATS[fmt]
         headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
         if around is None and path is None and ids is None:
+            if fmt in bibliography.FORMATS:
+                return _client_error(InvalidArgumentError(
+                    "export", f"{fmt} exports the papers of a selection: give ids, around or path"
+                ))
             return WholeGraph(services, slots, fmt, media, headers)
         try:
             nodes, edges = await run_in_threadpool(
@@ -70,6 +77,12 @@ def router(services: Services) -> APIRouter:
             )
         except CitegraphError as exc:
             return _client_error(exc)
+        if fmt in bibliography.FORMATS:
+            text = await run_in_threadpool(
+                bibliography.render, fmt, bibliography.papers_of(nodes)
+            )
+            # a lone surrogate stored before it was checked is written as "?"
+            return Response(text.encode("utf-8", "replace"), media_type=media, headers=headers)
         # text stored before it was checked (a lone surrogate) cannot be written as UTF-8 or
         # XML: export it with U+FFFD in its place rather than fail, and say so
         body, changed = await run_in_threadpool(export.render, fmt, nodes, edges)

@@ -1,7 +1,8 @@
 """Reading input files into papers: one Reader per format, cleaning, records, dedup.
 
 Modules: ``base`` (the :class:`Reader` protocol, :class:`ReadResult`), one reader per
-format (``text``, ``jsonl``, ``table``, ``bibtex``), ``corpus`` (the registry of readers,
+format (``text``, ``jsonl`` (with ``csljson``'s mapping of CSL items), ``table``,
+``bibtex``, ``ris``), ``corpus`` (the registry of readers,
 directory walking, :func:`read_corpus`), ``decode`` (bounded file reads, UTF-8 decoding),
 ``clean`` (TeX/markdown/URL cleaning, :func:`text_hash`), ``records`` (one record to a
 :class:`~graph.model.Paper`: field names, coercion, limits) and ``collect`` (the
@@ -18,18 +19,24 @@ Formats
                naming the collection ("ICLR 2025 Papers") unless it looks like an
                abstract (more than 25 words, or a sentence of 12+ words). The header
                gives every record its venue ("ICLR 2025") and year (2025).
-    ``.jsonl`` one JSON object per line. ``.json``: an array of objects, one object, or
-               an object holding the array under ``papers``/``records``/``data``/``items``.
+    ``.jsonl`` one JSON object per line. ``.json``/``.csljson``: an array of objects, one
+               object, or an object holding the array under ``papers``/``records``/
+               ``data``/``items``. An object that is a CSL item (Zotero's CSL JSON) is
+               mapped by graph/ingest/csljson.py.
     ``.csv`` / ``.tsv``  a header row, then one record per row. The delimiter comes from
                the extension (``.csv`` falls back to tab/``;``/``|`` when the header has no
                comma). TSV is read without quote processing (fields cannot hold tabs or
                newlines), so a field that starts with ``"`` keeps its quote.
     ``.bib``   BibTeX; one record per entry, the entry key as id (see graph/ingest/bibtex.py).
+    ``.ris``   RIS; one record per ``TY`` … ``ER`` block (see graph/ingest/ris.py).
 
 Fields (names case-insensitive; ``paper_id``→id, ``summary``/``text``→abstract,
 ``link``/``url``→urls): ``id, title, abstract, authors, year, venue, keywords,
-references``. Lists may be JSON arrays or strings split on ``;`` (authors, references)
-or on ``;``, else ``,`` (keywords).
+references, doi``. Lists may be JSON arrays or strings split on ``;`` (authors, references)
+or on ``;``, else ``,`` (keywords). A reference is a string or an object with ``doi``,
+``arxiv``, ``id`` or ``title``, kept as its key (graph/refs.py); one that is none of
+these is dropped with a problem and counted (``ReadResult.unparseable_references``). A
+``doi`` is folded and stripped of its URL prefix.
 
 Policy for bad fields
     * The record is rejected (an InputProblem, the rest of the file still read) when the
@@ -61,9 +68,10 @@ Identity and duplicates
     first by :func:`~graph.ingest.collect.record_order` (a given id before a generated
     one, then by id, then by content), the others filling its missing fields in that
     order; a different given id merged away is reported. An id given to records of
-    different texts is reported at each of them, and none is kept.
+    different texts is reported at each of them, and none is kept. Records with one DOI
+    merge as records of one text do (grouped by text or DOI, transitively).
 
-Directories are walked recursively for the five extensions above, in sorted order,
+Directories are walked recursively for the extensions above, in sorted order,
 skipping hidden files and folders; a file named explicitly with another extension is
 reported and skipped. A file given twice (or also inside a given folder) is read once.
 

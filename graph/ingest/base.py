@@ -29,11 +29,13 @@ class InputProblem:
 
 @dataclass
 class ReadResult:
-    """Papers read, problems met, and how many records merged into an earlier one."""
+    """Papers read, problems met, how many records merged into an earlier one, and how
+    many references were dropped as unparseable (each also a problem)."""
 
     papers: list[Paper] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
     duplicates: int = 0
+    unparseable_references: int = 0
 
     @property
     def partial(self) -> bool:

@@ -15,7 +15,11 @@ entry key                       ``id``
 ``journal``, else ``booktitle``  ``venue``
 ``keywords``                    ``keywords`` (split on ``;``, else ``,``)
 ``url``, ``doi``                ``urls`` (a DOI as ``https://doi.org/<doi>``)
+``doi``                         ``doi`` (the paper's identifier: folded, prefix stripped)
 ==============================  ==========================================
+
+No field gives references (BibTeX has no standard one): a paper read from BibTeX cites
+nothing unless another file gives its references.
 
 Braces that protect case or group a name (``{GNN}s``, ``M{\\"u}ller``) are removed, TeX
 accents and letters decoded (``{\\ss}`` ß, ``\\AA ngstr{\\"o}m`` Ångström, ``{\\L}`` Ł).
@@ -67,6 +71,7 @@ from graph.ingest.clean import clean_text, tex_letters
 from graph.ingest.collect import Collector
 from graph.ingest.decode import decode_file
 from graph.ingest.records import _show
+from graph.refs import normalize_doi
 
 _DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 # A brace right after a command ("\emph{", "\"{", "\frac{a}{") holds its argument.
@@ -355,6 +360,8 @@ def _record(
         # "doi:" + the DOI: graph.ingest.records.link makes it https://doi.org/<doi>, or
         # drops it with a problem when it is not a DOI
         urls.append("doi:" + _DOI_PREFIX_RE.sub("", doi.strip()))
+        if normalize_doi(doi):  # the paper's identifier too; a bad one is reported once, above
+            record["doi"] = doi.strip()
     if urls:
         record["urls"] = urls
     return record

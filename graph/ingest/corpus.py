@@ -11,6 +11,7 @@ from graph.ingest.base import Reader, ReadResult
 from graph.ingest.bibtex import BibtexReader
 from graph.ingest.collect import Collector
 from graph.ingest.jsonl import JsonReader
+from graph.ingest.ris import RisReader
 from graph.ingest.table import TableReader
 from graph.ingest.text import TextReader
 from graph.settings import DEFAULT_MAX_INPUT_FILE_BYTES
@@ -19,7 +20,9 @@ logger = logging.getLogger(__name__)
 
 # The formats, in the order their suffixes are named in messages. A new format is a
 # module with a Reader and one line here.
-READERS: tuple[Reader, ...] = (TextReader(), JsonReader(), TableReader(), BibtexReader())
+READERS: tuple[Reader, ...] = (
+    TextReader(), JsonReader(), TableReader(), BibtexReader(), RisReader(),
+)
 _BY_SUFFIX: dict[str, Reader] = {suffix: r for r in READERS for suffix in r.suffixes}
 EXTENSIONS: tuple[str, ...] = tuple(_BY_SUFFIX)
 

@@ -1,4 +1,6 @@
-"""``.jsonl`` (one object a line) and ``.json`` (an array, an object, or a wrapper)."""
+"""``.jsonl`` (one object a line) and ``.json`` / ``.csljson`` (an array, an object, or a
+wrapper); an object that is a CSL item (Zotero's CSL JSON) is read by
+:mod:`graph.ingest.csljson`."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.ingest.collect import Collector
+from graph.ingest.csljson import csl_record, looks_like_csl
 from graph.ingest.decode import decode_file
 from graph.ingest.records import _show, _type_name
 
@@ -45,6 +48,10 @@ def _record_into(col: Collector, item: Any, name: str, line: int | None, where: 
         col.problem(name, line, f"{prefix}not a JSON object (got {_type_name(item)})")
     elif isinstance(item, _Object):  # for any key, not only the id
         col.problem(name, line, f"{prefix}duplicate key {_show(item.repeated, 40)}")
+    elif looks_like_csl(item):
+        notes: list[str] = []
+        record = csl_record(item, notes)
+        col.record(record, name, line, where=where, notes=notes)
     else:
         col.record(item, name, line, where=where)
 
@@ -81,7 +88,7 @@ def _read_jsonl_into(path: Path, col: Collector) -> None:
     if decoded is None:
         return
     name = str(path)
-    if path.suffix.lower() == ".json" and not decoded.bad:
+    if path.suffix.lower() in (".json", ".csljson") and not decoded.bad:
         text = "\n".join(decoded.lines)
         try:
             value = _loads(text)
@@ -116,9 +123,10 @@ def _read_jsonl_into(path: Path, col: Collector) -> None:
 
 
 class JsonReader:
-    """``.jsonl``: one object a line; ``.json``: an array, an object or a wrapper of them."""
+    """``.jsonl``: one object a line; ``.json``, ``.csljson``: an array, an object or a
+    wrapper of them. CSL items (graph.ingest.csljson) are told from plain records."""
 
-    suffixes: tuple[str, ...] = (".jsonl", ".json")
+    suffixes: tuple[str, ...] = (".jsonl", ".json", ".csljson")
 
     def read_into(self, path: Path, sink: Collector) -> None:
         """Read every record of ``path`` into ``sink``."""

@@ -22,6 +22,7 @@ from graph.ingest.clean import (
     text_hash,
 )
 from graph.model import Paper, reserved_paper_id
+from graph.refs import normalize_doi, reference_key
 
 MAX_ABSTRACT_CHARS = 100_000
 MAX_FIELD_CHARS = 10_000  # a venue, or one author, keyword, url or reference
@@ -184,6 +185,66 @@ def _as_list(value: object, name: str, notes: list[str], *, commas: bool) -> tup
     return tuple(items)
 
 
+def _as_references(
+    value: object, notes: list[str], unparsed: list[str] | None
+) -> tuple[str, ...]:
+    """Reference keys (graph.refs); each element that is not a reference is dropped with
+    a note and, when ``unparsed`` is given, its repr added there (the build counts them)."""
+    if _is_missing(value):
+        return ()
+    if isinstance(value, str):
+        text = _checked(value, "references").strip()
+        if text.startswith("["):
+            with contextlib.suppress(ValueError, RecursionError):
+                value = json.loads(text)
+        if isinstance(value, str):
+            value = text.split(";")
+    if not isinstance(value, list | tuple):
+        notes.append(f"references is not a list or string (got {_type_name(value)}); "
+                     "field dropped")
+        if unparsed is not None:
+            unparsed.append(_show(value))
+        return ()
+    keys: list[str] = []
+    seen: set[str] = set()
+    for item in value:
+        if isinstance(item, str) and not item.strip():
+            continue
+        if isinstance(item, str):
+            item = _checked(item, "references")
+        elif isinstance(item, Mapping):
+            try:
+                item = {k: _checked(v, "references") if isinstance(v, str) else v
+                        for k, v in item.items()}
+            except InputError:  # a lone surrogate in an object: that reference only
+                item = None
+        key = reference_key(item)
+        if key is None:
+            notes.append(f"references: dropped {_show(item)}: not a DOI, arXiv id, id or "
+                         "title (an object needs one of doi, arxiv, id, title)")
+            if unparsed is not None:
+                unparsed.append(_show(item))
+            continue
+        if key not in seen:
+            seen.add(key)
+            keys.append(key)
+    return tuple(keys)
+
+
+def _as_doi(value: object, notes: list[str]) -> str | None:
+    if _is_missing(value):
+        return None
+    if not isinstance(value, str):
+        notes.append(f"doi is not text (got {_type_name(value)}); field dropped")
+        return None
+    doi = normalize_doi(_checked(value, "doi"))
+    if doi is None or len(doi) > MAX_FIELD_CHARS:
+        notes.append(f"doi {_show(value)} is not a DOI (10.<registrant>/<suffix>); "
+                     "field dropped")
+        return None
+    return doi
+
+
 def _as_year(value: object, notes: list[str]) -> int | None:
     if _is_missing(value):
         return None
@@ -268,10 +329,12 @@ def paper_from_record(
     source: str,
     default_venue: str | None = None,
     notes: list[str] | None = None,
+    unparsed: list[str] | None = None,
 ) -> Paper:
     """Build a Paper from one record; raises InputError(reason) when it is unusable.
 
-    ``notes`` (optional) collects the fields that were dropped for a bad value. A lone
+    ``notes`` (optional) collects the fields that were dropped for a bad value;
+    ``unparsed`` (optional) the references that are not a DOI, arXiv id, id or title. A lone
     surrogate in any field, or an unusable id, rejects the whole record (one InputError
     naming the field); control characters are replaced by spaces (or refused, in an id).
     """
@@ -312,7 +375,8 @@ def paper_from_record(
         "authors": _as_list(rec.get("authors"), "authors", notes, commas=False),
         "keywords": _as_list(rec.get("keywords"), "keywords", notes, commas=True),
         "urls": tuple(urls),
-        "references": _as_list(rec.get("references"), "references", notes, commas=False),
+        "references": _as_references(rec.get("references"), notes, unparsed),
+        "doi": _as_doi(rec.get("doi"), notes),
     }
     return Paper(
         id=given_id or f"p-{digest[:12]}",

@@ -8,7 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from graph.model import NodeKind
+from graph.model import NodeKind, RelType
 from graph.store.embedded import EmbeddedStore
 from tests.api.conftest import GQL
 from tests.support.seeds import seed_settings
@@ -169,3 +169,30 @@ def test_add_papers_checks_fields_as_the_readers_do(writable_dir: Path) -> None:
         ]
         urls = GQL(c).data('{ a: paper(id: "p-js") { url } b: paper(id: "p-doi") { url } }')
         assert urls == {"a": {"url": None}, "b": {"url": "https://doi.org/10.1/x"}}
+
+
+def test_add_papers_with_dois_and_references(writable_dir: Path) -> None:
+    """A DOI given to addPapers is the paper's; its references by DOI and title cite the
+    papers of the graph, and the report counts them."""
+    settings = seed_settings(writable_dir, api_key="s3cret", request_timeout_s=120.0)
+    store = EmbeddedStore(settings.graph_db)
+    app = create_app(settings, opener=lambda _s: store)
+    add = """mutation($in: [PaperInput!]!) { addPapers(input: $in) {
+      added referencesResolved referencesOutside referencesUnparseable problems } }"""
+    with TestClient(app) as c:
+        gql = GQL(c)
+        report = gql.raw(add, headers={"X-API-Key": "s3cret"}, **{"in": [
+            {"id": "d-cited", "title": "Diffusion rerankers for RAG", "abstract": ABSTRACT,
+             "doi": "https://doi.org/10.5555/RAG"},
+            {"id": "d-citing", "abstract": ABSTRACT + " We extend it to multilingual data.",
+             "references": ["10.5555/rag", "DIFFUSION rerankers for RAG", "10.5555/elsewhere",
+                            "x" * 20_000]},
+        ]})["data"]["addPapers"]
+        assert sorted(report["added"]) == ["d-cited", "d-citing"]
+        assert (report["referencesResolved"], report["referencesOutside"],
+                report["referencesUnparseable"]) == (2, 1, 1)
+        assert any("references: dropped" in p for p in report["problems"])
+        p = gql.data('{ paper(id: "d-citing") { doi } cited: paper(id: "d-cited") { doi } }')
+        assert p == {"paper": {"doi": None}, "cited": {"doi": "10.5555/rag"}}
+    cites = store.edges_of(["d-citing"], [RelType.CITES])
+    assert [(e.source, e.target) for e in cites] == [("d-citing", "d-cited")]

@@ -45,7 +45,8 @@ PAPERS = [
     _paper("p1", "Graph attention networks", "We propose graph attention networks (GAT) "
            "for node classification on citation graphs like Cora.",
            title="Graph Attention Networks", venue="ICLR", year=2018,
-           authors=("Ann", "Bob"), keywords=("graphs", "attention")),
+           authors=("Ann", "Bob"), keywords=("graphs", "attention"),
+           doi="10.48550/arxiv.1710.10903"),
     _paper("p2", "Semi-supervised GCN", "Graph convolutional networks for semi-supervised "
            "classification evaluated on Cora and Citeseer.",
            title="Semi-Supervised Classification with GCN", venue="ICLR", year=2017),

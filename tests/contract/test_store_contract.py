@@ -10,6 +10,7 @@ stores are checked against the contract, not merely against each other;
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -104,6 +105,20 @@ def test_nodes_round_trip(store: GraphStore) -> None:
     for p in fx.PAPERS:
         assert got[p.id] == p
     assert got["concept:gnn"] == fx.CONCEPTS[0]
+
+
+def test_a_doi_round_trips_and_changes(kind: str, make_store: Any) -> None:
+    """A paper's DOI is stored as any field is: written, read back, replaced, removed."""
+    s = make_store(kind)
+    with_doi = Paper("d1", "D", "An abstract with a DOI.", "h-d1", doi="10.1/abc")
+    s.apply(GraphChange(upsert_nodes=(with_doi,)))
+    assert s.get_nodes(["d1"])["d1"] == with_doi
+    moved = dataclasses.replace(with_doi, doi="10.2/xyz")
+    s.apply(GraphChange(upsert_nodes=(moved,)))
+    assert s.get_nodes(["d1"])["d1"].doi == "10.2/xyz"  # type: ignore[union-attr]
+    gone = dataclasses.replace(with_doi, doi=None)
+    s.apply(GraphChange(upsert_nodes=(gone,)))
+    assert s.get_nodes(["d1"])["d1"] == gone
 
 
 def test_undirected_edges_stored_source_lt_target(store: GraphStore) -> None:
@@ -642,7 +657,8 @@ def test_odd_records_round_trip(kind: str, make_store: Any) -> None:
                   authors=(), keywords=(), urls=(), references=())
     full = Paper("odd3", "Full", "Every field.", "h-odd3", title="T", venue="V", year=2024,
                  authors=("Ann", "Bob"), keywords=("k",), urls=("http://x.test/",),
-                 references=("odd1",))
+                 references=("odd1", "doi:10.1/outside", "arxiv:2101.00001"),
+                 doi="10.1/odd3")
     loner = Concept("concept:odd", "odd concept", (), "concept")
     edge = Edge("odd1", "odd2", RelType.SIMILAR_TO, 0.7, dict(ODD_ATTRS))
     s.apply(GraphChange(upsert_nodes=(bare, empty, full, loner), upsert_edges=(edge,)))

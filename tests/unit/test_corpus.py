@@ -503,7 +503,7 @@ def test_unreadable_paths(tmp_path: Path) -> None:
     assert len(result.papers) == 1
     assert reasons(result) == [
         f"{unknown}: unknown file type '.md' "
-        "(expected .txt, .jsonl, .json, .csv, .tsv, .bib); skipped",
+        "(expected .txt, .jsonl, .json, .csljson, .csv, .tsv, .bib, .ris); skipped",
         f"{missing}: no such file or directory",
     ]
     assert reasons(read_text(folder)) == [f"{folder}: is a directory, not a file"]
