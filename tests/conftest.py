@@ -163,3 +163,25 @@ def make_store(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
     yield make
     for store in made:
         store.close()
+
+
+#: folders in the order their tests start: the ones that start servers, CLI processes and
+#: Neo4j first, the many quick unit tests last, so that with several workers
+#: (scripts/test.sh: ``-n 3 --dist loadfile --no-loadscope-reorder``) a long module does
+#: not start near the end while the other workers sit idle
+FOLDER_ORDER = ("hardening", "e2e", "api", "contract", "unit")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order the tests by :data:`FOLDER_ORDER`, keeping each folder's own order."""
+    tests = Path(__file__).resolve().parent
+    rank = {name: i for i, name in enumerate(FOLDER_ORDER)}
+
+    def folder(item: pytest.Item) -> int:
+        try:
+            top = item.path.resolve().relative_to(tests).parts[0]
+        except (ValueError, IndexError):
+            return len(rank)
+        return rank.get(top, len(rank))
+
+    items.sort(key=folder)
