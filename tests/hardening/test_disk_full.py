@@ -117,9 +117,10 @@ def test_an_add_on_a_full_disk_fails_clearly_and_changes_nothing(
     batch = tmp_path / "batch.jsonl"
     ids = _batch(batch, "full-disk-", 3)
     # the same add on a roomy copy: the graph to expect, and a cache holding the batch's
-    # vectors (the add on the full disk then loads no model)
+    # vectors (the add on the full disk then loads no model). Without the session's cache,
+    # a copy of what every test so far embedded and extracted: it may not fit the disk.
     roomy = tmp_path / "roomy"
-    shutil.copytree(hard_seed_dir, roomy)
+    shutil.copytree(hard_seed_dir, roomy, ignore=shutil.ignore_patterns("cache"))
     done = _cli(roomy, "add", str(batch))
     assert done.returncode == 0, done.stderr[-1500:]
     data = small_disk / "data"
@@ -144,7 +145,7 @@ def test_add_papers_on_a_full_disk_says_the_store_failed_and_keeps_serving(
     hard_seed_dir: Path, small_disk: Path
 ) -> None:
     data = small_disk / "data"
-    shutil.copytree(hard_seed_dir, data)
+    shutil.copytree(hard_seed_dir, data, ignore=shutil.ignore_patterns("cache"))
     before = _papers(_load(data))
     row = {"id": "full-disk-api-1", "abstract": "We study citation graphs of machine "
            "learning papers and release a benchmark of linked abstracts for retrieval."}
