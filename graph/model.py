@@ -82,7 +82,26 @@ class Dataset:
         return self.name
 
 
-GraphNode = Paper | Concept | Dataset
+@dataclass(frozen=True, slots=True)
+class Work:
+    """An outside work: named by a reference of a corpus paper, not itself in the corpus.
+
+    ``id`` is ``work:`` + its reference key (graph.citations.work_id); ``name`` the title
+    when the key is one, else the DOI or arXiv id. It lives while a paper cites it, and
+    gives way to the paper when one that the reference names is added."""
+
+    id: str
+    name: str
+    ref: str  # the reference key it stands for (graph.refs)
+
+    kind: NodeKind = field(default=NodeKind.WORK, init=False)
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+GraphNode = Paper | Concept | Dataset | Work
 
 
 class FixedAttrs(Mapping[str, Any]):
@@ -285,7 +304,7 @@ def _fields_of(cls: type[Any]) -> tuple[str, ...]:
 
 #: the fields storage keeps of each node class (all but ``kind``), in order
 _STORED_FIELDS: dict[type[Any], tuple[str, ...]] = {
-    cls: _fields_of(cls) for cls in (Paper, Concept, Dataset)
+    cls: _fields_of(cls) for cls in (Paper, Concept, Dataset, Work)
 }
 
 
@@ -303,10 +322,11 @@ def node_to_props(node: GraphNode) -> dict[str, Any]:
 def node_from_props(kind: NodeKind | str, props: Mapping[str, Any]) -> GraphNode:
     """Inverse of :func:`node_to_props`."""
     kind = NodeKind(kind)
-    cls: type[Paper] | type[Concept] | type[Dataset] = {
+    cls: type[Paper] | type[Concept] | type[Dataset] | type[Work] = {
         NodeKind.PAPER: Paper,
         NodeKind.CONCEPT: Concept,
         NodeKind.DATASET: Dataset,
+        NodeKind.WORK: Work,
     }[kind]
     from dataclasses import fields
 

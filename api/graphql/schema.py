@@ -460,7 +460,7 @@ def build_schema(settings: Settings | None = None) -> strawberry.Schema:
     schema = CitegraphSchema(
         query=Query,
         mutation=Mutation,
-        types=[t.Paper, t.Concept, t.Dataset],
+        types=[t.Paper, t.Concept, t.Dataset, t.Work],
         # one extension for every check: strawberry wraps each extension's hooks per request
         extensions=[citegraph_extension(s)],
         execution_context_class=context_class,
