@@ -379,12 +379,44 @@ class SearchHit:
 
 
 @dataclass(frozen=True, slots=True)
+class Overlap:
+    """Two nodes joined through CITES, as a store counts it (graph.store.base.Backend
+    ``citation_overlap``). Coupling: ``partner`` is a paper citing works ``seed`` cites,
+    ``shared`` those works, the degrees how many each cites. Co-citation: ``partner`` is
+    cited by papers citing ``seed``, ``shared`` those papers, the degrees how many cite
+    each."""
+
+    seed: str
+    partner: str
+    shared: tuple[str, ...]  # sorted
+    seed_degree: int
+    partner_degree: int
+
+
+@dataclass(frozen=True, slots=True)
+class CitationLink:
+    """A node joined to seed papers through CITES (graph.query.citations).
+
+    Coupling and co-citation: ``strength`` is Salton's cosine, shared / sqrt(n_a x n_b),
+    averaged over the seeds; ``shared`` the first few shared works (coupling) or citing
+    papers (co-citation) and ``count`` how many in all. Prior works: ``count`` is how many
+    seeds cite it, derivative works: how many seeds it cites; ``strength`` that count over
+    the seeds, ``shared`` the first few of those seeds."""
+
+    node: GraphNode
+    strength: float
+    count: int
+    shared: tuple[GraphNode, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Reason:
     """One readable reason why a paper is recommended.
 
     kind: ``similar`` (embedding cosine), ``words`` (TF-IDF cosine of the wording, with
     the grams that weigh most), ``concept`` / ``dataset`` (shared term, weight = its IDF),
-    ``cites`` / ``cited_by`` / ``co_cited``, ``path``.
+    ``cites`` / ``cited_by``, ``coupled`` / ``co_cited`` (weight = Salton's cosine, node_id
+    = the first shared work or citer), ``path``.
     """
 
     kind: str

@@ -690,3 +690,35 @@ NODE_PAGE_AFTER = _node_page("n.id > $after")
 EDGE_PAGE_FIRST = _edge_page("n.id IS NOT NULL")
 #: The same after the node ``$after``
 EDGE_PAGE_AFTER = _edge_page("n.id > $after")
+
+
+# --------------------------------------------------------------------------- citations
+# Co-citation and coupling (Backend.citation_overlap): two hops over CITES, counted in
+# the database; only each pair's shared ids and the two degrees come back.
+_CITES = rel_type(RelType.CITES)
+
+#: coupling: papers citing a work a seed cites; shared: those works
+COUPLING = f"""
+UNWIND $ids AS sid
+MATCH (s:{_PAPER} {{id: sid}})-[:{_CITES}]->(w)<-[:{_CITES}]-(q:{_PAPER})
+WHERE q <> s
+WITH s, q, collect(DISTINCT w.id) AS shared
+RETURN s.id AS seed, q.id AS partner, shared,
+       COUNT {{ (s)-[:{_CITES}]->() }} AS ns, COUNT {{ (q)-[:{_CITES}]->() }} AS nq
+"""
+
+#: co-citation: what a paper citing a seed (a Paper or a Work) cites too; shared: the
+#: citing papers (each label's id index finds the seed)
+COCITATION = f"""
+UNWIND $ids AS sid
+CALL {{
+  WITH sid MATCH (s:{_PAPER} {{id: sid}}) RETURN s
+  UNION
+  WITH sid MATCH (s:{label(NodeKind.WORK)} {{id: sid}}) RETURN s
+}}
+MATCH (s)<-[:{_CITES}]-(c:{_PAPER})-[:{_CITES}]->(q)
+WHERE q <> s
+WITH s, q, collect(DISTINCT c.id) AS shared
+RETURN s.id AS seed, q.id AS partner, shared,
+       COUNT {{ ()-[:{_CITES}]->(s) }} AS ns, COUNT {{ ()-[:{_CITES}]->(q) }} AS nq
+"""
