@@ -348,7 +348,7 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
         if any(refs):
             console.print(
                 f"References: {refs[0]} resolved (cite a paper of the graph), {refs[1]} "
-                f"outside the corpus (kept on the paper), {refs[2]} unparseable (dropped)."
+                f"outside the corpus (cited outside works), {refs[2]} unparseable (dropped)."
             )
         if report.added or report.removed or report.updated:
             console.print(
@@ -948,3 +948,7 @@ def _exit_now(code: int | str | None) -> None:
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(code or 0)
+
+
+# the citation commands (prior, derivative) live in their own module, on this app
+import citegraph.cites  # noqa: E402, F401

@@ -183,7 +183,7 @@ class BuildReport:
     nodes_deleted: int = 0
     edges_deleted: int = 0
     #: the references of the papers read: naming a paper of the graph as written (CITES),
-    #: well-formed but naming none (kept on the paper), dropped as unreadable (graph.refs)
+    #: well-formed but naming none (an outside work, cited), dropped as unreadable (graph.refs)
     references_resolved: int = 0
     references_outside: int = 0
     references_unparseable: int = 0

@@ -23,6 +23,7 @@ from graph.errors import InvalidArgumentError, NotFoundError
 from graph.ids import is_empty_id, spellings, strip_id
 from graph.lexical import SAVED_BYTES_PER_PAPER, LexicalIndex
 from graph.model import (
+    CitationLink,
     Edge,
     GraphNode,
     GraphPath,
@@ -33,6 +34,7 @@ from graph.model import (
     SearchHit,
     Subgraph,
 )
+from graph.query.citations import Relation
 from graph.settings import Settings
 from graph.store.base import GraphStore
 
@@ -363,6 +365,25 @@ class GraphService:
             except OSError as exc:  # a read-only data dir: the next command reads again
                 log.info("word index not saved to %s: %s", self._lexical_file, exc)
         return (seed if isinstance(seed, Paper) else None), found
+
+    def citations(
+        self, relation: Relation, refs: Sequence[str], limit: int = 20
+    ) -> tuple[list[GraphNode], list[CitationLink]]:
+        """The seeds ``refs`` name (papers; for derivative and co-cited works, outside works
+        too) and their prior or derivative works, coupled or co-cited papers."""
+        if not refs:
+            raise InvalidArgumentError("ids", "give at least one paper")
+        kinds = [NodeKind.PAPER] if relation in (Relation.PRIOR, Relation.COUPLED) else [
+            NodeKind.PAPER, NodeKind.WORK]
+        seeds = [self.node(r, kinds, "ids") for r in refs]
+        ids = [s.id for s in seeds]
+        read = {
+            Relation.PRIOR: self.store.prior_works,
+            Relation.DERIVATIVE: self.store.derivative_works,
+            Relation.COUPLED: self.store.coupled,
+            Relation.COCITED: self.store.cocited,
+        }[relation]
+        return seeds, read(ids, limit=limit)
 
     def text_terms(self, text: str) -> list[str]:
         """Concept/dataset ids of the graph that a free text mentions."""

@@ -21,6 +21,7 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.types import ExecutionContext, Info
 
+from api.graphql import citations as c
 from api.graphql import registry
 from api.graphql import rows as r
 from api.graphql import types as t
@@ -37,6 +38,7 @@ from graph.errors import InputError, InvalidArgumentError, NotFoundError
 from graph.ids import is_empty_id, spellings
 from graph.lookup import Resolution, paper_to_remove
 from graph.model import NodeKind, RelType
+from graph.query.citations import Relation
 from graph.service import SearchMode
 from graph.settings import Settings
 
@@ -87,6 +89,34 @@ async def find(
         what = "/".join(k.value.lower() for k in kinds) if kinds else "node"
         raise NotFoundError(f"{argument}: no {what} with id, name or alias {ref!r}")
     return node
+
+
+async def _citations(
+    info: Ctx, relation: Relation, ids: list[strawberry.ID], first: int
+) -> list[c.CitationLink]:
+    """One citation read of the seeds ``ids`` name (each looked up once)."""
+    first = check_range("first", first, 1, info.context.settings.max_page_size)
+    ids = _ids(info, "ids", ids)
+    if not ids:
+        raise InvalidArgumentError("ids", "give at least one paper")
+    kinds = [NodeKind.PAPER] if relation in (Relation.PRIOR, Relation.COUPLED) else [
+        NodeKind.PAPER, NodeKind.WORK]
+    seeds = [(await find(info, i, kinds, "ids")).id for i in dict.fromkeys(ids)]
+    _, links = await info.context.on_service(
+        lambda service: service.citations(relation, seeds, first)
+    )
+    return [c.citation_link(x, relation) for x in links]
+
+
+def _citation_field(relation: Relation) -> Any:
+    """A Query field answering one citation read (the four share their arguments)."""
+
+    async def resolve(
+        info: Ctx, ids: list[strawberry.ID], first: int = 20
+    ) -> list[c.CitationLink]:
+        return await _citations(info, relation, ids, first)
+
+    return strawberry.field(resolver=resolve, description=c.DESCRIPTIONS[relation])
 
 
 def _types(rel_types: list[RelType] | None) -> list[RelType] | None:
@@ -313,6 +343,12 @@ class Query:
             expensive=True,
         )
         return [t.related_paper(r) for r in found]
+
+    # the citation reads (descriptions: api.graphql.citations.DESCRIPTIONS)
+    prior_works: list[c.CitationLink] = _citation_field(Relation.PRIOR)
+    derivative_works: list[c.CitationLink] = _citation_field(Relation.DERIVATIVE)
+    coupled: list[c.CitationLink] = _citation_field(Relation.COUPLED)
+    cocited: list[c.CitationLink] = _citation_field(Relation.COCITED)
 
     @strawberry.field(description="The node kinds, with how they are drawn.")
     def node_kinds(self) -> list[registry.NodeKindSpec]:

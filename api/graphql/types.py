@@ -116,7 +116,8 @@ class SharedTerms:
 @strawberry.type(description="One readable reason a paper is recommended.")
 class Reason:
     kind: str = strawberry.field(
-        description="similar | words | concept | dataset | cites | cited_by | path"
+        description="similar | words | concept | dataset | cites | cited_by | coupled | "
+        "co_cited | path"
     )
     text: str
     weight: float

@@ -21,13 +21,23 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from graph.errors import InvalidArgumentError
-from graph.model import CitationLink, GraphNode, Paper, RelType
+from graph.model import CitationLink, Paper, RelType
 
 if TYPE_CHECKING:
     from graph.store.base import Backend
+
+class Relation(StrEnum):
+    """A citation read of a set of seeds (module docstring)."""
+
+    PRIOR = "prior"
+    DERIVATIVE = "derivative"
+    COUPLED = "coupled"
+    COCITED = "cocited"
+
 
 #: shared works (or citing papers) an answer names; ``count`` says how many in all
 MAX_SHARED = 3
@@ -116,11 +126,12 @@ def derivative_works(
     return _cited_by_seeds(backend, ids, limit, prior=False)
 
 
-def shared_phrase(link: CitationLink, verb: str) -> str:
-    """"both cite *A* and 3 more" (``verb``: what the shared nodes are to the pair)."""
-    names: list[GraphNode] = list(link.shared[:1])
-    if not names:
-        return f"{verb} {link.count} in common"
+def reason_text(link: CitationLink, coupling: bool) -> str:
+    """"both cite *Attention Is All You Need* and 3 more" / "cited together by *A* and 2
+    more" (the first shared by id)."""
+    first = link.shared[0].label if link.shared else None
+    head = "both cite" if coupling else "cited together by"
+    if first is None:
+        return f"{head} {link.count}"
     more = link.count - 1
-    head = f"{verb} *{names[0].label}*"
-    return head + (f" and {more} more" if more > 0 else "")
+    return f"{head} *{first}*" + (f" and {more} more" if more > 0 else "")
