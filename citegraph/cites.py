@@ -16,7 +16,11 @@ from rich.table import Table
 from citegraph.cli import (
     FormatOpt,
     JsonOpt,
+    VenueOpt,
+    YearFromOpt,
+    YearToOpt,
     _fail,
+    _keep,
     _print_papers,
     _service,
     app,
@@ -25,6 +29,7 @@ from citegraph.cli import (
 from graph.errors import CitegraphError
 from graph.model import CitationLink, GraphNode
 from graph.query.citations import Relation
+from graph.query.filters import PaperFilter
 
 Seeds = Annotated[list[str], typer.Argument(
     help="Seed paper ids or labels (a title, or a short name only one paper has); for "
@@ -34,10 +39,10 @@ First = Annotated[int, typer.Option("--first", "-n", min=1, max=1000,
 
 
 def _show(relation: Relation, refs: Sequence[str], first: int, as_json: bool,
-          fmt: FormatOpt, what: str, count_says: str) -> None:
+          fmt: FormatOpt, what: str, count_says: str, keep: PaperFilter) -> None:
     with _service(reads_only=True) as service:
         try:
-            seeds, links = service.citations(relation, refs, limit=first)
+            seeds, links = service.citations(relation, refs, limit=first, keep=keep)
         except CitegraphError as exc:
             raise _fail(exc) from None
     if fmt is not None:
@@ -74,25 +79,31 @@ def _row(x: CitationLink) -> dict[str, object]:
 
 
 @app.command()
-def prior(ids: Seeds, first: First = 20, as_json: JsonOpt = False,
-          fmt: FormatOpt = None) -> None:
+def prior(ids: Seeds, first: First = 20, as_json: JsonOpt = False, fmt: FormatOpt = None,
+          year_from: YearFromOpt = None, year_to: YearToOpt = None,
+          venue: VenueOpt = None) -> None:
     """Prior works: what the seed papers cite most, outside works included.
 
     Connected Papers' "prior works": the works most of the seeds build on, ranked by how
     many seeds cite each (ties by id). An outside work is a reference that names no paper
     of the graph (its id starts with work:). With --format bibtex or ris, the corpus
-    papers among them as a file for a reference manager.
+    papers among them as a file for a reference manager. --year-from, --year-to and
+    --venue keep only papers they admit (an outside work has no year or venue).
     """
-    _show(Relation.PRIOR, ids, first, as_json, fmt, "Prior works", "cited by")
+    _show(Relation.PRIOR, ids, first, as_json, fmt, "Prior works", "cited by",
+          _keep(year_from, year_to, venue))
 
 
 @app.command()
 def derivative(ids: Seeds, first: First = 20, as_json: JsonOpt = False,
-               fmt: FormatOpt = None) -> None:
+               fmt: FormatOpt = None, year_from: YearFromOpt = None,
+               year_to: YearToOpt = None, venue: VenueOpt = None) -> None:
     """Derivative works: the corpus papers that cite the seeds most.
 
     Connected Papers' "derivative works": the papers built on most of the seeds, ranked
     by how many seeds each cites (ties by id). With --format bibtex or ris, they are
-    printed as a file for a reference manager.
+    printed as a file for a reference manager. --year-from, --year-to and --venue keep
+    only the papers they admit.
     """
-    _show(Relation.DERIVATIVE, ids, first, as_json, fmt, "Derivative works", "cites")
+    _show(Relation.DERIVATIVE, ids, first, as_json, fmt, "Derivative works", "cites",
+          _keep(year_from, year_to, venue))

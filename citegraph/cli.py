@@ -33,6 +33,7 @@ from graph import bibliography
 from graph.errors import CitegraphError, InvalidArgumentError, NotFoundError
 from graph.lookup import paper_to_remove
 from graph.model import Edge, GraphNode, GraphPath, GraphStats, NodeKind, RelType
+from graph.query.filters import PaperFilter
 from graph.schema import hop_reason
 from graph.service import Embedding, GraphService, SearchMode
 from graph.settings import Settings
@@ -422,6 +423,22 @@ FormatOpt = Annotated[FileFormat | None, typer.Option(
 )]
 
 
+YearFromOpt = Annotated[int | None, typer.Option(
+    "--year-from", help="Only papers of this year or later (a paper without a year is left out).")]
+YearToOpt = Annotated[int | None, typer.Option(
+    "--year-to", help="Only papers of this year or earlier.")]
+VenueOpt = Annotated[str | None, typer.Option(
+    "--venue", help="Only papers of this venue (exactly as stored, e.g. 'ICLR 2021').")]
+
+
+def _keep(year_from: int | None, year_to: int | None, venue: str | None) -> PaperFilter:
+    """The --year-from / --year-to / --venue filter (a usage error when it is empty)."""
+    try:
+        return PaperFilter(year_from, year_to, venue)
+    except InvalidArgumentError as exc:
+        raise _fail(exc) from None
+
+
 def _print_papers(fmt: FileFormat, nodes: Sequence[GraphNode]) -> None:
     """The papers among ``nodes`` as a BibTeX or RIS file, on stdout as it is."""
     sys.stdout.write(bibliography.render(fmt.value, bibliography.papers_of(nodes)))
@@ -535,16 +552,21 @@ def related(
     first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
     as_json: JsonOpt = False,
     fmt: FormatOpt = None,
+    year_from: YearFromOpt = None,
+    year_to: YearToOpt = None,
+    venue: VenueOpt = None,
 ) -> None:
     """Papers related to a paper (or a text), each with the reasons why.
 
     With --format bibtex or ris, the related papers as a file for a reference manager.
+    --year-from, --year-to and --venue keep only the papers they admit.
     """
     if not paper and not text:
         raise _fail(ValueError("give a paper id/label or --text"))
+    keep = _keep(year_from, year_to, venue)
     with _service(reads_only=True) as service:
         try:
-            seed, results = service.related(paper=paper, text=text, first=first)
+            seed, results = service.related(paper=paper, text=text, first=first, keep=keep)
         except CitegraphError as exc:
             raise _fail(exc) from None
     if fmt is not None:

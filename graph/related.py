@@ -66,6 +66,7 @@ from graph.lexical import (
 from graph.model import CitationLink, Edge, GraphPath, Paper, Reason, RelatedPaper, RelType
 from graph.query import QueryLayer
 from graph.query.citations import reason_text
+from graph.query.filters import ANY, PaperFilter
 from graph.store.base import GraphStore
 from graph.store.memory import NetworkxStore
 
@@ -138,6 +139,7 @@ def related(
     lexical: LexicalIndex | None = None,
     weights: Weights = WEIGHTS,
     term_counts: TermCounts | None = None,
+    keep: PaperFilter = ANY,
 ) -> list[RelatedPaper]:
     """Papers related to ``paper`` (+ ``positive``, - ``negative``) or to a text.
 
@@ -145,6 +147,8 @@ def related(
     ``text_terms`` the concept/dataset ids found in it. ``lexical`` is the word-overlap
     index to use (kept across calls by the caller; a fresh one reads every paper), and
     ``term_counts`` the terms' paper counts (likewise; a fresh one counts the seed's).
+    ``keep``: only the candidates it admits (a year range, a venue) are scored; the pool
+    is the same, so a narrow filter may leave fewer than ``first``.
     """
     if first < 1:
         raise InvalidArgumentError("first", "must be at least 1")
@@ -241,7 +245,7 @@ def related(
     scored: list[_Candidate] = []
     for j, cid in enumerate(cand_ids):
         node = nodes.get(cid)
-        if not isinstance(node, Paper):
+        if not isinstance(node, Paper) or not keep.admits(node):
             continue
         c = _Candidate(node, words=words.get(cid, 0.0), cites=tuple(cites.get(cid, ())),
                        coupled=coupled.get(cid), cocited=cocited.get(cid))

@@ -35,6 +35,7 @@ from graph.model import (
     Subgraph,
 )
 from graph.query.citations import Relation
+from graph.query.filters import ANY, PaperFilter
 from graph.settings import Settings
 from graph.store.base import GraphStore
 
@@ -330,8 +331,10 @@ class GraphService:
         exclude: Sequence[str] = (),
         positive: Sequence[str] = (),
         negative: Sequence[str] = (),
+        keep: PaperFilter = ANY,
     ) -> tuple[Paper | None, list[RelatedPaper]]:
-        """Papers related to a paper (+ positive, - negative) or a text, with reasons."""
+        """Papers related to a paper (+ positive, - negative) or a text, with reasons;
+        only those ``keep`` admits (a year range, a venue)."""
         from graph.related import related
 
         if not paper and not text and not positive:
@@ -357,7 +360,7 @@ class GraphService:
             # every spelling of an excluded id (graph.ids): café NFD excludes the paper café
             text_terms=terms, first=first, positive=pos, negative=neg,
             exclude=[f for x in exclude for f in spellings(x)],
-            lexical=self.lexical, term_counts=self.term_counts,
+            lexical=self.lexical, term_counts=self.term_counts, keep=keep,
         )
         if self._lexical_file is not None and self.lexical.dirty:
             try:
@@ -367,23 +370,26 @@ class GraphService:
         return (seed if isinstance(seed, Paper) else None), found
 
     def citations(
-        self, relation: Relation, refs: Sequence[str], limit: int = 20
+        self, relation: Relation, refs: Sequence[str], limit: int = 20,
+        keep: PaperFilter = ANY,
     ) -> tuple[list[GraphNode], list[CitationLink]]:
         """The seeds ``refs`` name (papers; for derivative and co-cited works, outside works
-        too) and their prior or derivative works, coupled or co-cited papers."""
+        too) and their prior or derivative works, coupled or co-cited papers (those
+        ``keep`` admits: a year range, a venue)."""
         if not refs:
             raise InvalidArgumentError("ids", "give at least one paper")
         kinds = [NodeKind.PAPER] if relation in (Relation.PRIOR, Relation.COUPLED) else [
             NodeKind.PAPER, NodeKind.WORK]
         seeds = [self.node(r, kinds, "ids") for r in refs]
         ids = [s.id for s in seeds]
-        read = {
-            Relation.PRIOR: self.store.prior_works,
-            Relation.DERIVATIVE: self.store.derivative_works,
-            Relation.COUPLED: self.store.coupled,
-            Relation.COCITED: self.store.cocited,
-        }[relation]
-        return seeds, read(ids, limit=limit)
+        store = self.store
+        if relation is Relation.PRIOR:
+            return seeds, store.prior_works(ids, limit=limit, keep=keep)
+        if relation is Relation.DERIVATIVE:
+            return seeds, store.derivative_works(ids, limit=limit, keep=keep)
+        if relation is Relation.COUPLED:
+            return seeds, store.coupled(ids, limit=limit, keep=keep)
+        return seeds, store.cocited(ids, limit=limit, keep=keep)
 
     def text_terms(self, text: str) -> list[str]:
         """Concept/dataset ids of the graph that a free text mentions."""

@@ -39,6 +39,7 @@ from graph.ids import is_empty_id, spellings
 from graph.lookup import Resolution, paper_to_remove
 from graph.model import NodeKind, RelType
 from graph.query.citations import Relation
+from graph.query.filters import PaperFilter as Keep
 from graph.service import SearchMode
 from graph.settings import Settings
 
@@ -92,7 +93,7 @@ async def find(
 
 
 async def _citations(
-    info: Ctx, relation: Relation, ids: list[strawberry.ID], first: int
+    info: Ctx, relation: Relation, ids: list[strawberry.ID], first: int, keep: Keep
 ) -> list[c.CitationLink]:
     """One citation read of the seeds ``ids`` name (each looked up once)."""
     first = check_range("first", first, 1, info.context.settings.max_page_size)
@@ -103,7 +104,7 @@ async def _citations(
         NodeKind.PAPER, NodeKind.WORK]
     seeds = [(await find(info, i, kinds, "ids")).id for i in dict.fromkeys(ids)]
     _, links = await info.context.on_service(
-        lambda service: service.citations(relation, seeds, first)
+        lambda service: service.citations(relation, seeds, first, keep)
     )
     return [c.citation_link(x, relation) for x in links]
 
@@ -112,9 +113,11 @@ def _citation_field(relation: Relation) -> Any:
     """A Query field answering one citation read (the four share their arguments)."""
 
     async def resolve(
-        info: Ctx, ids: list[strawberry.ID], first: int = 20
+        info: Ctx, ids: list[strawberry.ID], first: int = 20, year_from: int | None = None,
+        year_to: int | None = None, venue: str | None = None,
     ) -> list[c.CitationLink]:
-        return await _citations(info, relation, ids, first)
+        return await _citations(info, relation, ids, first,
+                                Keep(year_from, year_to, venue))
 
     return strawberry.field(resolver=resolve, description=c.DESCRIPTIONS[relation])
 
@@ -319,8 +322,10 @@ class Query:
         self, info: Ctx, paper: strawberry.ID | None = None, text: str | None = None,
         first: int = 10, exclude: list[strawberry.ID] | None = None,
         positive: list[strawberry.ID] | None = None, negative: list[strawberry.ID] | None = None,
+        year_from: int | None = None, year_to: int | None = None, venue: str | None = None,
     ) -> list[t.RelatedPaper]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
+        keep = Keep(year_from, year_to, venue)
         # capped as nodes(ids:) is: each id is a lookup, and a seed's vector and edges
         positive, negative = _ids(info, "positive", positive), _ids(info, "negative", negative)
         exclude = _ids(info, "exclude", exclude)
@@ -338,7 +343,8 @@ class Query:
         excl = [raw_id(x) for x in exclude]
         _, found = await info.context.on_service(
             lambda service: service.related(
-                paper=seed, text=text, first=first, exclude=excl, positive=pos, negative=neg
+                paper=seed, text=text, first=first, exclude=excl, positive=pos, negative=neg,
+                keep=keep,
             ),
             expensive=True,
         )

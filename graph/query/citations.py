@@ -13,7 +13,9 @@ decided here, so every store gives the same answer.
   most, outside works included; **derivative works**: the corpus papers that cite the set
   most. Ranked by how many seeds (-count, id).
 
-Ties rank by id; the seeds themselves are never in an answer.
+Ties rank by id; the seeds themselves are never in an answer. A
+:class:`~graph.query.filters.PaperFilter` (a year range, a venue) keeps the papers it
+admits before the list is cut (an outside work has no year or venue: a bound drops it).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from graph.errors import InvalidArgumentError
 from graph.model import CitationLink, Paper, RelType
+from graph.query.filters import ANY, PaperFilter
 
 if TYPE_CHECKING:
     from graph.store.base import Backend
@@ -58,13 +61,16 @@ def _links(
     shared: dict[str, set[str]],
     limit: int,
     papers_only: bool,
+    keep: PaperFilter,
 ) -> list[CitationLink]:
-    """The best ``limit`` by (-round(score, 9), id), with their nodes and first shared."""
+    """The best ``limit`` by (-round(score, 9), id) that ``keep`` admits, with their nodes
+    and first shared."""
     order = sorted(scores, key=lambda n: (-round(scores[n], 9), n))
-    nodes = backend.get_nodes(order[: limit * 2] if not papers_only else order)
+    whole = papers_only or not keep.empty
+    nodes = backend.get_nodes(order if whole else order[:limit])
     if papers_only:
         order = [n for n in order if isinstance(nodes.get(n), Paper)]
-    order = [n for n in order if n in nodes][:limit]
+    order = [n for n in order if keep.admits(nodes.get(n))][:limit]
     firsts = {n: sorted(shared[n])[:MAX_SHARED] for n in order}
     named = backend.get_nodes(sorted({s for f in firsts.values() for s in f}))
     return [
@@ -78,7 +84,7 @@ def _links(
 
 def overlap(
     backend: Backend, ids: Sequence[str], *, coupling: bool, limit: int = 20,
-    papers_only: bool = True,
+    papers_only: bool = True, keep: PaperFilter = ANY,
 ) -> list[CitationLink]:
     """Coupling (``coupling``) or co-citation partners of the seeds (module docstring);
     ``papers_only``: corpus papers alone (co-citation also joins outside works)."""
@@ -94,11 +100,11 @@ def overlap(
             shared[o.partner].update(o.shared)
         scores = {n: s / len(seeds) for n, s in total.items()}
         counts = {n: len(s) for n, s in shared.items()}
-        return _links(backend, scores, counts, shared, limit, papers_only)
+        return _links(backend, scores, counts, shared, limit, papers_only, keep)
 
 
 def _cited_by_seeds(
-    backend: Backend, ids: Sequence[str], limit: int, prior: bool
+    backend: Backend, ids: Sequence[str], limit: int, prior: bool, keep: PaperFilter
 ) -> list[CitationLink]:
     seeds = _check(ids, limit)
     with backend.reading():
@@ -111,19 +117,21 @@ def _cited_by_seeds(
                 shared[other].add(seed)
         counts = {n: len(s) for n, s in shared.items()}
         scores = {n: c / len(seeds) for n, c in counts.items()}
-        return _links(backend, scores, counts, shared, limit, papers_only=not prior)
+        return _links(backend, scores, counts, shared, limit, not prior, keep)
 
 
-def prior_works(backend: Backend, ids: Sequence[str], limit: int = 20) -> list[CitationLink]:
+def prior_works(
+    backend: Backend, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+) -> list[CitationLink]:
     """The works the seeds cite most, outside works included (module docstring)."""
-    return _cited_by_seeds(backend, ids, limit, prior=True)
+    return _cited_by_seeds(backend, ids, limit, True, keep)
 
 
 def derivative_works(
-    backend: Backend, ids: Sequence[str], limit: int = 20
+    backend: Backend, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
 ) -> list[CitationLink]:
     """The corpus papers that cite the seeds most (module docstring)."""
-    return _cited_by_seeds(backend, ids, limit, prior=False)
+    return _cited_by_seeds(backend, ids, limit, False, keep)
 
 
 def reason_text(link: CitationLink, coupling: bool) -> str:

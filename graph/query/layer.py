@@ -17,6 +17,7 @@ from graph.model import (
     Subgraph,
 )
 from graph.query import citations, search, traverse
+from graph.query.filters import ANY, PaperFilter
 
 if TYPE_CHECKING:
     from graph.store.base import Backend
@@ -120,25 +121,33 @@ class QueryLayer:
         deadline.check()
         return search.vector_search(self.read_backend(), vector, limit, exclude)
 
-    def coupled(self, ids: Sequence[str], limit: int = 20) -> list[CitationLink]:
+    def coupled(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
         """Papers bibliographically coupled to ``ids`` (graph.query.citations)."""
         deadline.check()
-        return citations.overlap(self.read_backend(), ids, coupling=True, limit=limit)
+        return citations.overlap(self.read_backend(), ids, coupling=True, limit=limit,
+                                 keep=keep)
 
     def cocited(
-        self, ids: Sequence[str], limit: int = 20, papers_only: bool = True
+        self, ids: Sequence[str], limit: int = 20, papers_only: bool = True,
+        keep: PaperFilter = ANY,
     ) -> list[CitationLink]:
         """Papers (``papers_only``: else outside works too) co-cited with ``ids``."""
         deadline.check()
         return citations.overlap(self.read_backend(), ids, coupling=False, limit=limit,
-                                 papers_only=papers_only)
+                                 papers_only=papers_only, keep=keep)
 
-    def prior_works(self, ids: Sequence[str], limit: int = 20) -> list[CitationLink]:
+    def prior_works(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
         """The works ``ids`` cite most, outside works included."""
         deadline.check()
-        return citations.prior_works(self.read_backend(), ids, limit)
+        return citations.prior_works(self.read_backend(), ids, limit, keep)
 
-    def derivative_works(self, ids: Sequence[str], limit: int = 20) -> list[CitationLink]:
+    def derivative_works(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
         """The corpus papers that cite ``ids`` most."""
         deadline.check()
-        return citations.derivative_works(self.read_backend(), ids, limit)
+        return citations.derivative_works(self.read_backend(), ids, limit, keep)

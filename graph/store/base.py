@@ -66,6 +66,7 @@ from graph.model import (
     SearchHit,
     Subgraph,
 )
+from graph.query.filters import ANY, PaperFilter
 from graph.query.rules import (
     MAX_HOPS,
     best_edge,
@@ -261,19 +262,27 @@ class GraphStore(PagedReads, Protocol):
         """:meth:`edges_of`, and the nodes at both ends of those edges by id (a node with
         its neighbours: one round trip on a server store)."""
 
-    def coupled(self, ids: Sequence[str], limit: int = 20) -> list[CitationLink]:
+    def coupled(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
         """Papers bibliographically coupled to ``ids``: they cite the same works, outside
-        ones included (graph.query.citations: Salton's cosine, the shared works)."""
+        ones included (graph.query.citations: Salton's cosine, the shared works); only
+        those ``keep`` admits (a year range, a venue)."""
 
     def cocited(
-        self, ids: Sequence[str], limit: int = 20, papers_only: bool = True
+        self, ids: Sequence[str], limit: int = 20, papers_only: bool = True,
+        keep: PaperFilter = ANY,
     ) -> list[CitationLink]:
         """Papers (``papers_only``: else outside works too) cited together with ``ids``."""
 
-    def prior_works(self, ids: Sequence[str], limit: int = 20) -> list[CitationLink]:
+    def prior_works(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
         """The works ``ids`` cite most, outside works included."""
 
-    def derivative_works(self, ids: Sequence[str], limit: int = 20) -> list[CitationLink]:
+    def derivative_works(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
         """The corpus papers that cite ``ids`` most."""
 
     def neighborhood(

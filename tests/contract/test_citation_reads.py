@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 
 from graph.citations import work_of
+from graph.errors import InvalidArgumentError
 from graph.model import CitationLink, Edge, GraphChange, Overlap, Paper, RelType, Work
+from graph.query.filters import PaperFilter
 from graph.store.base import GraphStore
 from tests.contract.test_ring_primitives import HOSTILE, backend
 from tests.contract.test_store_contract import KINDS
@@ -32,7 +34,8 @@ def citation_graph(seed: int = 3) -> tuple[GraphChange, list[tuple[str, str]]]:
     (SIMILAR_TO between the same papers: no citation)."""
     rng = random.Random(seed)
     ids = [*HOSTILE, *(f"p{i}" for i in range(14))]
-    papers = [Paper(i, f"Paper {n}", "", f"h{n}") for n, i in enumerate(ids)]
+    papers = [Paper(i, f"Paper {n}", "", f"h{n}", year=None if n % 7 == 0 else 2018 + n % 5,
+                    venue=f"V{n % 2}") for n, i in enumerate(ids)]
     works = [work_of(r) for r in ("doi:10.1/classic", "Attention Is All You Need",
                                   "arxiv:1706.03762", "a 'quoted' title } RETURN 1")]
     targets = [*ids, *(w.id for w in works)]
@@ -143,3 +146,27 @@ def test_citation_reads_follow_a_change(kind: str, make_store: Any) -> None:
     assert citers[0] not in {x.node.id for x in s.derivative_works(["classic"], limit=50)}
     assert all(citers[0] not in [n.id for n in x.shared]
                for x in s.cocited(["classic"], limit=50, papers_only=False))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_citation_reads_keep_a_year_range_and_a_venue(kind: str, make_store: Any) -> None:
+    s: GraphStore = make_store(kind)
+    change, _ = citation_graph()
+    s.apply(change)
+    ids = [p.id for p in change.upsert_nodes if isinstance(p, Paper)]
+    keep = PaperFilter(year_from=2019, year_to=2021, venue="V1")
+    for read in ("coupled", "cocited", "prior_works", "derivative_works"):
+        for seeds in (ids[:3], ids[5:6], ids):
+            whole = getattr(s, read)(seeds, limit=1000)
+            kept = getattr(s, read)(seeds, limit=1000, keep=keep)
+            # the filtered list is the whole list less what the filter refuses, in order
+            assert _plain(kept) == [x for x in _plain(whole)
+                                    if keep.admits(s.get_nodes([x[0]]).get(x[0]))]
+            assert all(isinstance(x.node, Paper) and x.node.venue == "V1"
+                       and x.node.year is not None and 2019 <= x.node.year <= 2021
+                       for x in kept)
+            # and cut after filtering: the first 2 admitted, not the admitted of the first 2
+            assert _plain(getattr(s, read)(seeds, limit=2, keep=keep)) == _plain(kept)[:2]
+    assert s.prior_works(ids[:10], limit=1000, keep=keep)  # not an empty check
+    with pytest.raises(InvalidArgumentError):
+        PaperFilter(year_from=2022, year_to=2020)

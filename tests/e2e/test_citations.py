@@ -48,7 +48,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path]:
     texts = read_corpus(sorted(SEEDS.glob("*.txt"))[:1]).papers[:6]
     rows = [
         {"id": pid, "title": f"Seed paper {i}", "doi": f"10.7/{pid}", "abstract": p.abstract,
-         "references": REFS[pid]}
+         "references": REFS[pid], "year": 2018 + i, "venue": "ICLR" if i % 2 else "NeurIPS"}
         for i, (pid, p) in enumerate(zip(REFS, texts, strict=True))
     ]
     (root / "lib.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
@@ -141,3 +141,22 @@ def test_related_gives_citation_reasons(gql: GQL) -> None:
     coupled = [x for x in by_key["c1"] if x["kind"] == "coupled"]
     assert coupled == [{"kind": "coupled", "text": "both cite *Seed paper 2* and 2 more",
                         "weight": round(3 / math.sqrt(20), 6), "nodeId": "c2"}]
+
+
+def test_year_and_venue_filters(built: tuple[list[str], Path], gql: GQL) -> None:
+    cmd, _ = built
+    out = _run(cmd, "prior", "c0", "c1", "--year-from", "2020", "--json")
+    assert out.returncode == 0, out.stderr
+    # of c2 (2020), Attention, outside-a, arXiv, outside-b: only c2 has a year
+    assert [r["id"] for r in json.loads(out.stdout)] == ["c2"]
+    out = _run(cmd, "derivative", "c0", "--venue", "ICLR", "--json")
+    assert [r["id"] for r in json.loads(out.stdout)] == ["c5"]  # c4 is NeurIPS
+    bad = _run(cmd, "derivative", "c0", "--year-from", "2022", "--year-to", "2020")
+    assert bad.returncode != 0 and "year_from" in bad.stderr
+    data: Any = gql.data("""{ related(paper: "c0", first: 5, yearFrom: 2020, yearTo: 2022) {
+        paper { key year } } }""")
+    years = [r["paper"]["year"] for r in data["related"]]
+    assert years and all(2020 <= y <= 2022 for y in years)
+    data = gql.data("""{ coupled(ids: ["c0"], venue: "NeurIPS") {
+        node { ... on Paper { key } } } }""")
+    assert [x["node"]["key"] for x in data["coupled"]] == ["c2"]
