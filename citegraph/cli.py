@@ -707,7 +707,9 @@ def path(
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="Words to look for.")],
-    kind: Annotated[list[str] | None, typer.Option(help="Paper, Concept or Dataset.")] = None,
+    kind: Annotated[list[str] | None, typer.Option(
+        help="Paper, Concept, Dataset or Work (an outside work: cited, not in the corpus).")
+    ] = None,
     first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
     mode: Annotated[
         SearchMode,
@@ -719,19 +721,24 @@ def search(
     ] = SearchMode.KEYWORD,
     as_json: JsonOpt = False,
     fmt: FormatOpt = None,
+    year_from: YearFromOpt = None,
+    year_to: YearToOpt = None,
+    venue: VenueOpt = None,
 ) -> None:
     """Search papers, concepts and datasets by keyword, meaning, or both.
 
     With --format bibtex or ris, the papers found as a file for a reference manager
-    (concepts and datasets left out).
+    (concepts and datasets left out). --year-from, --year-to and --venue find papers
+    only, those they admit.
     """
     try:
         kinds = [NodeKind(k.capitalize()) for k in kind] if kind else None
     except ValueError:
-        raise _fail(ValueError("--kind: choose from paper, concept, dataset")) from None
+        raise _fail(ValueError("--kind: choose from paper, concept, dataset, work")) from None
+    keep = _keep(year_from, year_to, venue)
     with _service(reads_only=True) as service:
         try:
-            hits = service.search(query, mode, kinds, first)
+            hits = service.search(query, mode, kinds, first, keep)
         except CitegraphError as exc:
             raise _fail(exc) from None
     if fmt is not None:

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from graph.embed import SentenceTransformerEmbedder
     from graph.related import TermCounts
 
+#: a search with a year or venue filter looks this many times further for papers it admits
+FILTER_POOL = 10
 #: HYBRID search: weight of the keyword score (over the best one) next to the cosine;
 #: 0.2-1.0 all passed the "never worse than its better half" check, 0.5 on either half
 KEYWORD_WEIGHT = 0.5
@@ -218,8 +220,11 @@ class GraphService:
         mode: SearchMode = SearchMode.KEYWORD,
         kinds: Collection[NodeKind] | None = None,
         first: int = 10,
+        keep: PaperFilter = ANY,
     ) -> list[ScoredNode]:
-        """Keyword, semantic (papers only) or hybrid (cosine + scaled keyword score) search."""
+        """Keyword, semantic (papers only) or hybrid (cosine + scaled keyword score) search;
+        ``keep`` (a year range, a venue): papers only, those it admits among a pool
+        FILTER_POOL times larger (a narrow filter may give fewer than ``first``)."""
         if _blank(query):
             raise InvalidArgumentError("query", "must not be empty")
         wanted = list(kinds) if kinds else None
@@ -228,13 +233,19 @@ class GraphService:
             raise InvalidArgumentError("kinds", "SEMANTIC search finds papers only")
         # KEYWORD: a few more than asked, so a hit named exactly as the query is seen
         pool = max(NAMED_POOL, first) if mode is not SearchMode.HYBRID else max(50, first)
+        if not keep.empty:
+            if not papers_ok:
+                raise InvalidArgumentError("kinds", "a year or venue filter finds papers only")
+            wanted, pool = [NodeKind.PAPER], pool * FILTER_POOL
         keyword: list[SearchHit] = []
         semantic: list[SearchHit] = []
         if mode is not SearchMode.SEMANTIC:
-            keyword = self.store.keyword_search(query, wanted, pool)
+            keyword = [h for h in self.store.keyword_search(query, wanted, pool)
+                       if keep.admits(h.node)]
         deadline.check()
         if mode is not SearchMode.KEYWORD and papers_ok:
-            semantic = self.store.vector_search(self.embedding.vector(query), pool)
+            semantic = [h for h in self.store.vector_search(self.embedding.vector(query), pool)
+                        if keep.admits(h.node)]
         if mode is SearchMode.SEMANTIC:
             return [ScoredNode(h.node, h.score, None, h.score) for h in semantic[:first]]
         if mode is SearchMode.KEYWORD:
@@ -247,6 +258,8 @@ class GraphService:
                 found = _named_first(found, keyword[0].node, first,
                                      {h.node.id: h.score for h in keyword})
         named = self._named(query, wanted, [*(f.node for f in found), *(h.node for h in keyword)])
+        if named is not None and not keep.admits(named):
+            named = None
         return _named_first(found, named, first, {h.node.id: h.score for h in keyword})
 
     def _named(

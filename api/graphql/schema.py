@@ -247,12 +247,14 @@ class Query:
     async def search(
         self, info: Ctx, query: str, mode: t.SearchMode = t.SearchMode.KEYWORD,
         kinds: list[r.NodeKindEnum] | None = None, first: int = 10,  # type: ignore[valid-type]
+        year_from: int | None = None, year_to: int | None = None, venue: str | None = None,
     ) -> list[t.SearchHit]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
         wanted = _kinds(kinds)
         how = SearchMode[mode.name]
+        keep = Keep(year_from, year_to, venue)
         hits = await info.context.on_service(
-            lambda service: service.search(query, how, wanted, first),
+            lambda service: service.search(query, how, wanted, first, keep),
             expensive=how is not SearchMode.KEYWORD,  # a query to encode
         )
         return [t.SearchHit(node=t.to_node(h.node), score=h.score, keyword_score=h.keyword_score,

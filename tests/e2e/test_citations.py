@@ -160,3 +160,20 @@ def test_year_and_venue_filters(built: tuple[list[str], Path], gql: GQL) -> None
     data = gql.data("""{ coupled(ids: ["c0"], venue: "NeurIPS") {
         node { ... on Paper { key } } } }""")
     assert [x["node"]["key"] for x in data["coupled"]] == ["c2"]
+
+
+def test_search_with_year_and_venue(built: tuple[list[str], Path], gql: GQL) -> None:
+    cmd, _ = built
+    whole = _run(cmd, "search", "Seed paper", "-n", "20", "--json")
+    assert {r["id"] for r in json.loads(whole.stdout)} >= set(REFS)  # every title matches
+    out = _run(cmd, "search", "Seed paper", "-n", "20", "--year-from", "2021", "--json")
+    assert out.returncode == 0, out.stderr
+    assert sorted(r["id"] for r in json.loads(out.stdout)) == ["c3", "c4", "c5"]
+    # outside works are found by name, but never through a filter
+    works = _run(cmd, "search", "Attention", "--kind", "work", "--json")
+    assert [r["id"] for r in json.loads(works.stdout)] == [f"work:{ATT}"]
+    data: Any = gql.data("""{ search(query: "Seed paper", first: 20, mode: HYBRID,
+        venue: "ICLR", yearTo: 2021) { node { ... on Paper { key } } } }""")
+    assert sorted(h["node"]["key"] for h in data["search"]) == ["c1", "c3"]
+    bad = gql.raw("""{ search(query: "x", kinds: [CONCEPT], yearFrom: 2020) { score } }""")
+    assert bad["errors"] and "papers only" in bad["errors"][0]["message"]
