@@ -34,6 +34,11 @@ B = {"id": "citing", "abstract": "Kernel two sample tests with deep features are
                     "Some Classic Outside The Corpus", {"url": "nothing to go by"}]}
 
 
+C = {"id": "second", "abstract": "Sparse attention patterns for long documents cut the cost "
+                                 "of transformers on summarisation.",
+     "references": ["10.9/outside", "arXiv:1706.03762"]}
+
+
 def _file(tmp_path: Path, name: str, *records: dict[str, object]) -> Path:
     path = tmp_path / name
     path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
@@ -122,8 +127,20 @@ def test_references_by_doi_arxiv_and_title_on_both_paths(
         finally:
             fresh.close()
         assert graphs_equal(store.snapshot(), again.snapshot()) == []
-        # the only citer removed: no work is left
+        # a second citer of the outside DOI: removing the first keeps the work it still
+        # cites, and drops the ones only the first cited, as the whole path does
+        pipe.run(store, add_paths=[_file(data, "second.jsonl", C)])
         pipe.run(store, remove=["citing"])
+        assert _works(store) == {"work:doi:10.9/outside": "10.9/outside"}
+        assert _cites(store) == [("second", "transformer"), ("second", "work:doi:10.9/outside")]
+        fresh = Pipeline(seed_settings(tmp_path / "g"), cache_dir=EMBED_CACHE, incremental=False)
+        try:
+            fresh.run(again, remove=["citing"], add_paths=[_file(data, "second.jsonl", C)])
+        finally:
+            fresh.close()
+        assert graphs_equal(store.snapshot(), again.snapshot()) == []
+        # the last citer removed: no work is left
+        pipe.run(store, remove=["second"])
         assert _works(store) == {} and _cites(store) == []
     finally:
         pipe.close()
