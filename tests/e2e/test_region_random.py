@@ -181,9 +181,9 @@ def _cited(pool: list[Paper], seed: int) -> list[Paper]:
     return [*out, *classics]
 
 
-@pytest.mark.parametrize("seed", [5, 6])
+@pytest.mark.parametrize(("seed", "primed"), [(5, False), (6, False), (8, True)])
 def test_random_sequences_with_citations_equal_rebuilds(
-    tmp_path: Path, settings_dir: Path, seed: int
+    tmp_path: Path, settings_dir: Path, seed: int, primed: bool
 ) -> None:
     """With references: outside works come and go with their citers, and give way to a
     paper a reference names once it is added (graph.citations), as a rebuild makes them."""
@@ -193,7 +193,8 @@ def test_random_sequences_with_citations_equal_rebuilds(
     works = {n.id for n in start.nodes.values() if isinstance(n, Work)}
     # the sequence starts with outside works: papers still waiting, and the classics
     assert len(works) > 10 and {"work:doi:10.5555/classic-0", "work:doi:10.5555/classic-1"} <= works
-    kinds = list(_sequence(tmp_path, settings_dir, pool, seed, steps=9, start=40))
+    kinds = list(_sequence(tmp_path, settings_dir, pool, seed, steps=9, start=40,
+                           primed=primed))
     assert len(kinds) >= 6
 
 
