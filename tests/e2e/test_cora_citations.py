@@ -17,12 +17,14 @@ import math
 import random
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from graph.build import Pipeline
 from graph.ingest import paper_from_record
-from graph.model import Paper, RelType, Work
+from graph.model import GraphChange, Paper, RelType, Work
+from graph.store.base import GraphStore
 from graph.store.embedded import EmbeddedStore
 from tests.support.seeds import EMBED_CACHE, seed_settings
 
@@ -98,9 +100,9 @@ def test_cora_outside_works_and_coupling_match_graph_txt(tmp_path: Path) -> None
                 for b in cs:
                     if a != b:
                         brute[(a, b)].add(j)
-        b = store.read_backend()
-        with b.reading():
-            got = b.citation_overlap([f"cora-{i}" for i in sorted(stored)], True)
+        backend = store.read_backend()
+        with backend.reading():
+            got = backend.citation_overlap([f"cora-{i}" for i in sorted(stored)], True)
         pairs = {(int(o.seed[5:]), int(o.partner[5:])): o for o in got}
         assert set(pairs) == set(brute)
         through_outside = 0
@@ -146,3 +148,43 @@ def test_cora_outside_works_and_coupling_match_graph_txt(tmp_path: Path) -> None
     finally:
         pipe.close()
         store.close()
+
+
+@pytest.mark.bolt
+def test_cora_coupling_on_neo4j_is_the_embedded_stores(tmp_path: Path, make_store: Any) -> None:
+    """The same Cora citations (papers, outside works, CITES) in Neo4j: its one Cypher
+    query per read gives the embedded store's pairs, and the same ranked reads."""
+    texts, cites = _cora()
+    refs: dict[int, list[int]] = defaultdict(list)
+    for a, b in sorted(cites):
+        refs[a].append(b)
+    order = list(range(len(texts)))
+    random.Random(SPLIT_SEED).shuffle(order)
+    split = sorted(order[: round(SHARE * len(texts))])
+    store = EmbeddedStore(tmp_path / "graph.db")
+    pipe = Pipeline(seed_settings(tmp_path), cache_dir=EMBED_CACHE, incremental=False)
+    try:
+        pipe.run(store, add_papers=[_paper(i, texts[i], refs[i]) for i in split], replace=True)
+        data = store.snapshot()
+    finally:
+        pipe.close()
+    neo: GraphStore = make_store("neo4j")
+    kept = [n for n in data.nodes.values() if isinstance(n, Paper | Work)]
+    neo.apply(GraphChange(
+        upsert_nodes=tuple(kept),
+        upsert_edges=tuple(e for e in data.edges.values() if e.type is RelType.CITES),
+    ))
+    papers = sorted(n.id for n in kept if isinstance(n, Paper))
+    for coupling in (True, False):
+        ids = papers if coupling else sorted(n.id for n in kept)
+        with store.read_backend().reading():
+            want = store.read_backend().citation_overlap(ids, coupling)
+        with neo.read_backend().reading():  # type: ignore[attr-defined]
+            got = neo.read_backend().citation_overlap(ids, coupling)  # type: ignore[attr-defined]
+        assert got == want and len(want) > 9000
+    for pid in random.Random(9).sample(papers, 30):
+        for read in ("coupled", "cocited", "prior_works", "derivative_works"):
+            a, b = getattr(store, read)([pid], limit=10), getattr(neo, read)([pid], limit=10)
+            assert [(x.node.id, x.strength, x.count) for x in a] == [
+                (x.node.id, x.strength, x.count) for x in b]
+    store.close()
