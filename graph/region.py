@@ -24,7 +24,8 @@ from the store only the stored edges and nodes of what the change reaches
 * SHARES_TERM, RELATED_TO: :func:`graph.link.shared_terms_region`,
   :func:`graph.link.related_region`;
 * CITES: the new papers' references, and the papers whose references name an id or a
-  title that came or went.
+  title that came or went (graph.citations.cited: to a paper or an outside work); a work
+  newly cited is written, one left without citers (read from the store) deleted.
 """
 
 from __future__ import annotations
