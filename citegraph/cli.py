@@ -33,6 +33,7 @@ from graph import bibliography
 from graph.errors import CitegraphError, InvalidArgumentError, NotFoundError
 from graph.lookup import paper_to_remove
 from graph.model import Edge, GraphNode, GraphPath, GraphStats, NodeKind, RelType
+from graph.query.filters import PaperFilter
 from graph.schema import hop_reason
 from graph.service import Embedding, GraphService, SearchMode
 from graph.settings import Settings
@@ -348,7 +349,7 @@ def _print_report(report: BuildReport, as_json: bool) -> None:
         if any(refs):
             console.print(
                 f"References: {refs[0]} resolved (cite a paper of the graph), {refs[1]} "
-                f"outside the corpus (kept on the paper), {refs[2]} unparseable (dropped)."
+                f"outside the corpus (cited outside works), {refs[2]} unparseable (dropped)."
             )
         if report.added or report.removed or report.updated:
             console.print(
@@ -420,6 +421,22 @@ FormatOpt = Annotated[FileFormat | None, typer.Option(
     help="Print the papers of the result as BibTeX or RIS (for Zotero, JabRef, EndNote) "
          "instead of a table; redirect it to a file: > related.bib",
 )]
+
+
+YearFromOpt = Annotated[int | None, typer.Option(
+    "--year-from", help="Only papers of this year or later (a paper without a year is left out).")]
+YearToOpt = Annotated[int | None, typer.Option(
+    "--year-to", help="Only papers of this year or earlier.")]
+VenueOpt = Annotated[str | None, typer.Option(
+    "--venue", help="Only papers of this venue (exactly as stored, e.g. 'ICLR 2021').")]
+
+
+def _keep(year_from: int | None, year_to: int | None, venue: str | None) -> PaperFilter:
+    """The --year-from / --year-to / --venue filter (a usage error when it is empty)."""
+    try:
+        return PaperFilter(year_from, year_to, venue)
+    except InvalidArgumentError as exc:
+        raise _fail(exc) from None
 
 
 def _print_papers(fmt: FileFormat, nodes: Sequence[GraphNode]) -> None:
@@ -535,16 +552,21 @@ def related(
     first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
     as_json: JsonOpt = False,
     fmt: FormatOpt = None,
+    year_from: YearFromOpt = None,
+    year_to: YearToOpt = None,
+    venue: VenueOpt = None,
 ) -> None:
     """Papers related to a paper (or a text), each with the reasons why.
 
     With --format bibtex or ris, the related papers as a file for a reference manager.
+    --year-from, --year-to and --venue keep only the papers they admit.
     """
     if not paper and not text:
         raise _fail(ValueError("give a paper id/label or --text"))
+    keep = _keep(year_from, year_to, venue)
     with _service(reads_only=True) as service:
         try:
-            seed, results = service.related(paper=paper, text=text, first=first)
+            seed, results = service.related(paper=paper, text=text, first=first, keep=keep)
         except CitegraphError as exc:
             raise _fail(exc) from None
     if fmt is not None:
@@ -685,7 +707,9 @@ def path(
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="Words to look for.")],
-    kind: Annotated[list[str] | None, typer.Option(help="Paper, Concept or Dataset.")] = None,
+    kind: Annotated[list[str] | None, typer.Option(
+        help="Paper, Concept, Dataset or Work (an outside work: cited, not in the corpus).")
+    ] = None,
     first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
     mode: Annotated[
         SearchMode,
@@ -697,19 +721,24 @@ def search(
     ] = SearchMode.KEYWORD,
     as_json: JsonOpt = False,
     fmt: FormatOpt = None,
+    year_from: YearFromOpt = None,
+    year_to: YearToOpt = None,
+    venue: VenueOpt = None,
 ) -> None:
     """Search papers, concepts and datasets by keyword, meaning, or both.
 
     With --format bibtex or ris, the papers found as a file for a reference manager
-    (concepts and datasets left out).
+    (concepts and datasets left out). --year-from, --year-to and --venue find papers
+    only, those they admit.
     """
     try:
         kinds = [NodeKind(k.capitalize()) for k in kind] if kind else None
     except ValueError:
-        raise _fail(ValueError("--kind: choose from paper, concept, dataset")) from None
+        raise _fail(ValueError("--kind: choose from paper, concept, dataset, work")) from None
+    keep = _keep(year_from, year_to, venue)
     with _service(reads_only=True) as service:
         try:
-            hits = service.search(query, mode, kinds, first)
+            hits = service.search(query, mode, kinds, first, keep)
         except CitegraphError as exc:
             raise _fail(exc) from None
     if fmt is not None:
@@ -948,3 +977,7 @@ def _exit_now(code: int | str | None) -> None:
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
     os._exit(code or 0)
+
+
+# the citation commands (prior, derivative) live in their own module, on this app
+import citegraph.cites  # noqa: E402, F401

@@ -67,6 +67,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from graph.cache import BlobCache
+from graph.citations import citation_edges, outside_works
 from graph.embed import (
     Embedder,
     EmbeddingCache,
@@ -99,7 +100,6 @@ from graph.link import (
     Neighbours,
     PaperVectors,
     SimilarPools,
-    citation_edges,
     cooccurrence_edges,
     full_similar,
     hubs_from_edges,
@@ -183,7 +183,7 @@ class BuildReport:
     nodes_deleted: int = 0
     edges_deleted: int = 0
     #: the references of the papers read: naming a paper of the graph as written (CITES),
-    #: well-formed but naming none (kept on the paper), dropped as unreadable (graph.refs)
+    #: well-formed but naming none (an outside work, cited), dropped as unreadable (graph.refs)
     references_resolved: int = 0
     references_outside: int = 0
     references_unparseable: int = 0
@@ -666,6 +666,8 @@ class Pipeline:
             first.nodes.update(
                 (d.id, d) for d in resolution.datasets.values() if d.id in held
             )
+            # the outside works the papers cite (their CITES come in the last piece)
+            first.nodes.update(outside_works(papers, first.nodes))
             mentions = mention_edges(resolution.terms)
             # the resolution itself is not kept, nor the extractions (~0.3 GB at 100k
             # papers): what the links need of them is each paper's terms and the concepts

@@ -24,7 +24,7 @@
 * RELATED_TO: concepts mentioned together by at least two papers, weighted by that
   count; each concept keeps its 10 strongest (ties: the partner in fewer papers first,
   the order NPMI gives, computed without N).
-* CITES: references that name a paper of the corpus (by DOI, arXiv id, id or title).
+* CITES: graph.citations (references to corpus papers and to outside works).
 """
 
 from __future__ import annotations
@@ -54,13 +54,11 @@ from graph.model import (
     Edge,
     MentionAttrs,
     NodeKind,
-    Paper,
     RankAttrs,
     RelType,
     TermAttrs,
 )
 from graph.overlay import DeltaSet, Overlay
-from graph.refs import names_of, reference_target
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -2064,20 +2062,6 @@ def cooccurrence_edges(
         Edge(names[a], names[b], RelType.RELATED_TO, float(c), CountAttrs(c))
         for (a, b), c in sorted(keep.items())
     ]
-
-
-def citation_edges(papers: Iterable[Paper], known: Mapping[str, Any]) -> list[Edge]:
-    """CITES edges for references that name a paper of the graph: by DOI, arXiv id, id or
-    title (graph.refs.reference_target)."""
-    names = names_of(p for p in known.values() if isinstance(p, Paper))
-    edges = {}
-    for p in papers:
-        for ref in p.references:
-            # a reference names a paper: an id of a concept or dataset cites nothing
-            target = reference_target(ref, known, names)
-            if target and target != p.id:
-                edges[(p.id, target)] = Edge(p.id, target, RelType.CITES, 1.0, {})
-    return [edges[k] for k in sorted(edges)]
 
 
 def mention_edges(terms: Iterable[PaperTerm]) -> list[Edge]:

@@ -82,7 +82,26 @@ class Dataset:
         return self.name
 
 
-GraphNode = Paper | Concept | Dataset
+@dataclass(frozen=True, slots=True)
+class Work:
+    """An outside work: named by a reference of a corpus paper, not itself in the corpus.
+
+    ``id`` is ``work:`` + its reference key (graph.citations.work_id); ``name`` the title
+    when the key is one, else the DOI or arXiv id. It lives while a paper cites it, and
+    gives way to the paper when one that the reference names is added."""
+
+    id: str
+    name: str
+    ref: str  # the reference key it stands for (graph.refs)
+
+    kind: NodeKind = field(default=NodeKind.WORK, init=False)
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+GraphNode = Paper | Concept | Dataset | Work
 
 
 class FixedAttrs(Mapping[str, Any]):
@@ -285,7 +304,7 @@ def _fields_of(cls: type[Any]) -> tuple[str, ...]:
 
 #: the fields storage keeps of each node class (all but ``kind``), in order
 _STORED_FIELDS: dict[type[Any], tuple[str, ...]] = {
-    cls: _fields_of(cls) for cls in (Paper, Concept, Dataset)
+    cls: _fields_of(cls) for cls in (Paper, Concept, Dataset, Work)
 }
 
 
@@ -303,10 +322,11 @@ def node_to_props(node: GraphNode) -> dict[str, Any]:
 def node_from_props(kind: NodeKind | str, props: Mapping[str, Any]) -> GraphNode:
     """Inverse of :func:`node_to_props`."""
     kind = NodeKind(kind)
-    cls: type[Paper] | type[Concept] | type[Dataset] = {
+    cls: type[Paper] | type[Concept] | type[Dataset] | type[Work] = {
         NodeKind.PAPER: Paper,
         NodeKind.CONCEPT: Concept,
         NodeKind.DATASET: Dataset,
+        NodeKind.WORK: Work,
     }[kind]
     from dataclasses import fields
 
@@ -359,12 +379,44 @@ class SearchHit:
 
 
 @dataclass(frozen=True, slots=True)
+class Overlap:
+    """Two nodes joined through CITES, as a store counts it (graph.store.base.Backend
+    ``citation_overlap``). Coupling: ``partner`` is a paper citing works ``seed`` cites,
+    ``shared`` those works, the degrees how many each cites. Co-citation: ``partner`` is
+    cited by papers citing ``seed``, ``shared`` those papers, the degrees how many cite
+    each."""
+
+    seed: str
+    partner: str
+    shared: tuple[str, ...]  # sorted
+    seed_degree: int
+    partner_degree: int
+
+
+@dataclass(frozen=True, slots=True)
+class CitationLink:
+    """A node joined to seed papers through CITES (graph.query.citations).
+
+    Coupling and co-citation: ``strength`` is Salton's cosine, shared / sqrt(n_a x n_b),
+    averaged over the seeds; ``shared`` the first few shared works (coupling) or citing
+    papers (co-citation) and ``count`` how many in all. Prior works: ``count`` is how many
+    seeds cite it, derivative works: how many seeds it cites; ``strength`` that count over
+    the seeds, ``shared`` the first few of those seeds."""
+
+    node: GraphNode
+    strength: float
+    count: int
+    shared: tuple[GraphNode, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Reason:
     """One readable reason why a paper is recommended.
 
     kind: ``similar`` (embedding cosine), ``words`` (TF-IDF cosine of the wording, with
     the grams that weigh most), ``concept`` / ``dataset`` (shared term, weight = its IDF),
-    ``cites`` / ``cited_by`` / ``co_cited``, ``path``.
+    ``cites`` / ``cited_by``, ``coupled`` / ``co_cited`` (weight = Salton's cosine, node_id
+    = the first shared work or citer), ``path``.
     """
 
     kind: str

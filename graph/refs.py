@@ -16,7 +16,7 @@ None when it is unparseable. :func:`reference_target` finds the corpus paper a k
 a DOI by the papers' DOIs (then as an id), an arXiv id by its arXiv DOI
 (``10.48550/arxiv.<id>``) or as an id, anything else as an id, then by title (case and
 whitespace folded). Where several papers hold one title or DOI, the highest id wins. The
-whole build (graph.link.citation_edges) and an add (graph.region) both resolve through it,
+whole build (graph.citations.citation_edges) and an add (graph.region) both resolve through it,
 so they agree.
 """
 

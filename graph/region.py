@@ -24,7 +24,8 @@ from the store only the stored edges and nodes of what the change reaches
 * SHARES_TERM, RELATED_TO: :func:`graph.link.shared_terms_region`,
   :func:`graph.link.related_region`;
 * CITES: the new papers' references, and the papers whose references name an id or a
-  title that came or went.
+  title that came or went (graph.citations.cited: to a paper or an outside work); a work
+  newly cited is written, one left without citers (read from the store) deleted.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from graph.citations import WORK_PREFIX, cited, cites_edges
 from graph.extract import Extraction, IncrementalResolution
 from graph.ids import id_key, odd_spellings, spellings
 from graph.link import (
@@ -68,9 +70,18 @@ from graph.link import (
     update_csls_pools,
     update_csls_rows,
 )
-from graph.model import Edge, GraphChange, GraphData, GraphNode, Paper, RelType, node_to_props
+from graph.model import (
+    Edge,
+    GraphChange,
+    GraphData,
+    GraphNode,
+    Paper,
+    RelType,
+    Work,
+    node_to_props,
+)
 from graph.overlay import DeltaSet, Overlay
-from graph.refs import dependency_keys, name_keys, reference_target
+from graph.refs import dependency_keys, name_keys
 from graph.settings import Settings
 from graph.store.base import GraphStore
 
@@ -196,7 +207,7 @@ def state_from_graph(
         for t in pterms[pid]:
             postings[t].add(pid)
     for nid, n in data.nodes.items():
-        if isinstance(n, Paper):
+        if isinstance(n, Paper | Work):  # a work is no term: made from the references
             continue
         want = resolver.term(nid) if postings.get(nid) else None
         if want is None or node_to_props(want) != node_to_props(n):
@@ -581,18 +592,25 @@ def region_change(
         stored_c = {
             e.key: e for e in store.edges_of(sorted(citing), [RelType.CITES]) if e.source in citing
         }
+        made_works: dict[str, Work] = {}
         for pid in sorted(citing):
-            for e in _cites_of(papers.get(pid) or corpus[pid], corpus, titles):
+            targets = cited(papers.get(pid) or corpus[pid], corpus, titles)
+            made_works.update((t, w) for t, w in targets.items() if w is not None)
+            for e in cites_edges(targets, pid):
                 if stored_c.pop(e.key, None) is None:
                     upsert_edges.append(e)
         delete_edges.extend(stored_c)
+        dead_works = _dead_works(store, removed, citing, stored_c, made_works)
+        stored_w = store.get_nodes(sorted(made_works))
+        upsert_nodes.extend(w for wid, w in made_works.items() if wid not in stored_w)
+        dead = {*dead_terms, *dead_works}
 
     change = GraphChange(
         upsert_nodes=tuple(sorted(upsert_nodes, key=lambda n: n.id)),
-        delete_nodes=tuple(sorted([*removed, *dead_terms])),
+        delete_nodes=tuple(sorted({*removed, *dead})),
         upsert_edges=tuple(sorted(upsert_edges, key=lambda e: (e.source, e.target, e.type.value))),
         delete_edges=tuple(sorted(
-            {k3 for k3 in delete_edges if k3[0] not in dead_terms and k3[1] not in dead_terms},
+            {k3 for k3 in delete_edges if k3[0] not in dead and k3[1] not in dead},
             key=lambda k3: (k3[0], k3[1], k3[2].value),
         )),
         embedding_ids=tuple(fresh_ids),
@@ -717,14 +735,27 @@ class _Names(Mapping[str, str]):
         return len(self._known)
 
 
-def _cites_of(
-    p: Paper, corpus: Mapping[str, Paper], titles: Mapping[str, set[str]]
-) -> list[Edge]:
-    """graph.link.citation_edges of one paper: the same graph.refs.reference_target, over
-    the state's name keys instead of an index made from every paper."""
-    edges = {}
-    for ref in p.references:
-        target = reference_target(ref, corpus, titles)
-        if target and target != p.id:
-            edges[(p.id, target)] = Edge(p.id, target, RelType.CITES, 1.0, {})
-    return [edges[k] for k in sorted(edges)]
+def _dead_works(
+    store: GraphStore,
+    removed: Sequence[str],
+    citing: Collection[str],
+    dropped: Iterable[tuple[str, str, RelType]],
+    made: Mapping[str, Work],
+) -> list[str]:
+    """The stored outside works no paper cites once the change is made: those whose CITES
+    were dropped (from ``citing``, or with a ``removed`` paper) and which no other paper,
+    nor one of ``made``'s new edges, still cites."""
+    gone_from = set(removed)
+    works = {t for _, t, _ in dropped if t.startswith(WORK_PREFIX)}
+    for e in store.edges_of(sorted(gone_from), [RelType.CITES]):
+        if e.source in gone_from and e.target.startswith(WORK_PREFIX):
+            works.add(e.target)
+    works -= made.keys()
+    if not works:
+        return []
+    kept = {
+        e.target for e in store.edges_of(sorted(works), [RelType.CITES])
+        if e.target in works and e.source not in gone_from and e.source not in citing
+    }
+    stored = store.get_nodes(sorted(works))
+    return sorted(w for w in works - kept if isinstance(stored.get(w), Work))

@@ -11,12 +11,16 @@ Each candidate c scores
 
     cos(query, c) + lexical * words(query, c) + terms * shared(query, c)
                   - hub * hubness(c) + cite * [a citation joins them]
+                  + coupling * coupled(c) + cocited * cocited(c)
 
 * words: TF-IDF cosine over word 1-2-grams (graph/lexical.py), computed from the
   current document frequencies; title words count twice, and the seed's unigrams have a
   saturated tf (a word it repeats counts once, not ln(count) times more);
 * shared: the IDF mass of the concepts/datasets shared with the seeds, as a share of
   the seeds' own (the terms SHARES_TERM links by: 2 <= df <= min(max_df x N, 1000));
+* coupled, cocited: bibliographic coupling and co-citation with the seeds, Salton's
+  cosine over CITES, outside works included, counted when read
+  (graph.query.citations); their partners are candidates too;
 * hubness: the mean cosine of c's plain top-k (stored on its SIMILAR_TO edges as
   ``hub_cos``; CSLS's r term in cosine units): a paper close to everything is a weaker
   recommendation for any one seed.
@@ -59,8 +63,10 @@ from graph.lexical import (
     paper_text,
     spelled,
 )
-from graph.model import Edge, GraphPath, Paper, Reason, RelatedPaper, RelType
+from graph.model import CitationLink, Edge, GraphPath, Paper, Reason, RelatedPaper, RelType
 from graph.query import QueryLayer
+from graph.query.citations import reason_text
+from graph.query.filters import ANY, PaperFilter
 from graph.store.base import GraphStore
 from graph.store.memory import NetworkxStore
 
@@ -79,6 +85,10 @@ class Weights:
     terms: float = 0.3
     hub: float = 0.5
     cite: float = 0.1
+    #: citation overlap with the seeds (Salton's cosine, 0..1): as much as a citation at
+    #: full overlap; not tuned (the citation benchmark of issue 43 is to come)
+    coupling: float = 0.1
+    cocited: float = 0.1
     negative: float = 0.5
     #: pseudo-relevance feedback: each candidate gains ``feedback`` x its mean score
     #: against the ``feedback_papers`` best of the first round (paper seeds only)
@@ -110,6 +120,8 @@ class _Candidate:
     shared: float = 0.0
     hub: float = 0.0
     cites: tuple[Edge, ...] = ()
+    coupled: CitationLink | None = None
+    cocited: CitationLink | None = None
     score: float = 0.0
 
 
@@ -127,6 +139,7 @@ def related(
     lexical: LexicalIndex | None = None,
     weights: Weights = WEIGHTS,
     term_counts: TermCounts | None = None,
+    keep: PaperFilter = ANY,
 ) -> list[RelatedPaper]:
     """Papers related to ``paper`` (+ ``positive``, - ``negative``) or to a text.
 
@@ -134,6 +147,8 @@ def related(
     ``text_terms`` the concept/dataset ids found in it. ``lexical`` is the word-overlap
     index to use (kept across calls by the caller; a fresh one reads every paper), and
     ``term_counts`` the terms' paper counts (likewise; a fresh one counts the seed's).
+    ``keep``: only the candidates it admits (a year range, a venue) are scored; the pool
+    is the same, so a narrow filter may leave fewer than ``first``.
     """
     if first < 1:
         raise InvalidArgumentError("first", "must be at least 1")
@@ -202,6 +217,14 @@ def related(
         if e.type is RelType.CITES:
             cites[other].append(e)
         candidates.add(other)
+    coupled: dict[str, CitationLink] = {}
+    cocited: dict[str, CitationLink] = {}
+    if seeds and weights.coupling > 0:
+        coupled = {x.node.id: x for x in store.coupled(seeds, limit=pool)}
+    if seeds and weights.cocited > 0:
+        cocited = {x.node.id: x for x in store.cocited(seeds, limit=pool)}
+    candidates.update(coupled)
+    candidates.update(cocited)
     candidates -= skip
     if not candidates:
         return []
@@ -222,9 +245,10 @@ def related(
     scored: list[_Candidate] = []
     for j, cid in enumerate(cand_ids):
         node = nodes.get(cid)
-        if not isinstance(node, Paper):
+        if not isinstance(node, Paper) or not keep.admits(node):
             continue
-        c = _Candidate(node, words=words.get(cid, 0.0), cites=tuple(cites.get(cid, ())))
+        c = _Candidate(node, words=words.get(cid, 0.0), cites=tuple(cites.get(cid, ())),
+                       coupled=coupled.get(cid), cocited=cocited.get(cid))
         if query is not None and cid in vecs:
             v = np.asarray(vecs[cid], dtype=np.float64)
             c.sim = float(np.dot(query, v) / max(float(np.linalg.norm(v)), 1e-12))
@@ -234,6 +258,8 @@ def related(
         c.score = (
             c.sim + weights.lexical * c.words + weights.terms * c.shared
             - weights.hub * c.hub + (weights.cite if c.cites else 0.0)
+            + weights.coupling * (c.coupled.strength if c.coupled else 0.0)
+            + weights.cocited * (c.cocited.strength if c.cocited else 0.0)
         )
         scored.append(c)
     scored.sort(key=lambda c: (-round(c.score, 9), c.paper.id))
@@ -529,6 +555,11 @@ def _explain(
         for ce in c.cites:
             text = "cited by the seed" if ce.source in seeds else "cites the seed"
             reasons.append(Reason("cites" if ce.source in seeds else "cited_by", text, 1.0))
+        for link, kind, coupling in ((c.coupled, "coupled", True),
+                                     (c.cocited, "co_cited", False)):
+            if link is not None:
+                reasons.append(Reason(kind, reason_text(link, coupling), link.strength,
+                                      link.shared[0].id if link.shared else None))
         mine = sorted(
             (t for t in term_edges.get(cid, {}) if t in idf), key=lambda t: (-idf[t], t)
         )
@@ -555,13 +586,14 @@ def _explain(
 def _readable(reasons: Sequence[Reason], grams: Sequence[str] = ()) -> list[Reason]:
     """At most MAX_REASONS, strongest first, none inside another.
 
-    The similarity comes first (it is most of the score), then citations, the shared
-    wording, then the shared terms by weight. A term whose words lie inside a stronger
-    kept term's ("diffusion" in "diffusion model"), or around them, says the same thing
-    again and is left out; so is a shared word or bigram inside or around a kept term.
+    The similarity comes first (it is most of the score), then citations (direct,
+    coupled, co-cited), the shared wording, then the shared terms by weight. A term
+    whose words lie inside a stronger kept term's ("diffusion" in "diffusion model"), or
+    around them, says the same thing again and is left out; so is a shared word or
+    bigram inside or around a kept term.
     """
     similar = [r for r in reasons if r.kind == "similar"]
-    cites = [r for r in reasons if r.kind in ("cites", "cited_by")]
+    cites = [r for r in reasons if r.kind in ("cites", "cited_by", "coupled", "co_cited")]
     wording = [r for r in reasons if r.kind == "words"]
     terms = sorted(
         (r for r in reasons if r.kind in ("concept", "dataset")), key=lambda r: (-r.weight, r.text)

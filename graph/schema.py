@@ -24,6 +24,7 @@ class NodeKind(StrEnum):
     PAPER = "Paper"
     CONCEPT = "Concept"
     DATASET = "Dataset"
+    WORK = "Work"  # an outside work: named by a corpus paper's reference, not in the corpus
 
 
 class RelType(StrEnum):
@@ -35,7 +36,7 @@ class RelType(StrEnum):
     USES = "USES"  # Paper -> Dataset, {weight, evidence}
     INTRODUCES = "INTRODUCES"  # Paper -> Dataset, {weight, evidence}
     RELATED_TO = "RELATED_TO"  # Concept -- Concept, {weight, count}; stored source < target
-    CITES = "CITES"  # Paper -> Paper
+    CITES = "CITES"  # Paper -> Paper, or Paper -> Work (a reference outside the corpus)
 
 
 Labels = Mapping[str, str]
@@ -64,6 +65,7 @@ class EdgeSpec:
     color: str  # the explorer's colour
     shown: bool  # drawn by the explorer unless the user turns it off
     explain: Explain  # a hop along it, as a sentence
+    also: NodeKind | None = None  # a second kind its target may be (CITES: a Work)
 
 
 def short(label: str, limit: int = 40) -> str:
@@ -101,12 +103,13 @@ def _related(edge: Edge, labels: Labels) -> str:
     return f"concepts co-mentioned by {int(edge.attrs.get('count', edge.weight))} papers"
 
 
-P, C, D = NodeKind.PAPER, NodeKind.CONCEPT, NodeKind.DATASET
+P, C, D, W = NodeKind.PAPER, NodeKind.CONCEPT, NodeKind.DATASET, NodeKind.WORK
 
 NODE_KINDS: dict[NodeKind, NodeSpec] = {
     P: NodeSpec(P, "Paper", "#2b6cb0", "round-rectangle"),
     C: NodeSpec(C, "Concept", "#dd6b20", "ellipse"),
     D: NodeSpec(D, "Dataset", "#2f855a", "diamond"),
+    W: NodeSpec(W, "Outside work", "#a0aec0", "rectangle"),
 }
 
 EDGE_TYPES: dict[RelType, EdgeSpec] = {
@@ -123,7 +126,9 @@ EDGE_TYPES: dict[RelType, EdgeSpec] = {
         EdgeSpec(
             RelType.RELATED_TO, C, C, True, "concepts related", "#b7791f", False, _related
         ),
-        EdgeSpec(RelType.CITES, P, P, False, "cites", "#c53030", True, _verb("cites")),
+        EdgeSpec(
+            RelType.CITES, P, P, False, "cites", "#c53030", True, _verb("cites"), also=W
+        ),
     )
 }
 assert set(EDGE_TYPES) == set(RelType), "every RelType needs an EdgeSpec"
@@ -136,6 +141,12 @@ def endpoints(t: RelType) -> tuple[NodeKind, NodeKind]:
     """(source kind, target kind) of an edge type."""
     spec = EDGE_TYPES[RelType(t)]
     return spec.source, spec.target
+
+
+def target_kinds(t: RelType) -> tuple[NodeKind, ...]:
+    """Every kind the target of an edge of type ``t`` may be."""
+    spec = EDGE_TYPES[RelType(t)]
+    return (spec.target,) if spec.also is None else (spec.target, spec.also)
 
 
 def hop_reason(edge: Edge, labels: Labels) -> str:

@@ -23,6 +23,7 @@ from graph.errors import InvalidArgumentError, NotFoundError
 from graph.ids import is_empty_id, spellings, strip_id
 from graph.lexical import SAVED_BYTES_PER_PAPER, LexicalIndex
 from graph.model import (
+    CitationLink,
     Edge,
     GraphNode,
     GraphPath,
@@ -33,6 +34,8 @@ from graph.model import (
     SearchHit,
     Subgraph,
 )
+from graph.query.citations import Relation
+from graph.query.filters import ANY, PaperFilter
 from graph.settings import Settings
 from graph.store.base import GraphStore
 
@@ -44,6 +47,8 @@ if TYPE_CHECKING:
     from graph.embed import SentenceTransformerEmbedder
     from graph.related import TermCounts
 
+#: a search with a year or venue filter looks this many times further for papers it admits
+FILTER_POOL = 10
 #: HYBRID search: weight of the keyword score (over the best one) next to the cosine;
 #: 0.2-1.0 all passed the "never worse than its better half" check, 0.5 on either half
 KEYWORD_WEIGHT = 0.5
@@ -215,8 +220,11 @@ class GraphService:
         mode: SearchMode = SearchMode.KEYWORD,
         kinds: Collection[NodeKind] | None = None,
         first: int = 10,
+        keep: PaperFilter = ANY,
     ) -> list[ScoredNode]:
-        """Keyword, semantic (papers only) or hybrid (cosine + scaled keyword score) search."""
+        """Keyword, semantic (papers only) or hybrid (cosine + scaled keyword score) search;
+        ``keep`` (a year range, a venue): papers only, those it admits among a pool
+        FILTER_POOL times larger (a narrow filter may give fewer than ``first``)."""
         if _blank(query):
             raise InvalidArgumentError("query", "must not be empty")
         wanted = list(kinds) if kinds else None
@@ -225,13 +233,19 @@ class GraphService:
             raise InvalidArgumentError("kinds", "SEMANTIC search finds papers only")
         # KEYWORD: a few more than asked, so a hit named exactly as the query is seen
         pool = max(NAMED_POOL, first) if mode is not SearchMode.HYBRID else max(50, first)
+        if not keep.empty:
+            if not papers_ok:
+                raise InvalidArgumentError("kinds", "a year or venue filter finds papers only")
+            wanted, pool = [NodeKind.PAPER], pool * FILTER_POOL
         keyword: list[SearchHit] = []
         semantic: list[SearchHit] = []
         if mode is not SearchMode.SEMANTIC:
-            keyword = self.store.keyword_search(query, wanted, pool)
+            keyword = [h for h in self.store.keyword_search(query, wanted, pool)
+                       if keep.admits(h.node)]
         deadline.check()
         if mode is not SearchMode.KEYWORD and papers_ok:
-            semantic = self.store.vector_search(self.embedding.vector(query), pool)
+            semantic = [h for h in self.store.vector_search(self.embedding.vector(query), pool)
+                        if keep.admits(h.node)]
         if mode is SearchMode.SEMANTIC:
             return [ScoredNode(h.node, h.score, None, h.score) for h in semantic[:first]]
         if mode is SearchMode.KEYWORD:
@@ -244,6 +258,8 @@ class GraphService:
                 found = _named_first(found, keyword[0].node, first,
                                      {h.node.id: h.score for h in keyword})
         named = self._named(query, wanted, [*(f.node for f in found), *(h.node for h in keyword)])
+        if named is not None and not keep.admits(named):
+            named = None
         return _named_first(found, named, first, {h.node.id: h.score for h in keyword})
 
     def _named(
@@ -328,8 +344,10 @@ class GraphService:
         exclude: Sequence[str] = (),
         positive: Sequence[str] = (),
         negative: Sequence[str] = (),
+        keep: PaperFilter = ANY,
     ) -> tuple[Paper | None, list[RelatedPaper]]:
-        """Papers related to a paper (+ positive, - negative) or a text, with reasons."""
+        """Papers related to a paper (+ positive, - negative) or a text, with reasons;
+        only those ``keep`` admits (a year range, a venue)."""
         from graph.related import related
 
         if not paper and not text and not positive:
@@ -355,7 +373,7 @@ class GraphService:
             # every spelling of an excluded id (graph.ids): café NFD excludes the paper café
             text_terms=terms, first=first, positive=pos, negative=neg,
             exclude=[f for x in exclude for f in spellings(x)],
-            lexical=self.lexical, term_counts=self.term_counts,
+            lexical=self.lexical, term_counts=self.term_counts, keep=keep,
         )
         if self._lexical_file is not None and self.lexical.dirty:
             try:
@@ -363,6 +381,28 @@ class GraphService:
             except OSError as exc:  # a read-only data dir: the next command reads again
                 log.info("word index not saved to %s: %s", self._lexical_file, exc)
         return (seed if isinstance(seed, Paper) else None), found
+
+    def citations(
+        self, relation: Relation, refs: Sequence[str], limit: int = 20,
+        keep: PaperFilter = ANY,
+    ) -> tuple[list[GraphNode], list[CitationLink]]:
+        """The seeds ``refs`` name (papers; for derivative and co-cited works, outside works
+        too) and their prior or derivative works, coupled or co-cited papers (those
+        ``keep`` admits: a year range, a venue)."""
+        if not refs:
+            raise InvalidArgumentError("ids", "give at least one paper")
+        kinds = [NodeKind.PAPER] if relation in (Relation.PRIOR, Relation.COUPLED) else [
+            NodeKind.PAPER, NodeKind.WORK]
+        seeds = [self.node(r, kinds, "ids") for r in refs]
+        ids = [s.id for s in seeds]
+        store = self.store
+        if relation is Relation.PRIOR:
+            return seeds, store.prior_works(ids, limit=limit, keep=keep)
+        if relation is Relation.DERIVATIVE:
+            return seeds, store.derivative_works(ids, limit=limit, keep=keep)
+        if relation is Relation.COUPLED:
+            return seeds, store.coupled(ids, limit=limit, keep=keep)
+        return seeds, store.cocited(ids, limit=limit, keep=keep)
 
     def text_terms(self, text: str) -> list[str]:
         """Concept/dataset ids of the graph that a free text mentions."""

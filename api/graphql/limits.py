@@ -91,6 +91,10 @@ PATH_HOP = 300
 NEIGHBORHOOD_RING = 1_000
 #: PageRank over the whole graph (cached until the graph changes)
 CENTRAL = 2_000
+#: a citation read (priorWorks, derivativeWorks, coupled, cocited): per seed, its two
+#: hops over CITES (a seed citing a classic reaches all the classic's citers)
+CITATION_SEED = 300
+CITATION_FIELDS = frozenset({"priorWorks", "derivativeWorks", "coupled", "cocited"})
 
 
 class QueryTooCostlyError(CitegraphError):
@@ -315,6 +319,8 @@ def call_cost(
         return PATH_HOP * count("maxHops"), 0
     if field == "neighborhood":
         return NEIGHBORHOOD_RING * count("depth"), 0
+    if field in CITATION_FIELDS:
+        return CITATION_SEED * max(size("ids"), 1), 0
     return 0, 0
 
 

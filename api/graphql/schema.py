@@ -21,6 +21,7 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.types import ExecutionContext, Info
 
+from api.graphql import citations as c
 from api.graphql import registry
 from api.graphql import rows as r
 from api.graphql import types as t
@@ -37,6 +38,8 @@ from graph.errors import InputError, InvalidArgumentError, NotFoundError
 from graph.ids import is_empty_id, spellings
 from graph.lookup import Resolution, paper_to_remove
 from graph.model import NodeKind, RelType
+from graph.query.citations import Relation
+from graph.query.filters import PaperFilter as Keep
 from graph.service import SearchMode
 from graph.settings import Settings
 
@@ -87,6 +90,36 @@ async def find(
         what = "/".join(k.value.lower() for k in kinds) if kinds else "node"
         raise NotFoundError(f"{argument}: no {what} with id, name or alias {ref!r}")
     return node
+
+
+async def _citations(
+    info: Ctx, relation: Relation, ids: list[strawberry.ID], first: int, keep: Keep
+) -> list[c.CitationLink]:
+    """One citation read of the seeds ``ids`` name (each looked up once)."""
+    first = check_range("first", first, 1, info.context.settings.max_page_size)
+    ids = _ids(info, "ids", ids)
+    if not ids:
+        raise InvalidArgumentError("ids", "give at least one paper")
+    kinds = [NodeKind.PAPER] if relation in (Relation.PRIOR, Relation.COUPLED) else [
+        NodeKind.PAPER, NodeKind.WORK]
+    seeds = [(await find(info, i, kinds, "ids")).id for i in dict.fromkeys(ids)]
+    _, links = await info.context.on_service(
+        lambda service: service.citations(relation, seeds, first, keep)
+    )
+    return [c.citation_link(x, relation) for x in links]
+
+
+def _citation_field(relation: Relation) -> Any:
+    """A Query field answering one citation read (the four share their arguments)."""
+
+    async def resolve(
+        info: Ctx, ids: list[strawberry.ID], first: int = 20, year_from: int | None = None,
+        year_to: int | None = None, venue: str | None = None,
+    ) -> list[c.CitationLink]:
+        return await _citations(info, relation, ids, first,
+                                Keep(year_from, year_to, venue))
+
+    return strawberry.field(resolver=resolve, description=c.DESCRIPTIONS[relation])
 
 
 def _types(rel_types: list[RelType] | None) -> list[RelType] | None:
@@ -214,12 +247,14 @@ class Query:
     async def search(
         self, info: Ctx, query: str, mode: t.SearchMode = t.SearchMode.KEYWORD,
         kinds: list[r.NodeKindEnum] | None = None, first: int = 10,  # type: ignore[valid-type]
+        year_from: int | None = None, year_to: int | None = None, venue: str | None = None,
     ) -> list[t.SearchHit]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
         wanted = _kinds(kinds)
         how = SearchMode[mode.name]
+        keep = Keep(year_from, year_to, venue)
         hits = await info.context.on_service(
-            lambda service: service.search(query, how, wanted, first),
+            lambda service: service.search(query, how, wanted, first, keep),
             expensive=how is not SearchMode.KEYWORD,  # a query to encode
         )
         return [t.SearchHit(node=t.to_node(h.node), score=h.score, keyword_score=h.keyword_score,
@@ -289,8 +324,10 @@ class Query:
         self, info: Ctx, paper: strawberry.ID | None = None, text: str | None = None,
         first: int = 10, exclude: list[strawberry.ID] | None = None,
         positive: list[strawberry.ID] | None = None, negative: list[strawberry.ID] | None = None,
+        year_from: int | None = None, year_to: int | None = None, venue: str | None = None,
     ) -> list[t.RelatedPaper]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
+        keep = Keep(year_from, year_to, venue)
         # capped as nodes(ids:) is: each id is a lookup, and a seed's vector and edges
         positive, negative = _ids(info, "positive", positive), _ids(info, "negative", negative)
         exclude = _ids(info, "exclude", exclude)
@@ -308,11 +345,18 @@ class Query:
         excl = [raw_id(x) for x in exclude]
         _, found = await info.context.on_service(
             lambda service: service.related(
-                paper=seed, text=text, first=first, exclude=excl, positive=pos, negative=neg
+                paper=seed, text=text, first=first, exclude=excl, positive=pos, negative=neg,
+                keep=keep,
             ),
             expensive=True,
         )
         return [t.related_paper(r) for r in found]
+
+    # the citation reads (descriptions: api.graphql.citations.DESCRIPTIONS)
+    prior_works: list[c.CitationLink] = _citation_field(Relation.PRIOR)
+    derivative_works: list[c.CitationLink] = _citation_field(Relation.DERIVATIVE)
+    coupled: list[c.CitationLink] = _citation_field(Relation.COUPLED)
+    cocited: list[c.CitationLink] = _citation_field(Relation.COCITED)
 
     @strawberry.field(description="The node kinds, with how they are drawn.")
     def node_kinds(self) -> list[registry.NodeKindSpec]:
@@ -460,7 +504,7 @@ def build_schema(settings: Settings | None = None) -> strawberry.Schema:
     schema = CitegraphSchema(
         query=Query,
         mutation=Mutation,
-        types=[t.Paper, t.Concept, t.Dataset],
+        types=[t.Paper, t.Concept, t.Dataset, t.Work],
         # one extension for every check: strawberry wraps each extension's hooks per request
         extensions=[citegraph_extension(s)],
         execution_context_class=context_class,

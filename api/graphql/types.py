@@ -36,17 +36,21 @@ class SearchMode(Enum):
 # --------------------------------------------------------------------------- nodes
 
 
-@strawberry.interface(description="Anything with a global id: Paper, Concept, Dataset.")
+@strawberry.interface(
+    description="Anything with a global id: Paper, Concept, Dataset, Work (outside work)."
+)
 class Node:
     id: strawberry.ID = strawberry.field(description="Global id (base64 of `Kind:key`).")
 
 
-def to_node(node: model.GraphNode) -> Paper | Concept | Dataset:
+def to_node(node: model.GraphNode) -> Paper | Concept | Dataset | Work:
     """The GraphQL object for a domain node."""
     if isinstance(node, model.Paper):
         return Paper.of(node)
     if isinstance(node, model.Concept):
         return Concept.of(node)
+    if isinstance(node, model.Work):
+        return Work.of(node)
     return Dataset.of(node)
 
 
@@ -112,7 +116,8 @@ class SharedTerms:
 @strawberry.type(description="One readable reason a paper is recommended.")
 class Reason:
     kind: str = strawberry.field(
-        description="similar | words | concept | dataset | cites | cited_by | path"
+        description="similar | words | concept | dataset | cites | cited_by | coupled | "
+        "co_cited | path"
     )
     text: str
     weight: float
@@ -239,10 +244,17 @@ class Paper(Node):
         ]
         return sorted(out, key=lambda s: (-s.weight, s.paper.key))[:first]
 
-    @strawberry.field(description="Papers this paper cites (in the graph).")
+    @strawberry.field(description="Papers this paper cites (in the graph; outside works: "
+                                  "`citesOutside`).")
     async def cites(self, info: Info[Context, None]) -> list[Paper]:
         pairs = await _neighbours(info, self._p.id, (RelType.CITES,), True)
         return [Paper.of(n) for _, n in pairs if isinstance(n, model.Paper)]
+
+    @strawberry.field(description="Outside works this paper cites (references that name "
+                                  "no paper of the graph).")
+    async def cites_outside(self, info: Info[Context, None]) -> list[Work]:
+        pairs = await _neighbours(info, self._p.id, (RelType.CITES,), True)
+        return [Work.of(n) for _, n in pairs if isinstance(n, model.Work)]
 
     @strawberry.field(description="Papers in the graph that cite this one.")
     async def cited_by(self, info: Info[Context, None]) -> list[Paper]:
@@ -334,6 +346,27 @@ class Dataset(Node):
         key = edge_key(self._d.id, RelType.USES, RelType.INTRODUCES)
         edges = await info.context.loaders.edges.load(key)
         return len({e.source for e in edges})
+
+
+@strawberry.type(description="An outside work: cited by corpus papers, not in the corpus.")
+class Work(Node):
+    key: strawberry.ID = strawberry.field(description="The raw id, e.g. `work:doi:10.1/x`.")
+    name: str = strawberry.field(description="Its title when the reference gave one, else "
+                                             "its DOI or arXiv id.")
+    reference: str = strawberry.field(description="The reference key it stands for.")
+    _w: strawberry.Private[model.Work]
+
+    @classmethod
+    def of(cls, w: model.Work) -> Work:
+        return cls(
+            id=strawberry.ID(to_global_id(NodeKind.WORK, w.id)), key=strawberry.ID(w.id),
+            name=w.name, reference=w.ref, _w=w,
+        )
+
+    @strawberry.field(description="Corpus papers that cite it.")
+    async def cited_by(self, info: Info[Context, None]) -> list[Paper]:
+        pairs = await _neighbours(info, self._w.id, (RelType.CITES,), False)
+        return [Paper.of(n) for _, n in pairs if isinstance(n, model.Paper)]
 
 
 async def paper_page(

@@ -6,8 +6,18 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from graph import deadline
-from graph.model import Edge, GraphNode, GraphPath, NodeKind, RelType, SearchHit, Subgraph
-from graph.query import search, traverse
+from graph.model import (
+    CitationLink,
+    Edge,
+    GraphNode,
+    GraphPath,
+    NodeKind,
+    RelType,
+    SearchHit,
+    Subgraph,
+)
+from graph.query import citations, search, traverse
+from graph.query.filters import ANY, PaperFilter
 
 if TYPE_CHECKING:
     from graph.store.base import Backend
@@ -110,3 +120,34 @@ class QueryLayer:
         """Papers by cosine similarity of their embedding to ``vector``."""
         deadline.check()
         return search.vector_search(self.read_backend(), vector, limit, exclude)
+
+    def coupled(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
+        """Papers bibliographically coupled to ``ids`` (graph.query.citations)."""
+        deadline.check()
+        return citations.overlap(self.read_backend(), ids, coupling=True, limit=limit,
+                                 keep=keep)
+
+    def cocited(
+        self, ids: Sequence[str], limit: int = 20, papers_only: bool = True,
+        keep: PaperFilter = ANY,
+    ) -> list[CitationLink]:
+        """Papers (``papers_only``: else outside works too) co-cited with ``ids``."""
+        deadline.check()
+        return citations.overlap(self.read_backend(), ids, coupling=False, limit=limit,
+                                 papers_only=papers_only, keep=keep)
+
+    def prior_works(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
+        """The works ``ids`` cite most, outside works included."""
+        deadline.check()
+        return citations.prior_works(self.read_backend(), ids, limit, keep)
+
+    def derivative_works(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
+        """The corpus papers that cite ``ids`` most."""
+        deadline.check()
+        return citations.derivative_works(self.read_backend(), ids, limit, keep)

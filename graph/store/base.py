@@ -53,6 +53,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from graph.model import (
+    CitationLink,
     Edge,
     GraphChange,
     GraphData,
@@ -60,10 +61,12 @@ from graph.model import (
     GraphPath,
     GraphStats,
     NodeKind,
+    Overlap,
     RelType,
     SearchHit,
     Subgraph,
 )
+from graph.query.filters import ANY, PaperFilter
 from graph.query.rules import (
     MAX_HOPS,
     best_edge,
@@ -259,6 +262,29 @@ class GraphStore(PagedReads, Protocol):
         """:meth:`edges_of`, and the nodes at both ends of those edges by id (a node with
         its neighbours: one round trip on a server store)."""
 
+    def coupled(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
+        """Papers bibliographically coupled to ``ids``: they cite the same works, outside
+        ones included (graph.query.citations: Salton's cosine, the shared works); only
+        those ``keep`` admits (a year range, a venue)."""
+
+    def cocited(
+        self, ids: Sequence[str], limit: int = 20, papers_only: bool = True,
+        keep: PaperFilter = ANY,
+    ) -> list[CitationLink]:
+        """Papers (``papers_only``: else outside works too) cited together with ``ids``."""
+
+    def prior_works(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
+        """The works ``ids`` cite most, outside works included."""
+
+    def derivative_works(
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    ) -> list[CitationLink]:
+        """The corpus papers that cite ``ids`` most."""
+
     def neighborhood(
         self,
         ids: Sequence[str],
@@ -426,6 +452,16 @@ class Backend(Protocol):
         among them. The query layer ranks and cuts (:func:`~graph.query.traverse.
         rank_reach`), so the answer is the ring by ring walk's exactly. A server store
         answers a neighbourhood in one round trip with it."""
+
+    def citation_overlap(self, ids: Sequence[str], coupling: bool) -> list[Overlap]:
+        """Each of ``ids`` with every other node it is joined to through CITES, computed
+        where the graph is (nothing of it is stored), by (seed, partner).
+
+        ``coupling``: bibliographic coupling, the papers that cite a work (a paper or an
+        outside work) a seed cites, with those works; else co-citation, the nodes (papers
+        or outside works) cited by a paper that cites a seed, with those papers. Each
+        :class:`~graph.model.Overlap` has both ends' CITES degree in that direction (how
+        many works each cites; how many papers cite each). Unknown ids give nothing."""
 
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from graph.errors import InvalidArgumentError
 from graph.model import NodeKind, RelType
 from graph.query.text import COLUMN_WEIGHTS, fold
-from graph.schema import endpoints
+from graph.schema import endpoints, target_kinds
 
 #: Neo4j 5 refuses a vector index over more dimensions ("must be between 1 and 4096").
 MAX_VECTOR_DIMS = 4096
@@ -173,13 +173,26 @@ def delete_nodes_rows(kind: NodeKind) -> str:
     )
 
 
+def _target(t: RelType) -> str:
+    """Binds ``b`` to the target: one label's index, or (a type whose target may be of two
+    kinds: CITES, a Paper or a Work) each label's index, the one that finds it."""
+    kinds = target_kinds(t)
+    if len(kinds) == 1:
+        return f"MATCH (b:{label(kinds[0])} {{id: row.target}})\n"
+    found = "".join(
+        f"OPTIONAL MATCH (b{i}:{label(k)} {{id: row.target}})\n" for i, k in enumerate(kinds)
+    )
+    either = ", ".join(f"b{i}" for i in range(len(kinds)))
+    return found + f"WITH row, a, coalesce({either}) AS b WHERE b IS NOT NULL\n"
+
+
 def upsert_edges(t: RelType) -> str:
     """MERGE edges of one type between existing endpoints; replaces their properties."""
-    src, dst = ENDPOINTS[t]
+    src, _ = ENDPOINTS[t]
     return (
         f"UNWIND $rows AS row\n"
         f"MATCH (a:{label(src)} {{id: row.source}})\n"
-        f"MATCH (b:{label(dst)} {{id: row.target}})\n"
+        f"{_target(t)}"
         f"MERGE (a)-[r:{rel_type(t)}]->(b)\n"
         f"SET r = row.props\n"
         f"RETURN count(r) AS written"
@@ -188,10 +201,13 @@ def upsert_edges(t: RelType) -> str:
 
 def delete_edges(t: RelType) -> str:
     src, dst = ENDPOINTS[t]
+    # a target of either kind (CITES): found from the source's index, then by id
+    end = f"(b:{label(dst)} {{id: row.target}})" if len(target_kinds(t)) == 1 else (
+        "(b) WHERE b.id = row.target"
+    )
     return (
         f"UNWIND $rows AS row\n"
-        f"MATCH (a:{label(src)} {{id: row.source}})-[r:{rel_type(t)}]->"
-        f"(b:{label(dst)} {{id: row.target}})\n"
+        f"MATCH (a:{label(src)} {{id: row.source}})-[r:{rel_type(t)}]->{end}\n"
         f"DELETE r\n"
         f"RETURN count(*) AS deleted"
     )
@@ -674,3 +690,35 @@ NODE_PAGE_AFTER = _node_page("n.id > $after")
 EDGE_PAGE_FIRST = _edge_page("n.id IS NOT NULL")
 #: The same after the node ``$after``
 EDGE_PAGE_AFTER = _edge_page("n.id > $after")
+
+
+# --------------------------------------------------------------------------- citations
+# Co-citation and coupling (Backend.citation_overlap): two hops over CITES, counted in
+# the database; only each pair's shared ids and the two degrees come back.
+_CITES = rel_type(RelType.CITES)
+
+#: coupling: papers citing a work a seed cites; shared: those works
+COUPLING = f"""
+UNWIND $ids AS sid
+MATCH (s:{_PAPER} {{id: sid}})-[:{_CITES}]->(w)<-[:{_CITES}]-(q:{_PAPER})
+WHERE q <> s
+WITH s, q, collect(DISTINCT w.id) AS shared
+RETURN s.id AS seed, q.id AS partner, shared,
+       COUNT {{ (s)-[:{_CITES}]->() }} AS ns, COUNT {{ (q)-[:{_CITES}]->() }} AS nq
+"""
+
+#: co-citation: what a paper citing a seed (a Paper or a Work) cites too; shared: the
+#: citing papers (each label's id index finds the seed)
+COCITATION = f"""
+UNWIND $ids AS sid
+CALL {{
+  WITH sid MATCH (s:{_PAPER} {{id: sid}}) RETURN s
+  UNION
+  WITH sid MATCH (s:{label(NodeKind.WORK)} {{id: sid}}) RETURN s
+}}
+MATCH (s)<-[:{_CITES}]-(c:{_PAPER})-[:{_CITES}]->(q)
+WHERE q <> s
+WITH s, q, collect(DISTINCT c.id) AS shared
+RETURN s.id AS seed, q.id AS partner, shared,
+       COUNT {{ ()-[:{_CITES}]->(s) }} AS ns, COUNT {{ ()-[:{_CITES}]->(q) }} AS nq
+"""

@@ -45,6 +45,7 @@ from graph.model import (
     GraphNode,
     GraphStats,
     NodeKind,
+    Overlap,
     RelType,
     node_from_props,
     node_to_props,
@@ -55,6 +56,7 @@ from graph.query.search import names_of
 from graph.query.traverse import Adjacent, RingWalk, adjacency
 from graph.query.vectors import UnitMatrix
 from graph.store.base import Backend, CollectedParts, PartsWrite, jsonable_attrs
+from graph.store.citereads import overlap_in_memory
 from graph.store.fts import MemoryIndex
 
 #: answers keyword_candidates for a mirror whose index lives elsewhere (graph.db)
@@ -567,6 +569,9 @@ class NetworkxStore(QueryLayer):
         self, ids: Sequence[str], types: frozenset[RelType] | None
     ) -> tuple[dict[str, GraphNode], list[Edge]]:
         return self.get_nodes(ids), self.edges_among(ids, types)
+
+    def citation_overlap(self, ids: Sequence[str], coupling: bool) -> list[Overlap]:
+        return overlap_in_memory(self.g._succ, self.g._pred, ids, coupling)
 
     def ring_neighbors(
         self, ids: Collection[str], types: frozenset[RelType] | None

@@ -55,6 +55,7 @@ from graph.model import (
     GraphNode,
     GraphStats,
     NodeKind,
+    Overlap,
     RelType,
 )
 from graph.query import QueryLayer
@@ -992,6 +993,18 @@ class Neo4jStore(QueryLayer):
             nodes[node.id] = node
             edges += [decode_edge(node.id, t, typ, props) for t, typ, props in r["out"]]
         return nodes, edges
+
+    def citation_overlap(self, ids: Sequence[str], coupling: bool) -> list[Overlap]:
+        if not ids:
+            return []
+        rows = self._read(cypher.COUPLING if coupling else cypher.COCITATION,
+                          ids=list(dict.fromkeys(ids)))
+        found = [
+            Overlap(r["seed"], r["partner"], tuple(sorted(r["shared"])), int(r["ns"]),
+                    int(r["nq"]))
+            for r in rows
+        ]
+        return sorted(found, key=lambda o: (o.seed, o.partner))
 
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int

@@ -24,10 +24,11 @@ import numpy as np
 
 from graph.errors import StoreError
 from graph.ids import odd_spellings
-from graph.model import Edge, GraphNode, NodeKind, RelType, node_from_props
+from graph.model import Edge, GraphNode, NodeKind, Overlap, RelType, node_from_props
 from graph.query.traverse import RingWalk
 from graph.query.vectors import UnitMatrix
 from graph.store import fts
+from graph.store.citereads import overlap_in_sql
 from graph.store.rows import chunks, embedding_rows, loads, stored_attrs
 
 _TYPES = {t.value: t for t in RelType}
@@ -76,6 +77,13 @@ class SqlBackend:
         for part in chunks(unique):
             marks = ",".join("?" * len(part))
             out.extend(self._rows(sql.format(ids=marks), [*part, *extra]))
+        return out
+
+    def _in_after(self, sql: str, ids: Iterable[str], params: Sequence[Any]) -> list[Any]:
+        """:meth:`_in` with ``params`` bound before the ids."""
+        out: list[Any] = []
+        for part in chunks(list(dict.fromkeys(ids))):
+            out.extend(self._rows(sql.format(ids=",".join("?" * len(part))), [*params, *part]))
         return out
 
     @staticmethod
@@ -253,6 +261,10 @@ class SqlBackend:
     ) -> tuple[dict[str, GraphNode], list[Edge]]:
         with self._reading():
             return self.get_nodes(ids), self.edges_among(ids, types)
+
+    def citation_overlap(self, ids: Sequence[str], coupling: bool) -> list[Overlap]:
+        with self._reading():
+            return overlap_in_sql(self._in_after, ids, coupling)
 
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int

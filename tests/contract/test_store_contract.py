@@ -79,7 +79,7 @@ def sub_t(s: Subgraph) -> Any:
 
 def test_stats_count_every_kind_and_type(store: GraphStore) -> None:
     st = store.stats()
-    assert dict(st.nodes) == {"Paper": 8, "Concept": 6, "Dataset": 2}
+    assert dict(st.nodes) == {"Paper": 8, "Concept": 6, "Dataset": 2, "Work": 0}
     assert dict(st.edges) == {
         "SIMILAR_TO": 6, "SHARES_TERM": 2, "MENTIONS": 8, "USES": 2,
         "INTRODUCES": 1, "RELATED_TO": 2, "CITES": 2,

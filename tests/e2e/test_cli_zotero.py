@@ -57,7 +57,7 @@ def cli(library: Path) -> list[str]:
     assert built.returncode == 3, built.stderr  # one reference dropped: partial
     assert "Read 12 papers" in built.stdout
     assert ("References: 2 resolved (cite a paper of the graph), 2 outside the corpus "
-            "(kept on the paper), 1 unparseable (dropped).") in " ".join(built.stdout.split())
+            "(cited outside works), 1 unparseable (dropped).") in " ".join(built.stdout.split())
     said = " ".join(built.stderr.split())
     assert "lib.json:1: references: dropped {'note': 'no key'}: not a DOI" in said
     return cmd
@@ -67,7 +67,9 @@ def test_build_json_counts_references(cli: list[str]) -> None:
     out = _run(cli, "neighbors", "z0", "--type", "CITES", "--json")
     assert out.returncode == 0, out.stderr
     edges = {(e["source"], e["target"]) for e in json.loads(out.stdout)["edges"]}
-    assert edges == {("z0", "z1"), ("z0", "z2")}
+    # two corpus papers, and the two references outside the library as outside works
+    assert edges == {("z0", "z1"), ("z0", "z2"), ("z0", "work:doi:10.9999/elsewhere"),
+                     ("z0", "work:Attention Is All You Need")}
 
 
 def test_related_as_ris_reads_back(cli: list[str], library: Path, tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """References as data: a DOI, an arXiv id or a title names a corpus paper as an id does.
 
 The CITES edges an add makes from the region it touches (graph.region) must be the ones a
-whole build makes (graph.link.citation_edges), and the report counts the references read
-as resolved, outside or unparseable. Real pipeline, real model (embeddings cached).
+whole build makes (graph.citations.citation_edges), outside works included, and the
+report counts the references read as resolved, outside or unparseable. Real pipeline,
+real model (embeddings cached).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from graph.build import BuildReport, Pipeline, graphs_equal
-from graph.model import RelType
+from graph.model import RelType, Work
 from graph.store.base import GraphStore
 from tests.support.seeds import EMBED_CACHE, seed_settings
 
@@ -33,6 +34,11 @@ B = {"id": "citing", "abstract": "Kernel two sample tests with deep features are
                     "Some Classic Outside The Corpus", {"url": "nothing to go by"}]}
 
 
+C = {"id": "second", "abstract": "Sparse attention patterns for long documents cut the cost "
+                                 "of transformers on summarisation.",
+     "references": ["10.9/outside", "arXiv:1706.03762"]}
+
+
 def _file(tmp_path: Path, name: str, *records: dict[str, object]) -> Path:
     path = tmp_path / name
     path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
@@ -42,6 +48,10 @@ def _file(tmp_path: Path, name: str, *records: dict[str, object]) -> Path:
 def _cites(store: GraphStore) -> list[tuple[str, str]]:
     edges = store.snapshot().edges.values()
     return sorted((e.source, e.target) for e in edges if e.type is RelType.CITES)
+
+
+def _works(store: GraphStore) -> dict[str, str]:
+    return {n.id: n.label for n in store.snapshot().nodes.values() if isinstance(n, Work)}
 
 
 def _counts(report: BuildReport) -> tuple[int, int, int]:
@@ -68,8 +78,13 @@ def test_references_by_doi_arxiv_and_title_on_both_paths(
     finally:
         whole.close()
     # the DOI and the title both name gat: one edge; the arXiv id names transformer by
-    # its arXiv DOI; the outside DOI and title are kept on the paper, not linked
-    assert _cites(whole_store) == [("citing", "gat"), ("citing", "transformer")]
+    # its arXiv DOI; the outside DOI and title are outside works, cited
+    assert _cites(whole_store) == [
+        ("citing", "gat"), ("citing", "transformer"),
+        ("citing", "work:Some Classic Outside The Corpus"), ("citing", "work:doi:10.9/outside")]
+    assert _works(whole_store) == {"work:Some Classic Outside The Corpus":
+                                   "Some Classic Outside The Corpus",
+                                   "work:doi:10.9/outside": "10.9/outside"}
     assert _counts(report) == (3, 2, 1)
     paper = whole_store.get_nodes(["citing"])["citing"]
     assert paper.references == (  # type: ignore[union-attr]
@@ -82,7 +97,11 @@ def test_references_by_doi_arxiv_and_title_on_both_paths(
     pipe = Pipeline(seed_settings(tmp_path / "r"), cache_dir=EMBED_CACHE)
     try:
         first = pipe.run(store, add_paths=[citing], replace=True)
-        assert _counts(first) == (0, 5, 1) and _cites(store) == []
+        # every reference names an outside work; the arXiv one by its id
+        assert _counts(first) == (0, 5, 1)
+        assert _cites(store) == [("citing", w) for w in (
+            "work:Some Classic Outside The Corpus", "work:arxiv:1706.03762",
+            "work:doi:10.1/gat", "work:doi:10.9/outside", "work:graph attention NETWORKS")]
         held = pipe._state
         assert held is not None  # a long-lived pipeline: the next add goes by region
         second = pipe.run(store, add_paths=[cited])
@@ -90,8 +109,38 @@ def test_references_by_doi_arxiv_and_title_on_both_paths(
         assert _counts(second) == (0, 0, 0)  # the papers read cite nothing
         assert _cites(store) == _cites(whole_store)
         assert graphs_equal(store.snapshot(), whole_store.snapshot()) == []
-        # a cited paper removed takes the edge to it
+        # the works gat and transformer stood for are gone: they are papers now
+        assert "work:doi:10.1/gat" not in _works(store)
+        # a cited paper removed takes the edge to it, and its references are outside
+        # works again (two: a DOI and a title named it), as a fresh build makes them
         pipe.run(store, remove=["gat"])
-        assert _cites(store) == [("citing", "transformer")]
+        assert _cites(store) == sorted([
+            ("citing", "transformer"), ("citing", "work:Some Classic Outside The Corpus"),
+            ("citing", "work:doi:10.1/gat"), ("citing", "work:doi:10.9/outside"),
+            ("citing", "work:graph attention NETWORKS")])
+        again = make_store("embedded")
+        fresh = Pipeline(seed_settings(tmp_path / "f"), cache_dir=EMBED_CACHE, incremental=False)
+        try:
+            # the whole path: the graph computed from the corpus left, and diffed
+            fresh.run(again, add_paths=[citing, cited], replace=True)
+            fresh.run(again, remove=["gat"])
+        finally:
+            fresh.close()
+        assert graphs_equal(store.snapshot(), again.snapshot()) == []
+        # a second citer of the outside DOI: removing the first keeps the work it still
+        # cites, and drops the ones only the first cited, as the whole path does
+        pipe.run(store, add_paths=[_file(data, "second.jsonl", C)])
+        pipe.run(store, remove=["citing"])
+        assert _works(store) == {"work:doi:10.9/outside": "10.9/outside"}
+        assert _cites(store) == [("second", "transformer"), ("second", "work:doi:10.9/outside")]
+        fresh = Pipeline(seed_settings(tmp_path / "g"), cache_dir=EMBED_CACHE, incremental=False)
+        try:
+            fresh.run(again, remove=["citing"], add_paths=[_file(data, "second.jsonl", C)])
+        finally:
+            fresh.close()
+        assert graphs_equal(store.snapshot(), again.snapshot()) == []
+        # the last citer removed: no work is left
+        pipe.run(store, remove=["second"])
+        assert _works(store) == {} and _cites(store) == []
     finally:
         pipe.close()

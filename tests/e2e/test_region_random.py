@@ -11,6 +11,7 @@ papers that introduce a dataset, added and then removed.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 
 from graph.build import Pipeline
 from graph.ingest import paper_from_record, read_corpus
-from graph.model import GraphData, Paper, node_to_props
+from graph.model import GraphData, Paper, Work, node_to_props
 from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
 from tests.support.seeds import EMBED_CACHE, ROOT, SEEDS, seed_settings
@@ -157,6 +158,43 @@ def test_random_sequences_after_a_warm_up_equal_rebuilds(
     assert not result.problems
     kinds = list(_sequence(tmp_path, settings_dir, result.papers, seed, steps=9, start=40,
                            primed=True))
+    assert len(kinds) >= 6
+
+
+def _cited(pool: list[Paper], seed: int) -> list[Paper]:
+    """The pool with references: to other pool papers by id or title (outside works while
+    not in the corpus), to a few outside classics by DOI that several papers share, and
+    two papers holding those DOIs, waiting to be added (their works become papers)."""
+    rng = random.Random(seed)
+    out = []
+    for p in pool:
+        refs = {q.id for q in rng.sample(pool, 3) if q.id != p.id}
+        refs |= {q.title for q in rng.sample(pool, 1) if q.title and q.id != p.id}
+        refs |= {f"doi:10.5555/classic-{k}" for k in rng.sample(range(4), rng.randint(0, 2))}
+        out.append(dataclasses.replace(p, references=tuple(sorted(refs))))
+    classics = [
+        paper_from_record({"id": f"classic-{k}", "doi": f"10.5555/CLASSIC-{k}",
+                           "abstract": f"A classic study {k} of kernel methods for graphs."},
+                          source=f"test:classic-{k}")
+        for k in (0, 1)
+    ]
+    return [*out, *classics]
+
+
+@pytest.mark.parametrize(("seed", "primed"), [(5, False), (6, False), (8, True)])
+def test_random_sequences_with_citations_equal_rebuilds(
+    tmp_path: Path, settings_dir: Path, seed: int, primed: bool
+) -> None:
+    """With references: outside works come and go with their citers, and give way to a
+    paper a reference names once it is added (graph.citations), as a rebuild makes them."""
+    result = read_corpus([SEEDS])
+    pool = _cited(result.papers, seed)
+    start = _rebuild(settings_dir, pool[:40])
+    works = {n.id for n in start.nodes.values() if isinstance(n, Work)}
+    # the sequence starts with outside works: papers still waiting, and the classics
+    assert len(works) > 10 and {"work:doi:10.5555/classic-0", "work:doi:10.5555/classic-1"} <= works
+    kinds = list(_sequence(tmp_path, settings_dir, pool, seed, steps=9, start=40,
+                           primed=primed))
     assert len(kinds) >= 6
 
 
