@@ -191,8 +191,21 @@ def test_papers_sized_by_citations_coloured_by_year_with_a_legend(
 def test_panel_lists_prior_and_derivative_works_and_authors(
     tab: Page, cited_server: Server, tmp_path: Path
 ) -> None:
+    sent: list[str] = []  # the operation of every GraphQL request the page sends
+
+    def operation(req: Any) -> None:
+        if req.url.endswith("/graphql"):
+            sent.append(json.loads(req.post_data or "{}").get("query", "").split("(")[0].split()[1])
+
+    tab.page.on("request", operation)
     pg = draw(tab, cited_server, "d3")
     pg.locator("#detail .works.prior li").first.wait_for()
+    # a draw with its panel: the registry, the link's node, two neighbourhoods (all types;
+    # concepts and datasets), one read of years and citations, one of the paper with its
+    # prior and derivative works
+    assert sorted(sent) == sorted(
+        ["Registry", "Node", "Neighborhood", "Neighborhood", "Citations", "Paper"]
+    ), sent
     prior = pg.eval_on_selector_all("#detail .works.prior li", "ls => ls.map(l => l.dataset.id)")
     derivative = pg.eval_on_selector_all(
         "#detail .works.derivative li", "ls => ls.map(l => l.dataset.id)"
