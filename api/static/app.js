@@ -12,7 +12,10 @@ const MAX_HOPS = 6; // the server's default cap (Settings.max_hops)
 const NODE_FIELDS = "id label kind"; // GraphNode: `id` is the raw key edges refer to
 const EDGE_FIELDS = "source target type weight terms reason"; // `reason`: the server's wording
 // `Node` (search, node) is an interface keyed by a global id; the page works in raw keys.
-const ANY_NODE = `__typename ... on Paper { key label } ... on Concept { key name } ... on Dataset { key name }`;
+const ANY_NODE = `__typename ... on Paper { key label } ... on Concept { key name } ... on Dataset { key name }
+  ... on Work { key name }`;
+// A prior or derivative work: a corpus paper, or an outside work with its reference key.
+const LINK_NODE = `__typename ... on Paper { key label year } ... on Work { key name reference }`;
 
 const Q = {
   search: `query Search($q: String!, $mode: SearchMode!, $kinds: [NodeKind!], $first: Int!) {
@@ -33,12 +36,28 @@ const Q = {
     nodeKinds { kind name color shape }
     edgeTypes { type name color shown }
   }`,
-  paper: `query Paper($id: ID!, $first: Int!) {
+  // The side panel of a paper, with its prior and derivative works: one request.
+  paper: `query Paper($id: ID!, $first: Int!, $works: Int!) {
     paper(id: $id) {
       key label title abstract venue year authors url
       concepts { weight concept { key name } }
       datasets { relation weight dataset { key name } }
       related(first: $first) { score paper { key label } reasons { kind text weight } }
+    }
+    priorWorks(ids: [$id], first: $works) { node { ${LINK_NODE} } }
+    derivativeWorks(ids: [$id], first: $works) { node { ${LINK_NODE} } }
+  }`,
+  // An outside work's side panel: what it is and the corpus papers citing it.
+  work: `query Work($id: ID!, $works: Int!) {
+    node(id: $id) { ... on Work { key name reference } }
+    derivativeWorks(ids: [$id], first: $works) { node { ${LINK_NODE} } }
+  }`,
+  // What the drawing encodes for papers and outside works: year and in-corpus citations.
+  // One request for every node a draw adds.
+  citations: `query Citations($ids: [ID!]!) {
+    nodes(ids: $ids) {
+      ... on Paper { key year citedBy { key } }
+      ... on Work { key citedBy { key } }
     }
   }`,
 };
@@ -53,6 +72,22 @@ const EDGE_TYPES = [];
 
 /** Normalise an enum value the API may spell "Paper" or "PAPER". */
 const kindOf = (k) => String(k || "").toUpperCase();
+
+/** An outside work's web page, from its reference key (`doi:…`, `arxiv:…`), or null. */
+function workUrl(ref) {
+  if (!ref) return null;
+  if (ref.startsWith("doi:")) return `https://doi.org/${ref.slice(4)}`;
+  if (ref.startsWith("arxiv:")) return `https://arxiv.org/abs/${ref.slice(6)}`;
+  return null;
+}
+/** A CitationLink's node (Paper or Work) as {id, label, kind, year, url}. */
+function toLink(n) {
+  const work = n.__typename === "Work";
+  return {
+    id: n.key, label: n.label || n.name || n.key, kind: work ? "WORK" : "PAPER",
+    year: work ? null : n.year, url: work ? workUrl(n.reference) : null,
+  };
+}
 
 /** A GraphNode (graph payloads) or a Node interface value (search, node) as {id, label, kind}. */
 function toNode(n) {
@@ -133,17 +168,32 @@ const api = {
     // hops[i] joins nodes[i] and nodes[i+1] and says why; edges[i] is the same edge, stored way round.
     return { nodes: p.nodes.map(toNode), edges: p.edges.map((e, i) => toEdge(e, p.hops[i] ? p.hops[i].reason : null)) };
   },
-  async paper(id, first = 8) {
-    const d = await gql(Q.paper, { id, first });
+  async paper(id, first = 8, works = WORKS_LIMIT) {
+    const d = await gql(Q.paper, { id, first, works });
     const p = d.paper;
     if (!p) return null;
     return {
+      prior: d.priorWorks.map((l) => toLink(l.node)), derivative: d.derivativeWorks.map((l) => toLink(l.node)),
       id: p.key, label: p.label, title: p.title, abstract: p.abstract, venue: p.venue, year: p.year,
       authors: p.authors || [], url: p.url,
       concepts: p.concepts.map((m) => ({ id: m.concept.key, label: m.concept.name, kind: "CONCEPT", weight: m.weight })),
       datasets: p.datasets.map((m) => ({ id: m.dataset.key, label: m.dataset.name, kind: "DATASET", relation: m.relation })),
       related: p.related.map((r) => ({ id: r.paper.key, label: r.paper.label, kind: "PAPER", score: r.score, reasons: r.reasons })),
     };
+  },
+  async work(id, works = WORKS_LIMIT) {
+    const d = await gql(Q.work, { id, works });
+    if (!d.node) return null;
+    return { id: d.node.key, label: d.node.name, url: workUrl(d.node.reference), citedBy: d.derivativeWorks.map((l) => toLink(l.node)) };
+  },
+  /** {id: {year, cites}} for papers and outside works: cites = how many corpus papers cite it. */
+  async citations(ids) {
+    const out = {};
+    for (let i = 0; i < ids.length; i += 100) { // the server's page size cap
+      const d = await gql(Q.citations, { ids: ids.slice(i, i + 100) });
+      for (const n of d.nodes) if (n && n.key) out[n.key] = { year: n.year ?? null, cites: n.citedBy.length };
+    }
+    return out;
   },
   exportUrl(format, view) {
     // one parameter per id (docs/api.md, Ids): an id may hold a comma
@@ -160,6 +210,7 @@ const INITIAL_LIMIT = 30; // nodes drawn for a chosen result; more becomes a hai
 const EXPAND_LIMIT = 15; // nodes added per click
 const TERMS_LIMIT = 12; // a chosen node's own concepts and datasets, drawn beside its neighbours
 const ABOUT_LIMIT = 25; // papers listed in a concept's or dataset's side panel
+const WORKS_LIMIT = 25; // prior and derivative works listed in a paper's side panel
 
 const $ = (sel) => document.querySelector(sel);
 const el = (tag, attrs = {}, ...kids) => {
@@ -221,10 +272,18 @@ function stylesheet() {
       selector: `node[kind = "${k.kind}"]`,
       style: { "background-color": k.color, shape: k.shape },
     })),
-    { selector: 'node[kind = "PAPER"]', style: { width: 26, height: 18, "font-size": 11, "font-weight": 600 } },
+    { selector: 'node[kind = "PAPER"]', style: { width: 26, height: 18, "font-size": 11, "font-weight": 600, "border-color": "#4a5568" } },
+    // Outside works: hollow, dashed, in the registry's colour.
+    ...NODE_KINDS.filter((k) => k.kind === "WORK").map((k) => ({
+      selector: 'node[kind = "WORK"]',
+      style: { "background-color": "#fff", "border-width": 2, "border-style": "dashed", "border-color": k.color, "font-size": 10, color: "#4a5568" },
+    })),
+    // Citations and year (api.citations): size = in-corpus citations, colour = year.
+    { selector: "node[w]", style: { width: "data(w)", height: "data(h)" } },
+    { selector: 'node[kind = "PAPER"][col]', style: { "background-color": "data(col)" } },
     { selector: 'node[kind = "CONCEPT"]', style: { width: 13, height: 13, "font-size": 9, color: "#7b341e" } },
     { selector: 'node[kind = "DATASET"]', style: { width: 18, height: 18, "font-size": 10, color: "#22543d" } },
-    { selector: "node.root", style: { "border-width": 4, "border-color": "#1a202c", width: 36, height: 24 } },
+    { selector: "node.root", style: { "border-width": 4, "border-color": "#1a202c" } },
     { selector: "node:selected", style: { "border-width": 4, "border-color": "#d53f8c" } },
     { selector: "node.end", style: { "border-width": 4, "border-color": "#e53e3e" } },
     {
@@ -307,6 +366,66 @@ function merge(nodes, edges, near) {
   rescaleWeights();
   col.edges().forEach((ed) => ed.data("reason", reasonFor(ed.data())));
   return col;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Citations and years: papers sized by how many corpus papers cite them, coloured by year.
+
+const NO_YEAR = "#cbd5e0"; // a paper without a year (named in the legend)
+const OLD = "#f6e05e"; // the oldest year on screen; the newest is the registry's paper colour
+const MID = "#4fd1c5";
+
+/** Node width for `c` in-corpus citations (square root, capped at 100), height 0.7 of it. */
+const sizeFor = (c) => Math.round(24 + 8 * Math.sqrt(Math.min(c, 100)));
+
+function hexRgb(h) {
+  const m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(h.trim());
+  return m ? m.slice(1).map((x) => parseInt(x, 16)) : [128, 128, 128];
+}
+/** The year scale: t = 0 (oldest on screen) … 1 (newest), through three stops. */
+function yearColour(t) {
+  const stops = [OLD, MID, kindStyle.PAPER?.color || "#2b6cb0"].map(hexRgb);
+  const x = Math.max(0, Math.min(1, t)) * 2;
+  const i = Math.min(1, Math.floor(x));
+  const f = x - i;
+  const rgb = stops[i].map((a, j) => Math.round(a + (stops[i + 1][j] - a) * f));
+  return `#${rgb.map((v) => v.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** The years of the papers drawn, [min, max], or null when none has one. */
+function yearRange() {
+  const ys = cy.nodes('[kind = "PAPER"]').map((n) => n.data("year")).filter((y) => typeof y === "number");
+  return ys.length ? [Math.min(...ys), Math.max(...ys)] : null;
+}
+
+/** Colour every drawn paper by its year on the scale of the years drawn; redraw the legend. */
+function recolour() {
+  const r = yearRange();
+  cy.nodes('[kind = "PAPER"]').forEach((n) => {
+    if (n.data("cites") === undefined) return; // not read yet
+    const y = n.data("year");
+    const t = r && typeof y === "number" ? (r[1] > r[0] ? (y - r[0]) / (r[1] - r[0]) : 1) : null;
+    n.data("col", t === null ? NO_YEAR : yearColour(t));
+  });
+  paperLegend(r);
+}
+
+/** Read year and citations for the drawn papers and outside works not read yet. */
+async function annotate() {
+  const ids = cy.nodes('[kind = "PAPER"], [kind = "WORK"]').filter((n) => n.data("cites") === undefined).map((n) => n.id());
+  if (!ids.length) return;
+  try {
+    const got = await api.citations(ids);
+    for (const [id, a] of Object.entries(got)) {
+      const n = cy.getElementById(id);
+      if (n.empty()) continue; // cleared meanwhile
+      const w = sizeFor(a.cites);
+      n.data({ year: a.year, cites: a.cites, w, h: Math.round(w * 0.7) });
+    }
+    recolour();
+  } catch (err) {
+    reportError(err, null);
+  }
 }
 
 /** Edge width shows weight, scaled per type (cosines and term weights differ in range). */
@@ -436,6 +555,7 @@ async function choose(id) {
     const root = cy.getElementById(id);
     root.addClass("root");
     $("#truncated").hidden = !sub.truncated;
+    await annotate(); // sizes first: the layout spaces nodes by them
     runLayout(true);
     overlay(cy.nodes().length ? null : "Nothing to draw around this node.");
     if (sub.nodes.length === 1) overlay("This node has no neighbours (with the edge types shown).", "info");
@@ -452,6 +572,7 @@ async function expand(node) {
     const sub = await api.neighborhood(node.id(), 1, EXPAND_LIMIT, typesShown());
     const before = cy.nodes().length;
     merge(sub.nodes, sub.edges, node.id());
+    await annotate();
     if (cy.nodes().length > before) runLayout(false);
     if (sub.truncated) $("#truncated").hidden = false;
     if (state.selected === node.id()) highlightAround(node);
@@ -481,6 +602,15 @@ function chip(n) {
     el("button", { type: "button", class: `chip ${n.kind.toLowerCase()}`, title: n.id, onclick: () => focusOrDraw(n.id) }, n.label));
 }
 
+/** Prior or derivative works: each focuses its node (or draws it); outside works link out. */
+function worksList(items, cls, none) {
+  if (!items.length) return el("p", { class: "msg" }, none);
+  return el("ol", { class: `works ${cls}` }, items.map((w) => el("li", { "data-id": w.id, "data-kind": w.kind },
+    el("button", { type: "button", class: "link", title: w.id, onclick: () => focusOrDraw(w.id) }, w.label),
+    w.kind === "WORK" ? el("span", { class: "outside" }, " (outside work)") : w.year ? el("span", { class: "score" }, ` ${w.year}`) : null,
+    w.url ? [" ", el("a", { href: w.url, target: "_blank", rel: "noopener", class: "score" }, w.url.replace(/^https:\/\//, ""))] : null)));
+}
+
 function focusOrDraw(id) {
   const n = cy.getElementById(id);
   if (n.nonempty()) { select(n); cy.animate({ center: { eles: n } }, { duration: 200 }); } else choose(id);
@@ -501,6 +631,22 @@ async function showDetail(d) {
     el("p", { class: "id" }, d.id),
     endButtons(d),
   ];
+  if (d.kind === "WORK") {
+    fill(box, ...head, el("p", { class: "msg" }, "Loading the papers citing it…"));
+    try {
+      const w = await api.work(d.id);
+      if (seq !== state.detailSeq) return;
+      if (!w) { fill(box, ...head, el("p", { class: "msg error" }, `No outside work with id ${d.id}.`)); return; }
+      fill(box, ...head,
+        el("p", { class: "meta" }, "Cited by papers in the graph, not in it itself."),
+        w.url ? el("p", {}, el("a", { href: w.url, target: "_blank", rel: "noopener" }, w.url)) : null,
+        el("h4", {}, `Cited by (${w.citedBy.length}${w.citedBy.length === WORKS_LIMIT ? "+" : ""})`),
+        worksList(w.citedBy, "derivative", "No paper in the graph cites it."));
+    } catch (err) {
+      if (seq === state.detailSeq) fill(box, ...head, el("p", { class: "msg error" }, err.message));
+    }
+    return;
+  }
   if (d.kind !== "PAPER") {
     fill(box, ...head, el("p", { class: "msg" }, "Loading the papers about it…"));
     try {
@@ -522,11 +668,20 @@ async function showDetail(d) {
     if (seq !== state.detailSeq) return;
     if (!p) { fill(box, ...head, el("p", { class: "msg error" }, `No paper with id ${d.id}.`)); return; }
     const meta = [p.venue, p.year].filter(Boolean).join(" · ");
+    const cites = cy.getElementById(d.id).data("cites");
+    const more = (list) => (list.length === WORKS_LIMIT ? `the first ${WORKS_LIMIT}` : String(list.length));
     fill(box, ...head,
       p.title && p.title !== p.label ? el("p", { class: "title" }, p.title) : null,
       meta ? el("p", { class: "meta" }, meta) : null,
+      typeof cites === "number" ? el("p", { class: "meta" }, `Cited by ${cites} paper${cites === 1 ? "" : "s"} in the graph`) : null,
+      el("h4", {}, "Authors"),
+      el("p", { class: "authors" }, p.authors.length ? p.authors.join(", ") : "(none given)"),
       el("h4", {}, "Abstract"),
       el("p", { class: "abstract" }, p.abstract || "(no abstract)"),
+      el("h4", {}, `Prior works: what it cites (${more(p.prior)})`),
+      worksList(p.prior, "prior", "No references recorded."),
+      el("h4", {}, `Derivative works: papers citing it (${more(p.derivative)})`),
+      worksList(p.derivative, "derivative", "No paper in the graph cites it."),
       el("h4", {}, `Concepts (${p.concepts.length})`),
       p.concepts.length ? el("ul", { class: "chips" }, p.concepts.map(chip)) : el("p", { class: "msg" }, "None found."),
       el("h4", {}, `Datasets (${p.datasets.length})`),
@@ -580,6 +735,7 @@ async function findPath() {
     if (!p) { msg.textContent = `No path between “${short(from.label)}” and “${short(to.label)}” within ${MAX_HOPS} hops.`; return; }
     if (cy.elements().empty()) state.root = from.id;
     const added = merge(p.nodes, p.edges);
+    await annotate();
     if (added.nodes().length) runLayout(cy.nodes().length === added.nodes().length);
     const ids = new Set([...p.nodes.map((n) => n.id), ...p.edges.map(edgeId)]);
     cy.elements().forEach((x) => { x.addClass(ids.has(x.id()) ? "path" : "dim"); });
@@ -602,7 +758,28 @@ async function findPath() {
 // ---------------------------------------------------------------------------------------------
 // Legend, toggles, export.
 
+/** The papers' legend: the year scale of the papers drawn, no-year grey, what size means. */
+function paperLegend(range) {
+  const box = $("#year-scale");
+  if (!range) {
+    box.replaceChildren(el("span", { class: "hint" }, cy.nodes('[kind = "PAPER"]').length ? "No paper drawn has a year." : "Draw papers to see their years."));
+  } else if (range[0] === range[1]) {
+    box.replaceChildren(el("span", { class: "swatch year", style: `background:${yearColour(1)}`, "aria-hidden": "true" }),
+      el("span", { class: "year-lo" }, String(range[0])), el("span", { class: "hint" }, "(the only year drawn)"));
+  } else {
+    const grad = `background:linear-gradient(to right, ${yearColour(0)}, ${yearColour(0.5)}, ${yearColour(1)})`;
+    box.replaceChildren(el("span", { class: "year-lo" }, String(range[0])),
+      el("span", { class: "ramp", style: grad, "aria-hidden": "true", title: `${range[0]}–${range[1]}` }),
+      el("span", { class: "year-hi" }, String(range[1])));
+  }
+}
+
 function buildLegend() {
+  $("#no-year").style.background = NO_YEAR;
+  $("#size-samples").replaceChildren(...[0, 5, 25].map((c) => el("li", {},
+    el("span", { class: "box", style: `width:${sizeFor(c) / 2}px;height:${Math.round(sizeFor(c) * 0.35)}px`, "aria-hidden": "true" }),
+    `${c}`)));
+  paperLegend(yearRange());
   $("#node-legend").replaceChildren(...NODE_KINDS.map((k) => el("li", {},
     el("span", { class: `swatch ${k.kind.toLowerCase()}`, "aria-hidden": "true" }), k.name)));
   $("#edge-toggles").replaceChildren(...EDGE_TYPES.map((t) => {
@@ -671,6 +848,7 @@ $("#reset").addEventListener("click", () => {
   cy.elements().remove();
   state.root = null;
   clearPath();
+  paperLegend(null);
   $("#truncated").hidden = true;
   overlay("Search above and choose a result to draw its neighbourhood.");
   history.replaceState(null, "", location.pathname);

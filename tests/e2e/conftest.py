@@ -15,6 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,13 +67,10 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     pytest.fail(f"citegraph serve not healthy after {START_TIMEOUT_S:.0f}s:\n{log.read_text()}")
 
 
-@pytest.fixture(scope="session")
-def seed_server(
-    tmp_path_factory: pytest.TempPathFactory, seed_graph_template: Path
-) -> Iterator[Server]:
-    """``citegraph serve`` on a loopback port, on the seed graph built with the real model."""
-    data = tmp_path_factory.mktemp("explorer-data")
-    store = copy_seed_graph(seed_graph_template, data)
+@contextmanager
+def serve(data: Path, store: NetworkxStore) -> Iterator[Server]:
+    """``citegraph serve`` on a loopback port over the embedded graph in ``data``; ``store``
+    (that graph, opened by the caller) is closed when the server stops."""
     port = _free_port()
     log = data / "serve.log"
     env = {
@@ -97,6 +95,16 @@ def seed_server(
             proc.kill()
             proc.wait(timeout=10)
         store.close()
+
+
+@pytest.fixture(scope="session")
+def seed_server(
+    tmp_path_factory: pytest.TempPathFactory, seed_graph_template: Path
+) -> Iterator[Server]:
+    """``citegraph serve`` on a loopback port, on the seed graph built with the real model."""
+    data = tmp_path_factory.mktemp("explorer-data")
+    with serve(data, copy_seed_graph(seed_graph_template, data)) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +138,7 @@ class Page:
 
 
 @pytest.fixture
-def tab(chromium: Any, seed_server: Server) -> Iterator[Page]:
+def tab(chromium: Any) -> Iterator[Page]:
     context = chromium.new_context(viewport={"width": 1500, "height": 920}, accept_downloads=True)
     pg = context.new_page()
     pg.set_default_timeout(60_000)  # the first semantic query loads the embedding model

@@ -59,7 +59,9 @@ def test_page_loads_without_console_errors(tab: Page, seed_server: Server) -> No
     for control in ("#search-input", "#search-mode", "#search-kind", "#depth"):
         cid = control[1:]
         assert pg.locator(f"label[for='{cid}']").count() == 1, f"{control} has no label"
-    assert pg.locator("#node-legend li").count() == 3
+    from graph.schema import NODE_KINDS
+
+    assert pg.locator("#node-legend li").count() == len(NODE_KINDS)
     assert pg.locator("#edge-toggles input[type=checkbox]").count() == 7
     # An empty canvas says what to do, in words.
     assert "Search above" in pg.inner_text("#overlay")
