@@ -55,8 +55,11 @@ def test_a_reference_to_a_concept_id_is_no_citation(tmp_path: Path) -> None:
         concept = next(n.id for n in store.snapshot().nodes.values() if n.kind is NodeKind.CONCEPT)
         pipe.run(store, add_papers=[_paper("r2", B, ["r1", concept])])
         data = store.snapshot()
-        cites = [e for e in data.edges.values() if e.type is RelType.CITES]
-        assert [(e.source, e.target) for e in cites] == [("r2", "r1")]
+        cites = sorted((e.source, e.target) for e in data.edges.values()
+                       if e.type is RelType.CITES)
+        # a concept is not a paper: the reference names an outside work of that key
+        assert cites == [("r2", "r1"), ("r2", f"work:{concept}")]
+        assert data.nodes[f"work:{concept}"].kind is NodeKind.WORK
     finally:
         pipe.close()
 
