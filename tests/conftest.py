@@ -109,15 +109,29 @@ def _one_torch_thread() -> None:
 
 @pytest.fixture(scope="session")
 def seed_graph_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The seed graph, built once per session (real model, real pipeline) and closed; the
+    """The seed graph, built once per run (real model, real pipeline) and closed; the
     fixtures that need one copy it (``tests.support.seeds.copy_seed_graph``) instead of
-    each building their own. Never opened, never changed."""
+    each building their own. Never opened, never changed.
+
+    With pytest-xdist the workers share it: the first to get here builds it in the run's
+    common temporary folder under an exclusive lock, the others wait for it, rather than
+    each spending the same ~40 s of CPU at once at the start of the run."""
+    import fcntl
+
     from tests.support.seeds import build_seed_graph
 
-    where = tmp_path_factory.mktemp("seed-graph-template")
-    store, report = build_seed_graph(where)
-    store.close()
-    assert not report.problems, report.problems
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # <run>/popen-gwN -> <run>, shared by the workers
+    where = base / "seed-graph-template"
+    with (base / "seed-graph-template.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (base / "seed-graph-template.built").exists():
+            where.mkdir(exist_ok=True)
+            store, report = build_seed_graph(where)
+            store.close()
+            assert not report.problems, report.problems
+            (base / "seed-graph-template.built").touch()
     return where
 
 
@@ -167,7 +181,7 @@ def make_store(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
 
 #: folders in the order their tests start: the ones that start servers, CLI processes and
 #: Neo4j first, the many quick unit tests last, so that with several workers
-#: (scripts/test.sh: ``-n 3 --dist loadfile --no-loadscope-reorder``) a long module does
+#: (scripts/test.sh: ``-n 4 --dist loadfile --no-loadscope-reorder``) a long module does
 #: not start near the end while the other workers sit idle
 FOLDER_ORDER = ("hardening", "e2e", "api", "contract", "unit")
 
