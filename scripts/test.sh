@@ -9,7 +9,7 @@
 # Extra arguments go to pytest, e.g.  bash scripts/test.sh -k related -x
 # CITEGRAPH_TEST_PROFILE=long: ten times the fuzz examples, every soak run repeated
 # (the default, short profile is CI's; tests/support/profile.py).
-# The tests run in CITEGRAPH_TEST_WORKERS pytest-xdist workers (default 4: on 2 cores
+# The tests run in CITEGRAPH_TEST_WORKERS pytest-xdist workers (default 3: on 2 cores
 # much of a test's time is spent waiting for a server, a CLI process or Neo4j; 0 runs
 # them in this one process). Each worker starts its own Neo4j. A module runs whole on
 # one worker (--dist loadfile), in the folder order of tests/conftest.py.
@@ -45,7 +45,7 @@ if [ ! -x "$CHROMIUM" ] && can_apt; then
   why="apt-get install chromium did not provide it"
 fi
 ARGS=()
-WORKERS="${CITEGRAPH_TEST_WORKERS:-4}"
+WORKERS="${CITEGRAPH_TEST_WORKERS:-3}"
 if [[ " $* " != *" -n "* && "$WORKERS" != 0 ]]; then
   ARGS+=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder)
 fi

@@ -181,7 +181,7 @@ def make_store(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
 
 #: folders in the order their tests start: the ones that start servers, CLI processes and
 #: Neo4j first, the many quick unit tests last, so that with several workers
-#: (scripts/test.sh: ``-n 4 --dist loadfile --no-loadscope-reorder``) a long module does
+#: (scripts/test.sh: ``-n 3 --dist loadfile --no-loadscope-reorder``) a long module does
 #: not start near the end while the other workers sit idle
 FOLDER_ORDER = ("hardening", "e2e", "api", "contract", "unit")
 
