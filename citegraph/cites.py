@@ -84,11 +84,14 @@ def prior(ids: Seeds, first: First = 20, as_json: JsonOpt = False, fmt: FormatOp
           venue: VenueOpt = None) -> None:
     """Prior works: what the seed papers cite most, outside works included.
 
-    Connected Papers' "prior works": the works most of the seeds build on, ranked by how
-    many seeds cite each (ties by id). An outside work is a reference that names no paper
-    of the graph (its id starts with work:). With --format bibtex or ris, the corpus
-    papers among them as a file for a reference manager. --year-from, --year-to and
-    --venue keep only papers they admit (an outside work has no year or venue).
+    Connected Papers' "prior works": the works most of the seeds build on,
+    ranked by how many seeds cite each (ties by id).
+    An outside work is a reference that names no paper of the graph
+    (its id starts with work:).
+    With --format bibtex or ris: the corpus papers among them, as a file
+    for a reference manager.
+    --year-from, --year-to and --venue keep only the papers they admit
+    (an outside work has no year or venue).
     """
     _show(Relation.PRIOR, ids, first, as_json, fmt, "Prior works", "cited by",
           _keep(year_from, year_to, venue))
@@ -100,10 +103,11 @@ def derivative(ids: Seeds, first: First = 20, as_json: JsonOpt = False,
                year_to: YearToOpt = None, venue: VenueOpt = None) -> None:
     """Derivative works: the corpus papers that cite the seeds most.
 
-    Connected Papers' "derivative works": the papers built on most of the seeds, ranked
-    by how many seeds each cites (ties by id). With --format bibtex or ris, they are
-    printed as a file for a reference manager. --year-from, --year-to and --venue keep
-    only the papers they admit.
+    Connected Papers' "derivative works": the papers built on most of the
+    seeds, ranked by how many seeds each cites (ties by id).
+    With --format bibtex or ris: they are printed as a file for a reference
+    manager.
+    --year-from, --year-to and --venue keep only the papers they admit.
     """
     _show(Relation.DERIVATIVE, ids, first, as_json, fmt, "Derivative works", "cites",
           _keep(year_from, year_to, venue))
