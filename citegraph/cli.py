@@ -955,6 +955,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"[red]error:[/red] argument {i} holds a lone surrogate U+{ord(bad):04X}"
             )
             sys.exit(EXIT_USAGE)
+    sys.unraisablehook = _quiet_ctrl_c
     try:
         app(args=list(argv) if argv is not None else None)
     except CitegraphError as exc:  # pragma: no cover - commands catch their own
@@ -964,6 +965,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         if argv is None and state.exit_at_once:
             _exit_now(done.code)
         raise
+
+
+def _quiet_ctrl_c(unraisable: Any) -> None:
+    """Say nothing of a Ctrl-C that landed in a callback Python cannot raise from.
+
+    Under load, a Ctrl-C during an import landed in the import lock's weakref callback,
+    and Python printed "Exception ignored in ... Traceback ... KeyboardInterrupt" above
+    the command's own "stopped by Ctrl-C: nothing was written" (which still came: the
+    command sees the interrupt too). Anything else goes to Python's own hook."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def _exit_now(code: int | str | None) -> None:
