@@ -268,7 +268,7 @@ def dataset_id(canonical: str) -> str:
 
 
 #: Id prefixes of the kinds whose ids citegraph makes itself (see concept_id, dataset_id).
-RESERVED_ID_PREFIXES: tuple[str, ...] = ("concept:", "dataset:")
+RESERVED_ID_PREFIXES: tuple[str, ...] = ("concept:", "dataset:", "work:")
 
 
 def is_global_id(value: str) -> bool:

@@ -259,6 +259,8 @@ RESERVED = [
     " concept:padded ",
     concept_id("Low-Rank Adaptation"),
     dataset_id("ImageNet"),
+    "work:doi:10.2/zz",  # an outside work's id: the build failed whole on it
+    "Work:arxiv:2101.00001",
     *(to_global_id(kind, "p-123") for kind in NodeKind),
     to_global_id(NodeKind.PAPER, "concept:x"),
 ]
