@@ -431,7 +431,9 @@ class Services:
         try:
             self.embedder().encode(["warm up"])
             if self.settings.query_encoder == "onnxruntime" and not self._exiting():
-                self.embedder().enable_fast_queries(self.settings.compute_threads)
+                self.embedder().enable_fast_queries(
+                    self.settings.compute_threads, cache=self.settings.model_cache_dir
+                )
         except CitegraphError as exc:
             self._failed("embedding model not loaded", exc)
         if self._exiting() or not read:

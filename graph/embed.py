@@ -294,15 +294,21 @@ class SentenceTransformerEmbedder:
         return out
 
     def enable_fast_queries(
-        self, threads: int = 1, tolerance: float = QUERY_TOLERANCE
+        self,
+        threads: int = 1,
+        tolerance: float = QUERY_TOLERANCE,
+        cache: Path | None = None,
     ) -> float | None:
         """Serve :meth:`encode_queries` from onnxruntime if it agrees with the stock model.
 
-        The model's own transformer is exported to ONNX in memory (nothing is downloaded
-        or written) and checked on :data:`PROBE_TEXTS`, one at a time and as one padded
-        batch. Returns the largest difference seen, or None when the fast path is not
-        used: onnxruntime or onnx not installed, a bfloat16 model, an export that
-        fails, or a difference over ``tolerance`` (each logged).
+        The model's own transformer is exported to ONNX (nothing is downloaded), kept in
+        ``cache`` when given (named by a digest of the weights and the exporter's
+        versions, so the next process skips the export), and checked on
+        :data:`PROBE_TEXTS`, one at a time and as one padded batch, whether it was
+        exported now or read from the cache. Returns the largest difference seen, or
+        None when the fast path is not used: onnxruntime or onnx not installed, a
+        bfloat16 model, an export that fails, or a difference over ``tolerance`` (each
+        logged).
         """
         if self.dtype != "float32":
             log.info("fast query encodes: off for %s weights", self.dtype)
@@ -312,7 +318,7 @@ class SentenceTransformerEmbedder:
         model = self._load()
         try:
             with _EXPORT_LOCK:
-                fast = OnnxQueryModel.export(model, threads)
+                fast = OnnxQueryModel.export(model, threads, cache)
         except ImportError as exc:
             log.info("fast query encodes: off (%s)", exc)
             return None
@@ -352,10 +358,10 @@ class OnnxQueryModel:
         self._inputs = inputs
 
     @classmethod
-    def export(cls, model: Any, threads: int = 1) -> OnnxQueryModel:
-        """Export ``model``'s mean-pooling BERT-style transformer; ImportError without
-        onnxruntime/onnx, ValueError for a model of another shape."""
-        import onnx  # noqa: F401  (the exporter writes through it: fail early and clearly)
+    def export(cls, model: Any, threads: int = 1, cache: Path | None = None) -> OnnxQueryModel:
+        """Export ``model``'s mean-pooling BERT-style transformer, or read the export kept
+        in ``cache``; ImportError without onnxruntime/onnx, ValueError for a model of
+        another shape."""
         import onnxruntime as ort
         import torch
 
@@ -384,10 +390,19 @@ class OnnxQueryModel:
             def forward(self, *args: Any) -> Any:
                 return self.inner(**dict(zip(names, args, strict=True))).last_hidden_state
 
-        axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "hidden"]}
-        # a private directory that goes with the export: the session reads it at once
-        with tempfile.TemporaryDirectory(prefix="citegraph-onnx-") as tmp:
-            path = Path(tmp) / "model.onnx"
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+
+        def session(path: Path) -> Any:
+            # read from the file: no second copy of the weights as Python bytes
+            return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+        def write(path: Path) -> None:
+            import onnx  # noqa: F401  (the exporter writes through it: fail early and clearly)
+
+            axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "hidden"]}
             with warnings.catch_warnings(), torch.inference_mode():
                 warnings.simplefilter("ignore")  # the tracer's notes on Python shape checks
                 torch.onnx.export(
@@ -396,15 +411,34 @@ class OnnxQueryModel:
                     str(path), input_names=names, output_names=["hidden"],
                     dynamic_axes=axes, opset_version=17, dynamo=False,
                 )
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-            options.log_severity_level = 3
-            # read from the file: no second copy of the weights as Python bytes
-            session = ort.InferenceSession(
-                str(path), options, providers=["CPUExecutionProvider"]
-            )
-        return cls(model, session, names)
+
+        kept = _kept_export(cache, transformer, names) if cache is not None else None
+        if kept is not None and kept.is_file():
+            try:
+                return cls(model, session(kept), names)
+            except Exception as exc:  # a truncated or foreign file: export it again
+                log.warning("the kept query model %s cannot be read (%s): exporting", kept, exc)
+        if kept is not None:
+            tmp: Path | None = None
+            try:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp_name = tempfile.mkstemp(prefix=".export-", dir=kept.parent)
+                os.close(fd)
+                tmp = Path(tmp_name)
+                write(tmp)
+                tmp.replace(kept)  # whole or absent, with other processes at it too
+                return cls(model, session(kept), names)
+            except OSError as exc:  # read-only, full, or not a folder: export in memory
+                log.info("query model not kept in %s: %s", kept.parent, exc)
+            finally:
+                if tmp is not None:
+                    tmp.unlink(missing_ok=True)
+        # a private directory that goes with the export: the session reads it at once
+        with tempfile.TemporaryDirectory(prefix="citegraph-onnx-") as tmp_dir:
+            path = Path(tmp_dir) / "model.onnx"
+            write(path)
+            made = session(path)
+        return cls(model, made, names)
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Unit vectors of ``texts`` (each truncated to the model's window, as stock)."""
@@ -413,6 +447,21 @@ class OnnxQueryModel:
         mask = feats["attention_mask"].astype(np.float32)[:, :, None]
         pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
         return normalize(pooled)
+
+
+def _kept_export(cache: Path, transformer: Any, names: list[str]) -> Path:
+    """Where the export of ``transformer`` is kept: named by its weights and by the
+    versions that shape the file, so a changed model or exporter never reads a stale one."""
+    import onnxruntime
+    import torch
+
+    digest = hashlib.sha256(
+        f"{torch.__version__}|{onnxruntime.__version__}|17|{','.join(names)}".encode()
+    )
+    for name, tensor in sorted(transformer.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return cache / f"query-{digest.hexdigest()[:32]}.onnx"
 
 
 def _features(model: Any, texts: Sequence[str]) -> dict[str, NDArray[np.int64]]:

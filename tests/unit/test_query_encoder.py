@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graph.embed import QUERY_TOLERANCE, SentenceTransformerEmbedder
+from graph.embed import PROBE_TEXTS, QUERY_TOLERANCE, SentenceTransformerEmbedder
 from graph.ingest.corpus import read_corpus
 from tests.support.profile import LONG
 from tests.support.seeds import SEEDS
@@ -166,3 +166,42 @@ def test_fast_encodes_from_many_threads_at_once_equal_the_serial_ones(
         many = list(pool.map(fast.encode_queries, batches))
     assert all(np.array_equal(a, b) for a, b in zip(one, serial, strict=True))
     assert all(np.array_equal(a, b) for a, b in zip(many, serial_batches, strict=True))
+
+
+def test_the_export_is_kept_and_read_back_by_the_next_process(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server worker keeps its export in the model cache; the next one reads it, checks
+    it against the stock model as it would a new export, and answers the same vectors.
+    A truncated file is exported again; a cache that cannot be written costs the keeping,
+    not the fast path."""
+    cache = tmp_path / "models"
+    texts = ["graph neural networks", PROBE_TEXTS[6], "contrastive learning"]
+    first = SentenceTransformerEmbedder()
+    assert first.enable_fast_queries(cache=cache) is not None
+    (kept,) = cache.glob("query-*.onnx")
+    assert not [p for p in cache.iterdir() if p != kept]  # no temporary file left behind
+    stat = kept.stat()
+    second = SentenceTransformerEmbedder()
+    assert second.enable_fast_queries(cache=cache) is not None
+    assert kept.stat().st_mtime_ns == stat.st_mtime_ns and kept.stat().st_ino == stat.st_ino
+    assert np.array_equal(second.encode_queries(texts), first.encode_queries(texts))
+    assert float(np.abs(second.encode_queries(texts) - second.encode(texts)).max()) <= (
+        QUERY_TOLERANCE
+    )
+
+    kept.write_bytes(kept.read_bytes()[: stat.st_size // 3])  # a write cut short
+    third = SentenceTransformerEmbedder()
+    with caplog.at_level(logging.WARNING, logger="graph.embed"):
+        assert third.enable_fast_queries(cache=cache) is not None
+    assert "cannot be read" in caplog.text
+    assert kept.stat().st_size == stat.st_size
+    assert np.array_equal(third.encode_queries(texts), first.encode_queries(texts))
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    fourth = SentenceTransformerEmbedder()
+    with caplog.at_level(logging.INFO, logger="graph.embed"):
+        assert fourth.enable_fast_queries(cache=blocked / "models") is not None
+    assert "not kept in" in caplog.text
+    assert fourth.query_path == "onnxruntime"
