@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -47,7 +47,8 @@ if TYPE_CHECKING:
     from graph.embed import SentenceTransformerEmbedder
     from graph.related import TermCounts
 
-#: a search with a year or venue filter looks this many times further for papers it admits
+#: a filtered search looks this many times further for papers its filter admits, and
+#: again as far each time too few pass, until the hits run out (graph.query.filters)
 FILTER_POOL = 10
 #: HYBRID search: weight of the keyword score (over the best one) next to the cosine;
 #: 0.2-1.0 all passed the "never worse than its better half" check, 0.5 on either half
@@ -223,29 +224,36 @@ class GraphService:
         keep: PaperFilter = ANY,
     ) -> list[ScoredNode]:
         """Keyword, semantic (papers only) or hybrid (cosine + scaled keyword score) search;
-        ``keep`` (a year range, a venue): papers only, those it admits among a pool
-        FILTER_POOL times larger (a narrow filter may give fewer than ``first``)."""
+        ``keep`` (a ``where``): papers only, ranked within the papers it admits: each
+        ranking is read FILTER_POOL times further, and further again while fewer than
+        ``first`` pass and more hits remain, so a narrow filter still fills the list when
+        enough papers match (the store checks each pool: graph.query.filters)."""
         if _blank(query):
             raise InvalidArgumentError("query", "must not be empty")
         wanted = list(kinds) if kinds else None
+        if keep.kinds is not None:
+            wanted = [k for k in (wanted or list(NodeKind)) if k in keep.kinds]
+            if not wanted:
+                return []
         papers_ok = wanted is None or NodeKind.PAPER in wanted
         if mode is SearchMode.SEMANTIC and not papers_ok:
             raise InvalidArgumentError("kinds", "SEMANTIC search finds papers only")
         # KEYWORD: a few more than asked, so a hit named exactly as the query is seen
         pool = max(NAMED_POOL, first) if mode is not SearchMode.HYBRID else max(50, first)
-        if not keep.empty:
+        if keep.paper_fields:
             if not papers_ok:
-                raise InvalidArgumentError("kinds", "a year or venue filter finds papers only")
+                raise InvalidArgumentError("kinds", "a paper filter (where) finds papers only")
             wanted, pool = [NodeKind.PAPER], pool * FILTER_POOL
         keyword: list[SearchHit] = []
         semantic: list[SearchHit] = []
         if mode is not SearchMode.SEMANTIC:
-            keyword = [h for h in self.store.keyword_search(query, wanted, pool)
-                       if keep.admits(h.node)]
+            keyword = self._kept_hits(
+                lambda n: self.store.keyword_search(query, wanted, n), keep, pool, first)
         deadline.check()
         if mode is not SearchMode.KEYWORD and papers_ok:
-            semantic = [h for h in self.store.vector_search(self.embedding.vector(query), pool)
-                        if keep.admits(h.node)]
+            vector = self.embedding.vector(query)
+            semantic = self._kept_hits(
+                lambda n: self.store.vector_search(vector, n), keep, pool, first)
         if mode is SearchMode.SEMANTIC:
             return [ScoredNode(h.node, h.score, None, h.score) for h in semantic[:first]]
         if mode is SearchMode.KEYWORD:
@@ -258,9 +266,26 @@ class GraphService:
                 found = _named_first(found, keyword[0].node, first,
                                      {h.node.id: h.score for h in keyword})
         named = self._named(query, wanted, [*(f.node for f in found), *(h.node for h in keyword)])
-        if named is not None and not keep.admits(named):
+        if named is not None and not keep.empty and not self.store.kept(keep, [named]):
             named = None
         return _named_first(found, named, first, {h.node.id: h.score for h in keyword})
+
+    def _kept_hits(
+        self, fetch: Callable[[int], list[SearchHit]], keep: PaperFilter, pool: int,
+        first: int,
+    ) -> list[SearchHit]:
+        """The hits of ``fetch(pool)`` that ``keep`` admits; the pool grows FILTER_POOL
+        times while fewer than ``first`` pass and the ranking has more."""
+        while True:
+            hits = fetch(pool)
+            if keep.empty:
+                return hits
+            ok = {n.id for n in self.store.kept(keep, [h.node for h in hits])}
+            found = [h for h in hits if h.node.id in ok]
+            if len(found) >= first or len(hits) < pool:
+                return found
+            deadline.check()
+            pool *= FILTER_POOL
 
     def _named(
         self, query: str, kinds: Collection[NodeKind] | None, hits: Sequence[GraphNode]

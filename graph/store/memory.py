@@ -46,12 +46,23 @@ from graph.model import (
     GraphStats,
     NodeKind,
     Overlap,
+    Paper,
     RelType,
     node_from_props,
     node_to_props,
 )
 from graph.query import QueryLayer
 from graph.query.ann import ApproximateIndex, ask_count
+from graph.query.filters import (
+    CountBy,
+    GroupCount,
+    PaperFilter,
+    PaperOrder,
+    PaperSort,
+    ranked_groups,
+    sort_value,
+    sorted_ids,
+)
 from graph.query.search import names_of
 from graph.query.traverse import Adjacent, RingWalk, adjacency
 from graph.query.vectors import UnitMatrix
@@ -486,6 +497,65 @@ class NetworkxStore(QueryLayer):
             matches.append(node)
         matches.sort(key=lambda n: n.id)
         return matches[offset : offset + limit], len(matches)
+
+    # ---- filters (graph.query.filters): the reference every other store must match
+    def _linked(self, ids: Sequence[str], types: frozenset[RelType]) -> set[str]:
+        """Papers joined to any of ``ids`` by an edge of ``types`` from the paper."""
+        out: set[str] = set()
+        for nid in ids:
+            for typ in types:
+                out.update(e.source for e in self._by_type.get(nid, {}).get(typ, ())
+                           if e.target == nid)
+        return out
+
+    def _matching(self, where: PaperFilter, pool: Iterable[str] | None) -> list[str]:
+        linked = [self._linked(ids, types) for ids, types in where.links()]
+        nodes = self.g.nodes
+        out = []
+        for nid in (nodes if pool is None else pool):
+            if nid not in nodes:
+                continue
+            node = self._node(nid)
+            if node.kind is NodeKind.PAPER and where.admits_fields(node) and all(
+                nid in s for s in linked
+            ):
+                out.append(nid)
+        return out
+
+    def _citations(self, nid: str) -> int:
+        return sum(1 for e in self._by_type.get(nid, {}).get(RelType.CITES, ())
+                   if e.target == nid and self._node(e.source).kind is NodeKind.PAPER)
+
+    def match_papers(
+        self, where: PaperFilter, sort: PaperSort | None, offset: int, limit: int | None,
+        within: Sequence[str] | None = None,
+    ) -> tuple[list[str], int]:
+        ids = self._matching(where, None if within is None else dict.fromkeys(within))
+        values: dict[str, int | str | None] = {}
+        if sort is not None:
+            for nid in ids:
+                node = self._node(nid)
+                assert isinstance(node, Paper)
+                cites = self._citations(nid) if sort.by is PaperOrder.CITATIONS else 0
+                values[nid] = sort_value(sort, node, cites)
+        order = sorted_ids(ids, sort, values)
+        end = None if limit is None else offset + limit
+        return order[offset:end], len(order)
+
+    def count_papers(self, where: PaperFilter, by: CountBy, limit: int) -> list[GroupCount]:
+        counts: dict[int | str, int] = defaultdict(int)
+        for nid in self._matching(where, None):
+            node = self._node(nid)
+            assert isinstance(node, Paper)
+            if by is CountBy.CONCEPT:
+                for c in {e.target for e in self._by_type.get(nid, {}).get(RelType.MENTIONS, ())
+                          if e.source == nid}:
+                    counts[c] += 1
+                continue
+            key = node.year if by is CountBy.YEAR else node.venue
+            if key is not None:
+                counts[key] += 1
+        return ranked_groups(counts, by, limit)
 
     # The walks below read networkx's adjacency dicts directly: its edge views build a
     # tuple per edge, and a depth-2 neighbourhood on a 3k-paper graph visits ~20,000.
