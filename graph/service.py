@@ -35,7 +35,7 @@ from graph.model import (
     Subgraph,
 )
 from graph.query.citations import Relation
-from graph.query.filters import ANY, PaperFilter
+from graph.query.filters import ANY, CountBy, GroupCount, PaperFilter, PaperSort
 from graph.settings import Settings
 from graph.store.base import GraphStore
 
@@ -193,10 +193,60 @@ class GraphService:
         rel_types: Collection[RelType] | None = None,
         node_kinds: Collection[NodeKind] | None = None,
         limit: int = 100,
+        where: PaperFilter = ANY,
     ) -> tuple[GraphNode, Subgraph]:
+        """Nodes within ``depth`` hops of the node ``ref`` names. ``where``: its ``kinds``
+        narrow ``node_kinds`` (the walk neither keeps nor crosses other kinds); its paper
+        fields then drop the papers and outside works they refuse (checked by the store),
+        with their edges; concepts and datasets stay, and so does the start."""
         start = self.node(ref)
-        return start, self.store.neighborhood(
+        if where.kinds is not None:
+            node_kinds = [k for k in (node_kinds or list(NodeKind)) if k in where.kinds]
+            if not node_kinds:
+                raise InvalidArgumentError("where.kind", "leaves none of nodeKinds")
+        sub = self.store.neighborhood(
             [start.id], depth=depth, rel_types=rel_types, node_kinds=node_kinds, limit=limit
+        )
+        if not where.paper_fields:
+            return start, sub
+        citable = [n for n in sub.nodes
+                   if n.kind in (NodeKind.PAPER, NodeKind.WORK) and n.id != start.id]
+        ok = {n.id for n in self.store.kept(where.with_kinds(None), citable)}
+        gone = {n.id for n in citable} - ok
+        return start, Subgraph(
+            nodes=tuple(n for n in sub.nodes if n.id not in gone),
+            edges=tuple(e for e in sub.edges if e.source not in gone and e.target not in gone),
+            truncated=sub.truncated,
+        )
+
+    # ------------------------------------------------------------------ lists and counts
+    def papers(
+        self, where: PaperFilter = ANY, sort: PaperSort | None = None, offset: int = 0,
+        limit: int = 20,
+    ) -> tuple[list[Paper], int]:
+        """A page of the papers ``where`` admits by ``sort`` (then id), and how many match."""
+        return self.store.papers(where, sort, offset=offset, limit=limit)
+
+    def counts(self, by: CountBy, where: PaperFilter = ANY, first: int = 20) -> list[GroupCount]:
+        """Paper counts by year, venue or concept under ``where``."""
+        return self.store.paper_counts(by, where, first)
+
+    def paper_filter(
+        self, *, year_from: int | None = None, year_to: int | None = None,
+        venues: Sequence[str] = (), concepts: Sequence[str] = (), datasets: Sequence[str] = (),
+        kinds: Collection[NodeKind] | None = None, argument: str = "where",
+    ) -> PaperFilter:
+        """A :class:`PaperFilter` whose concepts and datasets are named by id, name or alias
+        (each looked up; an unknown one is a NotFoundError naming ``argument``)."""
+        unchecked = PaperFilter(year_from, year_to, None, tuple(venues), tuple(concepts),
+                                tuple(datasets), frozenset(kinds) if kinds is not None else None)
+        return PaperFilter(
+            year_from, year_to, None, unchecked.venue_set,
+            tuple(self.node(c, [NodeKind.CONCEPT], f"{argument}.concept").id
+                  for c in unchecked.concepts),
+            tuple(self.node(d, [NodeKind.DATASET], f"{argument}.dataset").id
+                  for d in unchecked.datasets),
+            unchecked.kinds,
         )
 
     def paths(
@@ -409,11 +459,11 @@ class GraphService:
 
     def citations(
         self, relation: Relation, refs: Sequence[str], limit: int = 20,
-        keep: PaperFilter = ANY,
+        keep: PaperFilter = ANY, sort: PaperSort | None = None,
     ) -> tuple[list[GraphNode], list[CitationLink]]:
         """The seeds ``refs`` name (papers; for derivative and co-cited works, outside works
         too) and their prior or derivative works, coupled or co-cited papers (those
-        ``keep`` admits: a year range, a venue)."""
+        ``keep`` admits; ``sort``: the first ``limit`` of those papers in that order)."""
         if not refs:
             raise InvalidArgumentError("ids", "give at least one paper")
         kinds = [NodeKind.PAPER] if relation in (Relation.PRIOR, Relation.COUPLED) else [
@@ -422,12 +472,12 @@ class GraphService:
         ids = [s.id for s in seeds]
         store = self.store
         if relation is Relation.PRIOR:
-            return seeds, store.prior_works(ids, limit=limit, keep=keep)
+            return seeds, store.prior_works(ids, limit=limit, keep=keep, sort=sort)
         if relation is Relation.DERIVATIVE:
-            return seeds, store.derivative_works(ids, limit=limit, keep=keep)
+            return seeds, store.derivative_works(ids, limit=limit, keep=keep, sort=sort)
         if relation is Relation.COUPLED:
-            return seeds, store.coupled(ids, limit=limit, keep=keep)
-        return seeds, store.cocited(ids, limit=limit, keep=keep)
+            return seeds, store.coupled(ids, limit=limit, keep=keep, sort=sort)
+        return seeds, store.cocited(ids, limit=limit, keep=keep, sort=sort)
 
     def text_terms(self, text: str) -> list[str]:
         """Concept/dataset ids of the graph that a free text mentions."""
