@@ -234,17 +234,17 @@ class GraphService:
     def paper_filter(
         self, *, year_from: int | None = None, year_to: int | None = None,
         venues: Sequence[str] = (), concepts: Sequence[str] = (), datasets: Sequence[str] = (),
-        kinds: Collection[NodeKind] | None = None, argument: str = "where",
+        kinds: Collection[NodeKind] | None = None, argument: str = "where.",
     ) -> PaperFilter:
         """A :class:`PaperFilter` whose concepts and datasets are named by id, name or alias
-        (each looked up; an unknown one is a NotFoundError naming ``argument``)."""
+        (each looked up; an unknown one is a NotFoundError naming ``argument`` + concept)."""
         unchecked = PaperFilter(year_from, year_to, None, tuple(venues), tuple(concepts),
                                 tuple(datasets), frozenset(kinds) if kinds is not None else None)
         return PaperFilter(
             year_from, year_to, None, unchecked.venue_set,
-            tuple(self.node(c, [NodeKind.CONCEPT], f"{argument}.concept").id
+            tuple(self.node(c, [NodeKind.CONCEPT], f"{argument}concept").id
                   for c in unchecked.concepts),
-            tuple(self.node(d, [NodeKind.DATASET], f"{argument}.dataset").id
+            tuple(self.node(d, [NodeKind.DATASET], f"{argument}dataset").id
                   for d in unchecked.datasets),
             unchecked.kinds,
         )
