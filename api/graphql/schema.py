@@ -112,6 +112,16 @@ async def _citations(
     return [c.citation_link(x, relation) for x in links]
 
 
+async def _where(info: Ctx, where: w.PaperWhere | None, **deprecated: Any) -> Keep:
+    """The filter ``where`` (and the deprecated yearFrom/yearTo/venue) say; a concept or
+    dataset named as every argument names a node (:func:`find`)."""
+
+    async def named(ref: str, kind: NodeKind, argument: str) -> str:
+        return (await find(info, ref, [kind], argument)).id
+
+    return await w.paper_filter(named, where, **deprecated)
+
+
 def _citation_field(relation: Relation) -> Any:
     """A Query field answering one citation read (the four share their arguments)."""
 
@@ -122,7 +132,7 @@ def _citation_field(relation: Relation) -> Any:
         year_to: Annotated[int | None, w.YearTo] = None,
         venue: Annotated[str | None, w.Venue] = None,
     ) -> list[c.CitationLink]:
-        keep = await w.paper_filter(info.context, where, year_from=year_from, year_to=year_to,
+        keep = await _where(info, where, year_from=year_from, year_to=year_to,
                                     venue=venue)
         return await _citations(info, relation, ids, first, keep, w.paper_sort(sort))
 
@@ -212,7 +222,7 @@ class Query:
         if where is not None or sort:
             if filter is not None:
                 raise InvalidArgumentError("filter", "give where (and sort) or filter, not both")
-            keep = await w.paper_filter(info.context, where)
+            keep = await _where(info, where)
             order = w.paper_sort(sort)
             found, count = await info.context.on_store(
                 lambda store: store.papers(keep, order, offset=offset, limit=first))
@@ -235,7 +245,7 @@ class Query:
     async def papers_aggregate(
         self, info: Ctx, where: w.PaperWhere | None = None
     ) -> w.PaperAggregate:
-        keep = await w.paper_filter(info.context, where)
+        keep = await _where(info, where)
         _, count = await info.context.on_store(lambda store: store.papers(keep, limit=0))
         return w.PaperAggregate(count=count, keep=keep)
 
@@ -281,7 +291,7 @@ class Query:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
         wanted = _kinds(kinds)
         how = SearchMode[mode.name]
-        keep = await w.paper_filter(info.context, where, year_from=year_from, year_to=year_to,
+        keep = await _where(info, where, year_from=year_from, year_to=year_to,
                                     venue=venue)
         hits = await info.context.on_service(
             lambda service: service.search(query, how, wanted, first, keep),
@@ -302,7 +312,7 @@ class Query:
         check_range("limit", limit, 1, s.max_neighborhood_nodes)
         start = await find(info, id, None, "id")
         kinds = _kinds(node_kinds)
-        keep = await w.paper_filter(info.context, where)
+        keep = await _where(info, where)
         _, sub = await info.context.on_service(
             lambda service: service.neighborhood(
                 start.id, depth=depth, rel_types=_types(rel_types), node_kinds=kinds,
@@ -361,7 +371,7 @@ class Query:
         venue: Annotated[str | None, w.Venue] = None,
     ) -> list[t.RelatedPaper]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
-        keep = await w.paper_filter(info.context, where, year_from=year_from, year_to=year_to,
+        keep = await _where(info, where, year_from=year_from, year_to=year_to,
                                     venue=venue)
         # capped as nodes(ids:) is: each id is a lookup, and a seed's vector and edges
         positive, negative = _ids(info, "positive", positive), _ids(info, "negative", negative)

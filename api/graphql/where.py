@@ -12,6 +12,7 @@ input field here and one entry in ``graph.query.filters.LINKS``.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,6 @@ import strawberry
 from api.graphql import rows as r
 from api.graphql import types as t
 from api.graphql.errors import check_range
-from api.ids import raw_id
 from graph.errors import InvalidArgumentError
 from graph.model import Concept, NodeKind
 from graph.query.filters import MAX_VALUES, CountBy, PaperFilter, PaperOrder, PaperSort
@@ -114,7 +114,7 @@ def _values(argument: str, where: StringWhere | NodeWhere | None) -> list[str]:
         return []
     values = [*([where.eq] if where.eq is not None else []), *(where.in_ or [])]
     check_range(f"{argument}.in", len(values), 0, MAX_VALUES)
-    return [raw_id(str(v)) for v in values]
+    return [str(v) for v in values]
 
 
 def _kinds(where: KindWhere | None) -> frozenset[NodeKind] | None:
@@ -135,24 +135,27 @@ def _year(where: IntWhere | None, year_from: int | None,
     return low, high
 
 
+#: looks up the node an argument names: (ref, kind, argument name) -> its id
+Named = Callable[[str, NodeKind, str], Awaitable[str]]
+
+
 async def paper_filter(
-    ctx: Context, where: PaperWhere | None, *, year_from: int | None = None,
+    named: Named, where: PaperWhere | None, *, year_from: int | None = None,
     year_to: int | None = None, venue: str | None = None,
 ) -> PaperFilter:
     """The domain filter of ``where`` (and the deprecated yearFrom/yearTo/venue arguments,
     which mean ``where: {year: {gte, lte}, venue: {eq}}``); concepts and datasets named by
-    id, name or alias are looked up once (unknown: an error naming ``where.concept``)."""
+    id, name or alias are looked up by ``named`` (unknown: an error naming
+    ``where.concept``)."""
     w = where or PaperWhere()
     low, high = _year(w.year, year_from, year_to)
     venues = [*([venue] if venue is not None else []), *_values("where.venue", w.venue)]
-    concepts = _values("where.concept", w.concept)
-    datasets = _values("where.dataset", w.dataset)
-    kinds = _kinds(w.kind)
-    if not concepts and not datasets:
-        return PaperFilter(low, high, None, tuple(venues), (), (), kinds)
-    return await ctx.on_service(lambda service: service.paper_filter(
-        year_from=low, year_to=high, venues=venues, concepts=concepts, datasets=datasets,
-        kinds=kinds))
+    concepts = [await named(c, NodeKind.CONCEPT, "where.concept")
+                for c in _values("where.concept", w.concept)]
+    datasets = [await named(d, NodeKind.DATASET, "where.dataset")
+                for d in _values("where.dataset", w.dataset)]
+    return PaperFilter(low, high, None, tuple(venues), tuple(concepts), tuple(datasets),
+                       _kinds(w.kind))
 
 
 def paper_sort(sort: list[PaperSortInput] | None) -> PaperSort | None:
