@@ -220,3 +220,21 @@ def test_citation_lists_filter_and_sort_in_the_store(
             got = getattr(s, read)(seeds, limit=3, keep=where, sort=sort)
             want = brute_sorted(g, papers, sort, string_key(g["kind"]))[:3]
             assert [x.node.id for x in got] == want
+
+
+def test_filters_follow_a_change(loaded: tuple[GraphStore, dict[str, Any]]) -> None:
+    """What a store keeps between reads (the memory store's paper list and citation
+    counts) follows a write: a paper removed, another newly the most cited."""
+    s, g = loaded
+    by_cites = PaperSort(PaperOrder.CITATIONS, True)
+    papers = [p.id for p in g["papers"]]
+    s.papers(PaperFilter(), by_cites)  # read once, so that anything kept is kept
+    s.paper_counts(CountBy.YEAR)
+    last, gone = papers[-1], papers[0]
+    new_edges = tuple(Edge(p, last, RelType.CITES, 1.0, {}) for p in papers[1:-1])
+    s.apply(GraphChange(delete_nodes=(gone,), upsert_edges=new_edges))
+    first, total = s.papers(PaperFilter(), by_cites, limit=1)
+    assert [p.id for p in first] == [last] and total == len(papers) - 1
+    assert gone not in {p.id for p in s.papers(PaperFilter(), limit=1000)[0]}
+    assert sum(c.count for c in s.paper_counts(CountBy.YEAR, limit=100)) == sum(
+        1 for p in g["papers"][1:] if p.year is not None)
