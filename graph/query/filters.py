@@ -39,7 +39,11 @@ LINKS: dict[str, frozenset[RelType]] = {
 
 
 class PaperOrder(StrEnum):
-    """What a list of papers can be sorted by (ties by id, ascending, on every store)."""
+    """What a list of papers can be sorted by (ties by id, ascending, on every store).
+
+    Another order (importance, once topics store it on each paper) is one member here and
+    its value in each store: :func:`sort_value`, ``graph.store.sqlreads._ORDER_SQL`` and
+    ``graph.store.cypher._sort_value``; the API's ``PaperSort`` input gets one field."""
 
     YEAR = "year"
     TITLE = "title"  # the title, or the label of a paper without one

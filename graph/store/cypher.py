@@ -410,10 +410,13 @@ def count_list_nodes(kind: NodeKind, *, venue: bool, year: bool, neighbor: bool)
 # ---- filters (graph.query.filters): one query each, values always parameters
 
 def paper_where(where: PaperFilter, *, within: bool = False) -> tuple[str, dict[str, Any]]:
-    """``MATCH (n:Paper) WHERE ...`` of the papers ``where`` admits (``within``: and whose
-    id is in ``$ids``), and its parameters; link types come from the registry."""
+    """The papers ``where`` admits (``within``: and whose id is in ``$ids``) as ``n``, and
+    the parameters. Without ids to start from, the first linked field (a concept's
+    papers) drives the match from the named nodes' id index; labels and types come from
+    the registry, every value is a parameter."""
     conds: list[str] = []
     params: dict[str, Any] = {}
+    paper = label(NodeKind.PAPER)
     if where.year_from is not None:
         conds.append("n.year >= $year_from")
         params["year_from"] = where.year_from
@@ -423,13 +426,19 @@ def paper_where(where: PaperFilter, *, within: bool = False) -> tuple[str, dict[
     if where.venue_set:
         conds.append("n.venue IN $venues")
         params["venues"] = list(where.venue_set)
+    head = f"MATCH (n:{paper})\n"
     for i, (ids, types) in enumerate(where.links()):
         kinds = "|".join(rel_type(t) for t in sorted(types))
-        conds.append(f"EXISTS {{ MATCH (n)-[:{kinds}]->(m) WHERE m.id IN $link{i} }}")
         params[f"link{i}"] = list(ids)
+        ends = {ENDPOINTS[t][1] for t in types}
+        if i == 0 and not within and len(ends) == 1:
+            end = label(ends.pop())
+            head = (f"MATCH (m:{end}) WHERE m.id IN $link0\n"
+                    f"MATCH (n:{paper})-[:{kinds}]->(m)\nWITH DISTINCT n\n")
+            continue
+        conds.append(f"EXISTS {{ MATCH (n)-[:{kinds}]->(m) WHERE m.id IN $link{i} }}")
     if within:
         conds.append("n.id IN $ids")
-    head = f"MATCH (n:{label(NodeKind.PAPER)})\n"
     return head + (f"WHERE {' AND '.join(conds)}\n" if conds else ""), params
 
 
