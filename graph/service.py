@@ -211,7 +211,7 @@ class GraphService:
             return start, sub
         citable = [n for n in sub.nodes
                    if n.kind in (NodeKind.PAPER, NodeKind.WORK) and n.id != start.id]
-        ok = {n.id for n in self.store.kept(where.with_kinds(None), citable)}
+        ok = {n.id for n in self.store.kept(where, citable)}
         gone = {n.id for n in citable} - ok
         return start, Subgraph(
             nodes=tuple(n for n in sub.nodes if n.id not in gone),

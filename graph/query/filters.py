@@ -142,14 +142,6 @@ class PaperFilter:
             self.year_to is None or node.year <= self.year_to
         )
 
-    def with_kinds(self, kinds: Collection[NodeKind] | None) -> PaperFilter:
-        """This filter, keeping only ``kinds`` too (None: no change)."""
-        if kinds is None:
-            return self
-        allowed = frozenset(kinds) if self.kinds is None else self.kinds & frozenset(kinds)
-        return PaperFilter(self.year_from, self.year_to, self.venue, self.venues,
-                           self.concepts, self.datasets, allowed)
-
 
 #: keeps everything
 ANY = PaperFilter()

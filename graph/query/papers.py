@@ -40,6 +40,8 @@ def counts(b: Backend, where: PaperFilter, by: CountBy, limit: int) -> list[Grou
     """Paper counts by year, venue or concept (:func:`graph.query.filters.ranked_groups`)."""
     if not 1 <= limit <= MAX_GROUPS:
         raise InvalidArgumentError("first", f"must be between 1 and {MAX_GROUPS}")
+    if not where.admits_kind(NodeKind.PAPER):
+        return []
     with b.reading():
         return b.count_papers(where, CountBy(by), limit)
 
@@ -63,5 +65,7 @@ def sorted_papers(
     """The first ``limit`` of the papers among ``ids`` that ``where`` admits, by ``sort``
     (ties by id), sorted by the store."""
     check_count("limit", limit)
+    if not where.admits_kind(NodeKind.PAPER):
+        return []
     with b.reading():
         return b.match_papers(where, sort, 0, limit, within=list(ids))[0]

@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
+from api.ids import raw_id
 from graph.query.filters import CountBy, PaperFilter, PaperOrder, PaperSort
 from graph.settings import Settings
 from graph.store.memory import NetworkxStore
@@ -107,6 +108,17 @@ def test_lists_take_where_and_the_deprecated_arguments(wgql: GQL, graph: dict[st
     sub = wgql.data("""query($id: ID!) { neighborhood(id: $id, where: {kind: {in: [PAPER]}})
         { nodes { kind } } }""", id=hub)["neighborhood"]
     assert len(sub["nodes"]) > 1 and {n["kind"] for n in sub["nodes"]} == {"PAPER"}
+    # paper fields drop the papers they refuse; concepts and datasets stay
+    whole = wgql.data("""query($id: ID!) { neighborhood(id: $id, depth: 2) { nodes { id kind } }
+        }""", id=hub)["neighborhood"]["nodes"]
+    recent = wgql.data("""query($id: ID!) { neighborhood(id: $id, depth: 2,
+        where: {year: {gte: 2020}}) { nodes { id kind } edges { source target } } }""",
+        id=hub)["neighborhood"]
+    years = {p.id: p.year for p in graph["papers"]}
+    kept = [raw_id(n["id"]) for n in recent["nodes"]]
+    assert kept == [raw_id(n["id"]) for n in whole if n["kind"] in ("CONCEPT", "DATASET")
+                    or raw_id(n["id"]) == hub or (years.get(raw_id(n["id"])) or 0) >= 2020]
+    assert any(n["kind"] == "CONCEPT" for n in recent["nodes"]) and len(kept) < len(whole)
 
 
 @pytest.mark.parametrize(("query", "says"), [

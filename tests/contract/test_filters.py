@@ -191,7 +191,9 @@ def test_filter_edge_cases(loaded: tuple[GraphStore, dict[str, Any]]) -> None:
     assert s.papers(PaperFilter(year_from=3000), None) == ([], 0)
     assert s.paper_counts(CountBy.CONCEPT, PaperFilter(datasets=("dataset:none",))) == []
     # kinds: a paper list under kinds without Paper is empty; outside works fail paper fields
-    assert s.papers(PaperFilter(kinds=frozenset({NodeKind.CONCEPT}))) == ([], 0)
+    concepts_only = PaperFilter(kinds=frozenset({NodeKind.CONCEPT}))
+    assert s.papers(concepts_only) == ([], 0)
+    assert s.paper_counts(CountBy.YEAR, concepts_only) == []
     work_id = work_of("doi:10.1/classic").id
     work = s.get_nodes([work_id])[work_id]
     assert s.kept(PaperFilter(year_from=2000), [work]) == []
