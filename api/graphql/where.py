@@ -154,8 +154,11 @@ async def paper_filter(
                 for c in _values("where.concept", w.concept)]
     datasets = [await named(d, NodeKind.DATASET, "where.dataset")
                 for d in _values("where.dataset", w.dataset)]
-    return PaperFilter(low, high, None, tuple(venues), tuple(concepts), tuple(datasets),
-                       _kinds(w.kind))
+    kinds = _kinds(w.kind)
+    if any(f is not None and f.in_ == [] and f.eq is None
+           for f in (w.venue, w.concept, w.dataset, w.kind)):
+        kinds = frozenset()  # `in: []` admits nothing, as in @neo4j/graphql (Cypher's IN [])
+    return PaperFilter(low, high, None, tuple(venues), tuple(concepts), tuple(datasets), kinds)
 
 
 def paper_sort(sort: list[PaperSortInput] | None) -> PaperSort | None:

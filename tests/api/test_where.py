@@ -139,6 +139,14 @@ def test_hostile_inputs_get_clear_errors(wgql: GQL, query: str, says: str) -> No
     assert "Internal" not in errors[0]["message"]
 
 
+def test_an_empty_in_admits_nothing(wgql: GQL) -> None:
+    data = wgql.data("""{ papers(where: {venue: {in: []}}) { totalCount }
+        search(query: "label", where: {concept: {in: []}}) { score }
+        papersAggregate(where: {kind: {in: []}}) { count countsBy(field: YEAR) { key } } }""")
+    assert data == {"papers": {"totalCount": 0}, "search": [],
+                    "papersAggregate": {"count": 0, "countsBy": []}}
+
+
 def test_a_where_counts_in_the_query_cost(settings: Settings) -> None:
     from api.graphql.limits import WHERE_VALUE, call_cost
 
