@@ -106,7 +106,14 @@ class GroupCount:
     key: str = strawberry.field(description="The year, the venue or the concept id.")
     count: int
     year: int | None = None
-    concept: t.Concept | None = None
+    concept_id: strawberry.Private[str | None] = None
+
+    @strawberry.field(description="The concept, in a count by CONCEPT.")
+    async def concept(self, info: strawberry.Info[Context, None]) -> t.Concept | None:
+        # read only when asked for, batched with the request's other node loads
+        node = None if self.concept_id is None else await info.context.loaders.nodes.load(
+            self.concept_id)
+        return t.Concept.of(node) if isinstance(node, Concept) else None
 
 
 def _values(argument: str, where: StringWhere | NodeWhere | None) -> list[str]:
@@ -188,16 +195,11 @@ class PaperAggregate:
         keep = self.keep
         by = CountBy(field.value)
         groups = await info.context.on_store(lambda store: store.paper_counts(by, keep, first))
-        named = {}
-        if by is CountBy.CONCEPT:
-            ids = [str(g.key) for g in groups]
-            named = await info.context.on_store(lambda store: store.get_nodes(ids))
         return [
             GroupCount(
                 key=str(g.key), count=g.count,
-                year=g.key if isinstance(g.key, int) else None,
-                concept=t.Concept.of(c) if isinstance(c := named.get(str(g.key)), Concept)
-                else None,
+                year=g.key if by is CountBy.YEAR and isinstance(g.key, int) else None,
+                concept_id=str(g.key) if by is CountBy.CONCEPT else None,
             )
             for g in groups
         ]
