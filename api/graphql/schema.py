@@ -245,9 +245,7 @@ class Query:
     async def papers_aggregate(
         self, info: Ctx, where: w.PaperWhere | None = None
     ) -> w.PaperAggregate:
-        keep = await _where(info, where)
-        _, count = await info.context.on_store(lambda store: store.papers(keep, limit=0))
-        return w.PaperAggregate(count=count, keep=keep)
+        return w.PaperAggregate(keep=await _where(info, where))
 
     @strawberry.field(description="A concept by name, alias (\"LLM\"), raw or global id.")
     async def concept(self, info: Ctx, name: str) -> t.Concept | None:

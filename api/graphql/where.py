@@ -183,8 +183,13 @@ def paper_sort(sort: list[PaperSortInput] | None) -> PaperSort | None:
 
 @strawberry.type(description="Paper counts under a `where`, as @neo4j/graphql's aggregates.")
 class PaperAggregate:
-    count: int = strawberry.field(description="Papers the `where` admits.")
     keep: strawberry.Private[PaperFilter]
+
+    @strawberry.field(description="Papers the `where` admits.")
+    async def count(self, info: strawberry.Info[Context, None]) -> int:
+        # a field of its own: read beside the countsBy asked with it, not before them
+        keep = self.keep
+        return int((await info.context.on_store(lambda store: store.papers(keep, limit=0)))[1])
 
     @strawberry.field(description="Paper counts by year (ascending), venue or concept (most "
                       "papers first, ties by key); the first `first` groups.")
