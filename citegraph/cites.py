@@ -14,22 +14,23 @@ import typer
 from rich.table import Table
 
 from citegraph.cli import (
+    NO_FILTERS,
+    Filters,
     FormatOpt,
     JsonOpt,
-    VenueOpt,
-    YearFromOpt,
-    YearToOpt,
+    SortOpt,
     _fail,
     _keep,
     _print_papers,
     _service,
+    _sort,
     app,
     console,
+    filtered,
 )
 from graph.errors import CitegraphError
 from graph.model import CitationLink, GraphNode
 from graph.query.citations import Relation
-from graph.query.filters import PaperFilter
 
 Seeds = Annotated[list[str], typer.Argument(
     help="Seed paper ids or labels (a title, or a short name only one paper has); for "
@@ -39,10 +40,14 @@ First = Annotated[int, typer.Option("--first", "-n", min=1, max=1000,
 
 
 def _show(relation: Relation, refs: Sequence[str], first: int, as_json: bool,
-          fmt: FormatOpt, what: str, count_says: str, keep: PaperFilter) -> None:
+          fmt: FormatOpt, what: str, count_says: str, filters: Filters,
+          sort: str | None) -> None:
+    order = _sort(sort)
     with _service(reads_only=True) as service:
+        keep = _keep(service, filters)
         try:
-            seeds, links = service.citations(relation, refs, limit=first, keep=keep)
+            seeds, links = service.citations(relation, refs, limit=first, keep=keep,
+                                             sort=order)
         except CitegraphError as exc:
             raise _fail(exc) from None
     if fmt is not None:
@@ -79,9 +84,9 @@ def _row(x: CitationLink) -> dict[str, object]:
 
 
 @app.command()
+@filtered
 def prior(ids: Seeds, first: First = 20, as_json: JsonOpt = False, fmt: FormatOpt = None,
-          year_from: YearFromOpt = None, year_to: YearToOpt = None,
-          venue: VenueOpt = None) -> None:
+          sort: SortOpt = None, filters: Filters = NO_FILTERS) -> None:
     """Prior works: what the seed papers cite most, outside works included.
 
     Connected Papers' "prior works": the works most of the seeds build on,
@@ -90,24 +95,28 @@ def prior(ids: Seeds, first: First = 20, as_json: JsonOpt = False, fmt: FormatOp
     (its id starts with work:).
     With --format bibtex or ris: the corpus papers among them, as a file
     for a reference manager.
-    --year-from, --year-to and --venue keep only the papers they admit
-    (an outside work has no year or venue).
+    --year-from, --year-to, --venue, --concept and --dataset keep only the
+    papers they admit (an outside work has none of them); --sort lists the
+    corpus papers among them in that order instead.
     """
     _show(Relation.PRIOR, ids, first, as_json, fmt, "Prior works", "cited by",
-          _keep(year_from, year_to, venue))
+          filters, sort)
 
 
 @app.command()
+@filtered
 def derivative(ids: Seeds, first: First = 20, as_json: JsonOpt = False,
-               fmt: FormatOpt = None, year_from: YearFromOpt = None,
-               year_to: YearToOpt = None, venue: VenueOpt = None) -> None:
+               fmt: FormatOpt = None, sort: SortOpt = None,
+               filters: Filters = NO_FILTERS) -> None:
     """Derivative works: the corpus papers that cite the seeds most.
 
     Connected Papers' "derivative works": the papers built on most of the
     seeds, ranked by how many seeds each cites (ties by id).
     With --format bibtex or ris: they are printed as a file for a reference
     manager.
-    --year-from, --year-to and --venue keep only the papers they admit.
+    --year-from, --year-to, --venue, --concept and --dataset keep only the
+    papers they admit; --sort lists them in that order instead (-year:
+    newest first).
     """
     _show(Relation.DERIVATIVE, ids, first, as_json, fmt, "Derivative works", "cites",
-          _keep(year_from, year_to, venue))
+          filters, sort)

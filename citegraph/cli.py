@@ -7,7 +7,9 @@ here, and the store, the pipeline and (for ``serve``) the web app are wired here
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
+import inspect
 import json
 import logging
 import os
@@ -16,11 +18,12 @@ import sqlite3
 import stat
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 from pydantic import ValidationError
@@ -33,7 +36,7 @@ from graph import bibliography
 from graph.errors import CitegraphError, InvalidArgumentError, NotFoundError
 from graph.lookup import paper_to_remove
 from graph.model import Edge, GraphNode, GraphPath, GraphStats, NodeKind, RelType
-from graph.query.filters import PaperFilter
+from graph.query.filters import PaperFilter, PaperOrder, PaperSort
 from graph.schema import hop_reason
 from graph.service import Embedding, GraphService, SearchMode
 from graph.settings import Settings
@@ -427,16 +430,81 @@ YearFromOpt = Annotated[int | None, typer.Option(
     "--year-from", help="Only papers of this year or later (a paper without a year is left out).")]
 YearToOpt = Annotated[int | None, typer.Option(
     "--year-to", help="Only papers of this year or earlier.")]
-VenueOpt = Annotated[str | None, typer.Option(
-    "--venue", help="Only papers of this venue (exactly as stored, e.g. 'ICLR 2021').")]
+VenueOpt = Annotated[list[str] | None, typer.Option(
+    "--venue", help="Only papers of this venue (exactly as stored, e.g. 'ICLR 2021'); "
+    "repeat it for any of several.")]
+ConceptOpt = Annotated[list[str] | None, typer.Option(
+    "--concept", help="Only papers that mention this concept (id, name or alias); repeat it "
+    "for any of several.")]
+DatasetOpt = Annotated[list[str] | None, typer.Option(
+    "--dataset", help="Only papers that use or introduce this dataset (id, name or alias); "
+    "repeat it for any of several.")]
+SortOpt = Annotated[str | None, typer.Option(
+    "--sort", help="Order by year, title or citations (corpus papers citing it); a leading "
+    "'-' reverses it: -year is newest first. Ties by id.")]
 
 
-def _keep(year_from: int | None, year_to: int | None, venue: str | None) -> PaperFilter:
-    """The --year-from / --year-to / --venue filter (a usage error when it is empty)."""
+@dataclass(frozen=True)
+class Filters:
+    """The filter options of a list command, as given (see :func:`filtered`)."""
+
+    year_from: int | None = None
+    year_to: int | None = None
+    venue: list[str] | None = None
+    concept: list[str] | None = None
+    dataset: list[str] | None = None
+
+
+#: the options :func:`filtered` adds, by parameter name (the fields of Filters)
+FILTER_OPTIONS: dict[str, Any] = {
+    "year_from": YearFromOpt, "year_to": YearToOpt, "venue": VenueOpt, "concept": ConceptOpt,
+    "dataset": DatasetOpt,
+}
+
+NO_FILTERS = Filters()
+_Command = TypeVar("_Command", bound=Callable[..., None])
+
+
+def filtered(command: _Command) -> _Command:
+    """A list command that takes --year-from, --year-to, --venue, --concept and --dataset
+    as one ``filters: Filters`` parameter: the options are declared once, here."""
+    sig = inspect.signature(command, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "filters"]
+    added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                               annotation=option) for name, option in FILTER_OPTIONS.items()]
+
+    @functools.wraps(command)
+    def with_filters(*args: Any, **kwargs: Any) -> None:
+        given = Filters(**{name: kwargs.pop(name, None) for name in FILTER_OPTIONS})
+        command(*args, filters=given, **kwargs)
+
+    # what typer reads: the command's own parameters, then the filter options
+    with_filters.__signature__ = sig.replace(parameters=[*own, *added])  # type: ignore[attr-defined]
+    with_filters.__annotations__ = {p.name: p.annotation for p in [*own, *added]}
+    return cast(_Command, with_filters)
+
+
+def _keep(service: GraphService, given: Filters) -> PaperFilter:
+    """The filter the options say (concepts and datasets looked up by name; a usage error
+    when it is empty or names nothing)."""
     try:
-        return PaperFilter(year_from, year_to, venue)
-    except InvalidArgumentError as exc:
+        return service.paper_filter(
+            year_from=given.year_from, year_to=given.year_to, venues=given.venue or (),
+            concepts=given.concept or (), datasets=given.dataset or (), argument="--",
+        )
+    except CitegraphError as exc:
         raise _fail(exc) from None
+
+
+def _sort(value: str | None) -> PaperSort | None:
+    """--sort year | -year | title | -title | citations | -citations."""
+    if value is None:
+        return None
+    try:
+        return PaperSort(PaperOrder(value.lstrip("-").lower()), value.startswith("-"))
+    except ValueError:
+        raise _fail(ValueError("--sort: choose from year, title, citations (a leading - "
+                               "reverses it)")) from None
 
 
 def _print_papers(fmt: FileFormat, nodes: Sequence[GraphNode]) -> None:
@@ -544,6 +612,7 @@ def _parse_types(values: Sequence[str] | None) -> list[RelType] | None:
 
 
 @app.command()
+@filtered
 def related(
     paper: Annotated[str | None, typer.Argument(help="Paper id or label.")] = None,
     text: Annotated[
@@ -552,19 +621,18 @@ def related(
     first: Annotated[int, typer.Option("--first", "-n", min=1, max=100)] = 10,
     as_json: JsonOpt = False,
     fmt: FormatOpt = None,
-    year_from: YearFromOpt = None,
-    year_to: YearToOpt = None,
-    venue: VenueOpt = None,
+    filters: Filters = NO_FILTERS,
 ) -> None:
     """Papers related to a paper (or a text), each with the reasons why.
 
     With --format bibtex or ris, the related papers as a file for a reference manager.
-    --year-from, --year-to and --venue keep only the papers they admit.
+    --year-from, --year-to, --venue, --concept and --dataset keep only the papers they
+    admit.
     """
     if not paper and not text:
         raise _fail(ValueError("give a paper id/label or --text"))
-    keep = _keep(year_from, year_to, venue)
     with _service(reads_only=True) as service:
+        keep = _keep(service, filters)
         try:
             seed, results = service.related(paper=paper, text=text, first=first, keep=keep)
         except CitegraphError as exc:
@@ -603,6 +671,7 @@ def related(
 
 
 @app.command()
+@filtered
 def neighbors(
     node: Annotated[
         str, typer.Argument(help="Node id, label or alias (papers, concepts, datasets).")
@@ -614,16 +683,19 @@ def neighbors(
     limit: Annotated[int, typer.Option(min=1, max=2000)] = 50,
     as_json: JsonOpt = False,
     fmt: FormatOpt = None,
+    filters: Filters = NO_FILTERS,
 ) -> None:
     """Nodes within DEPTH hops of a node, with the edges among them.
 
     With --format bibtex or ris, the papers of the neighbourhood (the start first) as a
-    file for a reference manager.
+    file for a reference manager. --year-from, --year-to, --venue, --concept and
+    --dataset drop the papers (and outside works) they refuse; concepts and datasets stay.
     """
     with _service(reads_only=True) as service:
+        keep = _keep(service, filters)
         try:
             start, sub = service.neighborhood(
-                node, depth=depth, rel_types=_parse_types(types), limit=limit
+                node, depth=depth, rel_types=_parse_types(types), limit=limit, where=keep
             )
         except CitegraphError as exc:
             raise _fail(exc) from None
@@ -705,6 +777,7 @@ def path(
 
 
 @app.command()
+@filtered
 def search(
     query: Annotated[str, typer.Argument(help="Words to look for.")],
     kind: Annotated[list[str] | None, typer.Option(
@@ -721,22 +794,20 @@ def search(
     ] = SearchMode.KEYWORD,
     as_json: JsonOpt = False,
     fmt: FormatOpt = None,
-    year_from: YearFromOpt = None,
-    year_to: YearToOpt = None,
-    venue: VenueOpt = None,
+    filters: Filters = NO_FILTERS,
 ) -> None:
     """Search papers, concepts and datasets by keyword, meaning, or both.
 
     With --format bibtex or ris, the papers found as a file for a reference manager
-    (concepts and datasets left out). --year-from, --year-to and --venue find papers
-    only, those they admit.
+    (concepts and datasets left out). --year-from, --year-to, --venue, --concept and
+    --dataset find papers only: the best of those they admit.
     """
     try:
         kinds = [NodeKind(k.capitalize()) for k in kind] if kind else None
     except ValueError:
         raise _fail(ValueError("--kind: choose from paper, concept, dataset, work")) from None
-    keep = _keep(year_from, year_to, venue)
     with _service(reads_only=True) as service:
+        keep = _keep(service, filters)
         try:
             hits = service.search(query, mode, kinds, first, keep)
         except CitegraphError as exc:
@@ -993,4 +1064,5 @@ def _exit_now(code: int | str | None) -> None:
 
 
 # the citation commands (prior, derivative) live in their own module, on this app
-import citegraph.cites  # noqa: E402, F401
+import citegraph.cites  # noqa: E402
+import citegraph.lists  # noqa: E402, F401

@@ -72,6 +72,8 @@ from graph.store.memory import NetworkxStore
 
 MAX_REASONS = 3  # a reader reads three; more repeat what the first said
 CANDIDATE_FACTOR = 5  # vector and word-overlap candidates: first x this, each
+#: a filter admitting at most this many papers makes all of them candidates (related())
+FILTER_ALL = 500
 TERM_TYPES = (RelType.MENTIONS, RelType.USES, RelType.INTRODUCES)
 MAX_DF = 0.2  # as Settings.shared_term_max_df: terms in more papers say nothing
 MAX_TERM_PAPERS = 1000  # as graph.link.MAX_TERM_PAPERS
@@ -147,8 +149,12 @@ def related(
     ``text_terms`` the concept/dataset ids found in it. ``lexical`` is the word-overlap
     index to use (kept across calls by the caller; a fresh one reads every paper), and
     ``term_counts`` the terms' paper counts (likewise; a fresh one counts the seed's).
-    ``keep``: only the candidates it admits (a year range, a venue) are scored; the pool
-    is the same, so a narrow filter may leave fewer than ``first``.
+    ``keep`` (a ``where``): only the candidates it admits are scored (the store checks
+    them). A narrow filter, one that admits at most FILTER_ALL papers, adds every paper
+    it admits to the candidates, so the list is full whenever enough papers match; a
+    broader one filters the usual candidates (vector, words, edges), which at
+    ``first`` x CANDIDATE_FACTOR per channel hold enough admitted papers unless the
+    filter keeps a small share of a big corpus.
     """
     if first < 1:
         raise InvalidArgumentError("first", "must be at least 1")
@@ -225,6 +231,10 @@ def related(
         cocited = {x.node.id: x for x in store.cocited(seeds, limit=pool)}
     candidates.update(coupled)
     candidates.update(cocited)
+    if not keep.empty:
+        narrow, matching = store.papers(keep, limit=FILTER_ALL)
+        if matching <= FILTER_ALL:
+            candidates.update(p.id for p in narrow)
     candidates -= skip
     if not candidates:
         return []
@@ -242,10 +252,12 @@ def related(
     shared = _shared_sums(idf, holders, len(cand_ids))
     deadline.check()
 
+    admitted = {n.id for n in store.kept(keep, [n for n in nodes.values()
+                                                 if isinstance(n, Paper)])}
     scored: list[_Candidate] = []
     for j, cid in enumerate(cand_ids):
         node = nodes.get(cid)
-        if not isinstance(node, Paper) or not keep.admits(node):
+        if not isinstance(node, Paper) or cid not in admitted:
             continue
         c = _Candidate(node, words=words.get(cid, 0.0), cites=tuple(cites.get(cid, ())),
                        coupled=coupled.get(cid), cocited=cocited.get(cid))

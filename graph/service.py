@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -35,7 +35,7 @@ from graph.model import (
     Subgraph,
 )
 from graph.query.citations import Relation
-from graph.query.filters import ANY, PaperFilter
+from graph.query.filters import ANY, CountBy, GroupCount, PaperFilter, PaperSort
 from graph.settings import Settings
 from graph.store.base import GraphStore
 
@@ -47,7 +47,8 @@ if TYPE_CHECKING:
     from graph.embed import SentenceTransformerEmbedder
     from graph.related import TermCounts
 
-#: a search with a year or venue filter looks this many times further for papers it admits
+#: a filtered search looks this many times further for papers its filter admits, and
+#: again as far each time too few pass, until the hits run out (graph.query.filters)
 FILTER_POOL = 10
 #: HYBRID search: weight of the keyword score (over the best one) next to the cosine;
 #: 0.2-1.0 all passed the "never worse than its better half" check, 0.5 on either half
@@ -192,10 +193,60 @@ class GraphService:
         rel_types: Collection[RelType] | None = None,
         node_kinds: Collection[NodeKind] | None = None,
         limit: int = 100,
+        where: PaperFilter = ANY,
     ) -> tuple[GraphNode, Subgraph]:
+        """Nodes within ``depth`` hops of the node ``ref`` names. ``where``: its ``kinds``
+        narrow ``node_kinds`` (the walk neither keeps nor crosses other kinds); its paper
+        fields then drop the papers and outside works they refuse (checked by the store),
+        with their edges; concepts and datasets stay, and so does the start."""
         start = self.node(ref)
-        return start, self.store.neighborhood(
+        if where.kinds is not None:
+            node_kinds = [k for k in (node_kinds or list(NodeKind)) if k in where.kinds]
+            if not node_kinds:
+                raise InvalidArgumentError("where.kind", "leaves none of nodeKinds")
+        sub = self.store.neighborhood(
             [start.id], depth=depth, rel_types=rel_types, node_kinds=node_kinds, limit=limit
+        )
+        if not where.paper_fields:
+            return start, sub
+        citable = [n for n in sub.nodes
+                   if n.kind in (NodeKind.PAPER, NodeKind.WORK) and n.id != start.id]
+        ok = {n.id for n in self.store.kept(where, citable)}
+        gone = {n.id for n in citable} - ok
+        return start, Subgraph(
+            nodes=tuple(n for n in sub.nodes if n.id not in gone),
+            edges=tuple(e for e in sub.edges if e.source not in gone and e.target not in gone),
+            truncated=sub.truncated,
+        )
+
+    # ------------------------------------------------------------------ lists and counts
+    def papers(
+        self, where: PaperFilter = ANY, sort: PaperSort | None = None, offset: int = 0,
+        limit: int = 20,
+    ) -> tuple[list[Paper], int]:
+        """A page of the papers ``where`` admits by ``sort`` (then id), and how many match."""
+        return self.store.papers(where, sort, offset=offset, limit=limit)
+
+    def counts(self, by: CountBy, where: PaperFilter = ANY, first: int = 20) -> list[GroupCount]:
+        """Paper counts by year, venue or concept under ``where``."""
+        return self.store.paper_counts(by, where, first)
+
+    def paper_filter(
+        self, *, year_from: int | None = None, year_to: int | None = None,
+        venues: Sequence[str] = (), concepts: Sequence[str] = (), datasets: Sequence[str] = (),
+        kinds: Collection[NodeKind] | None = None, argument: str = "where.",
+    ) -> PaperFilter:
+        """A :class:`PaperFilter` whose concepts and datasets are named by id, name or alias
+        (each looked up; an unknown one is a NotFoundError naming ``argument`` + concept)."""
+        unchecked = PaperFilter(year_from, year_to, None, tuple(venues), tuple(concepts),
+                                tuple(datasets), frozenset(kinds) if kinds is not None else None)
+        return PaperFilter(
+            year_from, year_to, None, unchecked.venue_set,
+            tuple(self.node(c, [NodeKind.CONCEPT], f"{argument}concept").id
+                  for c in unchecked.concepts),
+            tuple(self.node(d, [NodeKind.DATASET], f"{argument}dataset").id
+                  for d in unchecked.datasets),
+            unchecked.kinds,
         )
 
     def paths(
@@ -223,29 +274,36 @@ class GraphService:
         keep: PaperFilter = ANY,
     ) -> list[ScoredNode]:
         """Keyword, semantic (papers only) or hybrid (cosine + scaled keyword score) search;
-        ``keep`` (a year range, a venue): papers only, those it admits among a pool
-        FILTER_POOL times larger (a narrow filter may give fewer than ``first``)."""
+        ``keep`` (a ``where``): papers only, ranked within the papers it admits: each
+        ranking is read FILTER_POOL times further, and further again while fewer than
+        ``first`` pass and more hits remain, so a narrow filter still fills the list when
+        enough papers match (the store checks each pool: graph.query.filters)."""
         if _blank(query):
             raise InvalidArgumentError("query", "must not be empty")
         wanted = list(kinds) if kinds else None
+        if keep.kinds is not None:
+            wanted = [k for k in (wanted or list(NodeKind)) if k in keep.kinds]
+            if not wanted:
+                return []
         papers_ok = wanted is None or NodeKind.PAPER in wanted
         if mode is SearchMode.SEMANTIC and not papers_ok:
             raise InvalidArgumentError("kinds", "SEMANTIC search finds papers only")
         # KEYWORD: a few more than asked, so a hit named exactly as the query is seen
         pool = max(NAMED_POOL, first) if mode is not SearchMode.HYBRID else max(50, first)
-        if not keep.empty:
+        if keep.paper_fields:
             if not papers_ok:
-                raise InvalidArgumentError("kinds", "a year or venue filter finds papers only")
+                raise InvalidArgumentError("kinds", "a paper filter (where) finds papers only")
             wanted, pool = [NodeKind.PAPER], pool * FILTER_POOL
         keyword: list[SearchHit] = []
         semantic: list[SearchHit] = []
         if mode is not SearchMode.SEMANTIC:
-            keyword = [h for h in self.store.keyword_search(query, wanted, pool)
-                       if keep.admits(h.node)]
+            keyword = self._kept_hits(
+                lambda n: self.store.keyword_search(query, wanted, n), keep, pool, first)
         deadline.check()
         if mode is not SearchMode.KEYWORD and papers_ok:
-            semantic = [h for h in self.store.vector_search(self.embedding.vector(query), pool)
-                        if keep.admits(h.node)]
+            vector = self.embedding.vector(query)
+            semantic = self._kept_hits(
+                lambda n: self.store.vector_search(vector, n), keep, pool, first)
         if mode is SearchMode.SEMANTIC:
             return [ScoredNode(h.node, h.score, None, h.score) for h in semantic[:first]]
         if mode is SearchMode.KEYWORD:
@@ -258,9 +316,26 @@ class GraphService:
                 found = _named_first(found, keyword[0].node, first,
                                      {h.node.id: h.score for h in keyword})
         named = self._named(query, wanted, [*(f.node for f in found), *(h.node for h in keyword)])
-        if named is not None and not keep.admits(named):
+        if named is not None and not keep.empty and not self.store.kept(keep, [named]):
             named = None
         return _named_first(found, named, first, {h.node.id: h.score for h in keyword})
+
+    def _kept_hits(
+        self, fetch: Callable[[int], list[SearchHit]], keep: PaperFilter, pool: int,
+        first: int,
+    ) -> list[SearchHit]:
+        """The hits of ``fetch(pool)`` that ``keep`` admits; the pool grows FILTER_POOL
+        times while fewer than ``first`` pass and the ranking has more."""
+        while True:
+            hits = fetch(pool)
+            if keep.empty:
+                return hits
+            ok = {n.id for n in self.store.kept(keep, [h.node for h in hits])}
+            found = [h for h in hits if h.node.id in ok]
+            if len(found) >= first or len(hits) < pool:
+                return found
+            deadline.check()
+            pool *= FILTER_POOL
 
     def _named(
         self, query: str, kinds: Collection[NodeKind] | None, hits: Sequence[GraphNode]
@@ -384,11 +459,11 @@ class GraphService:
 
     def citations(
         self, relation: Relation, refs: Sequence[str], limit: int = 20,
-        keep: PaperFilter = ANY,
+        keep: PaperFilter = ANY, sort: PaperSort | None = None,
     ) -> tuple[list[GraphNode], list[CitationLink]]:
         """The seeds ``refs`` name (papers; for derivative and co-cited works, outside works
         too) and their prior or derivative works, coupled or co-cited papers (those
-        ``keep`` admits: a year range, a venue)."""
+        ``keep`` admits; ``sort``: the first ``limit`` of those papers in that order)."""
         if not refs:
             raise InvalidArgumentError("ids", "give at least one paper")
         kinds = [NodeKind.PAPER] if relation in (Relation.PRIOR, Relation.COUPLED) else [
@@ -397,12 +472,12 @@ class GraphService:
         ids = [s.id for s in seeds]
         store = self.store
         if relation is Relation.PRIOR:
-            return seeds, store.prior_works(ids, limit=limit, keep=keep)
+            return seeds, store.prior_works(ids, limit=limit, keep=keep, sort=sort)
         if relation is Relation.DERIVATIVE:
-            return seeds, store.derivative_works(ids, limit=limit, keep=keep)
+            return seeds, store.derivative_works(ids, limit=limit, keep=keep, sort=sort)
         if relation is Relation.COUPLED:
-            return seeds, store.coupled(ids, limit=limit, keep=keep)
-        return seeds, store.cocited(ids, limit=limit, keep=keep)
+            return seeds, store.coupled(ids, limit=limit, keep=keep, sort=sort)
+        return seeds, store.cocited(ids, limit=limit, keep=keep, sort=sort)
 
     def text_terms(self, text: str) -> list[str]:
         """Concept/dataset ids of the graph that a free text mentions."""

@@ -44,6 +44,7 @@ from api.graphql.limits import alias_rule, depth_rule, raw_variables, too_costly
 from api.graphql.resolutions import resolved_json
 from api.services import BUSY_RETRY_AFTER_S
 from graph.errors import CitegraphError
+from graph.query.filters import MAX_VALUES
 from graph.settings import Settings
 
 #: documents (and their validation results) kept per schema, most recently used
@@ -163,7 +164,7 @@ def citegraph_extension(settings: Settings) -> Callable[[], CitegraphExtension]:
     caps = {
         "first": s.max_page_size, "ids": s.max_page_size,
         "limit": s.max_neighborhood_nodes, "k": s.max_paths,
-        "maxHops": s.max_hops, "depth": s.max_depth,
+        "maxHops": s.max_hops, "depth": s.max_depth, "where": MAX_VALUES,
     }
     parse_cached = lru_cache(maxsize=CACHE_SIZE)(parse)
     validate_cached = lru_cache(maxsize=CACHE_SIZE)(validate_document)

@@ -95,6 +95,13 @@ CENTRAL = 2_000
 #: hops over CITES (a seed citing a classic reaches all the classic's citers)
 CITATION_SEED = 300
 CITATION_FIELDS = frozenset({"priorWorks", "derivativeWorks", "coupled", "cocited"})
+#: a ``where`` or ``sort`` (graph.query.filters): the store's filtered or sorted read, at
+#: worst a pass over the papers; and each value of its lists (a concept or dataset named
+#: is a lookup). A list longer than graph.query.filters.MAX_VALUES is refused, naming it.
+WHERE_CALL = 200
+WHERE_VALUE = 20
+#: one countsBy grouping (a grouped pass over the papers under the where)
+COUNTS_CALL = 500
 
 
 class QueryTooCostlyError(CitegraphError):
@@ -284,8 +291,38 @@ def call_cost(
     """(work of one call, work per item) of ``parent.field`` called with ``args`` (its
     coerced arguments): (0, 0) for a field that only lists what it returns. A value
     counts up to its cap (``caps``: ``ids`` for a list of ids, ``k``, ``maxHops``,
-    ``depth``): a larger one is refused by the resolver, naming the argument."""
+    ``depth``): a larger one is refused by the resolver, naming the argument. A ``where``
+    and a ``sort`` add their own work (:func:`where_cost`)."""
+    if parent == "PaperAggregate" and field == "countsBy":
+        return COUNTS_CALL, 0
+    filtering = where_cost(args.get("where"), caps) + (WHERE_CALL if args.get("sort") else 0)
+    call, per_item = _call_cost(parent, field, args, caps)
+    return call + filtering, per_item
 
+
+def where_cost(where: Any, caps: Mapping[str, int]) -> int:
+    """The work a ``where`` adds to its field's call: WHERE_CALL, and WHERE_VALUE per value
+    of its lists, counted up to ``caps["where"]`` each (more are refused by the resolver)."""
+    if not where:
+        return 0
+
+    def part(value: Any, name: str) -> Any:
+        return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+
+    cap = caps.get("where", 100)
+    values = 0
+    for name in ("venue", "concept", "dataset"):
+        ops = part(where, name)
+        if ops:
+            listed = part(ops, "in") if isinstance(ops, Mapping) else part(ops, "in_")
+            n = len(listed) if isinstance(listed, list | tuple) else 0
+            values += min(n, cap) + (part(ops, "eq") is not None)
+    return WHERE_CALL + WHERE_VALUE * values
+
+
+def _call_cost(
+    parent: str, field: str, args: Mapping[str, Any], caps: Mapping[str, int]
+) -> tuple[int, int]:
     def size(name: str) -> int:
         value = args.get(name)
         n = len(value) if isinstance(value, list | tuple) else 0

@@ -25,6 +25,7 @@ from api.graphql import citations as c
 from api.graphql import registry
 from api.graphql import rows as r
 from api.graphql import types as t
+from api.graphql import where as w
 from api.graphql.connection import Connection, connection
 from api.graphql.context import Context
 from api.graphql.errors import check_range, is_client_error
@@ -40,6 +41,7 @@ from graph.lookup import Resolution, paper_to_remove
 from graph.model import NodeKind, RelType
 from graph.query.citations import Relation
 from graph.query.filters import PaperFilter as Keep
+from graph.query.filters import PaperSort
 from graph.service import SearchMode
 from graph.settings import Settings
 
@@ -93,7 +95,8 @@ async def find(
 
 
 async def _citations(
-    info: Ctx, relation: Relation, ids: list[strawberry.ID], first: int, keep: Keep
+    info: Ctx, relation: Relation, ids: list[strawberry.ID], first: int, keep: Keep,
+    sort: PaperSort | None = None,
 ) -> list[c.CitationLink]:
     """One citation read of the seeds ``ids`` name (each looked up once)."""
     first = check_range("first", first, 1, info.context.settings.max_page_size)
@@ -104,20 +107,34 @@ async def _citations(
         NodeKind.PAPER, NodeKind.WORK]
     seeds = [(await find(info, i, kinds, "ids")).id for i in dict.fromkeys(ids)]
     _, links = await info.context.on_service(
-        lambda service: service.citations(relation, seeds, first, keep)
+        lambda service: service.citations(relation, seeds, first, keep, sort)
     )
     return [c.citation_link(x, relation) for x in links]
+
+
+async def _where(info: Ctx, where: w.PaperWhere | None, **deprecated: Any) -> Keep:
+    """The filter ``where`` (and the deprecated yearFrom/yearTo/venue) say; a concept or
+    dataset named as every argument names a node (:func:`find`)."""
+
+    async def named(ref: str, kind: NodeKind, argument: str) -> str:
+        return (await find(info, ref, [kind], argument)).id
+
+    return await w.paper_filter(named, where, **deprecated)
 
 
 def _citation_field(relation: Relation) -> Any:
     """A Query field answering one citation read (the four share their arguments)."""
 
     async def resolve(
-        info: Ctx, ids: list[strawberry.ID], first: int = 20, year_from: int | None = None,
-        year_to: int | None = None, venue: str | None = None,
+        info: Ctx, ids: list[strawberry.ID], first: int = 20,
+        where: w.PaperWhere | None = None, sort: list[w.PaperSortInput] | None = None,
+        year_from: Annotated[int | None, w.YearFrom] = None,
+        year_to: Annotated[int | None, w.YearTo] = None,
+        venue: Annotated[str | None, w.Venue] = None,
     ) -> list[c.CitationLink]:
-        return await _citations(info, relation, ids, first,
-                                Keep(year_from, year_to, venue))
+        keep = await _where(info, where, year_from=year_from, year_to=year_to,
+                                    venue=venue)
+        return await _citations(info, relation, ids, first, keep, w.paper_sort(sort))
 
     return strawberry.field(resolver=resolve, description=c.DESCRIPTIONS[relation])
 
@@ -193,13 +210,23 @@ class Query:
         assert isinstance(node, model.Paper)
         return t.Paper.of(node)
 
-    @strawberry.field(description="Papers by id, filtered; a Relay connection.")
+    @strawberry.field(description="Papers by id (or `sort`), filtered by `where` (or the older "
+                      "`filter`); a Relay connection.")
     async def papers(
         self, info: Ctx, filter: PaperFilter | None = None,
-        first: int = 10, after: str | None = None,
+        first: int = 10, after: str | None = None, where: w.PaperWhere | None = None,
+        sort: list[w.PaperSortInput] | None = None,
     ) -> Connection[t.Paper]:
         f = filter or PaperFilter()
         first, offset = _page(info, first, after)
+        if where is not None or sort:
+            if filter is not None:
+                raise InvalidArgumentError("filter", "give where (and sort) or filter, not both")
+            keep = await _where(info, where)
+            order = w.paper_sort(sort)
+            found, count = await info.context.on_store(
+                lambda store: store.papers(keep, order, offset=offset, limit=first))
+            return connection([t.Paper.of(p) for p in found], offset, count)
         neighbors: list[str] = []
         if f.concept:
             neighbors.append((await find(info, f.concept, [NodeKind.CONCEPT], "filter.concept")).id)
@@ -212,6 +239,13 @@ class Query:
             )
         )
         return connection([t.Paper.of(p) for p in papers], offset, total)
+
+    @strawberry.field(description="How many papers a `where` admits, and their counts by "
+                      "year, venue or concept.")
+    async def papers_aggregate(
+        self, info: Ctx, where: w.PaperWhere | None = None
+    ) -> w.PaperAggregate:
+        return w.PaperAggregate(keep=await _where(info, where))
 
     @strawberry.field(description="A concept by name, alias (\"LLM\"), raw or global id.")
     async def concept(self, info: Ctx, name: str) -> t.Concept | None:
@@ -247,12 +281,16 @@ class Query:
     async def search(
         self, info: Ctx, query: str, mode: t.SearchMode = t.SearchMode.KEYWORD,
         kinds: list[r.NodeKindEnum] | None = None, first: int = 10,  # type: ignore[valid-type]
-        year_from: int | None = None, year_to: int | None = None, venue: str | None = None,
+        where: w.PaperWhere | None = None,
+        year_from: Annotated[int | None, w.YearFrom] = None,
+        year_to: Annotated[int | None, w.YearTo] = None,
+        venue: Annotated[str | None, w.Venue] = None,
     ) -> list[t.SearchHit]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
         wanted = _kinds(kinds)
         how = SearchMode[mode.name]
-        keep = Keep(year_from, year_to, venue)
+        keep = await _where(info, where, year_from=year_from, year_to=year_to,
+                                    venue=venue)
         hits = await info.context.on_service(
             lambda service: service.search(query, how, wanted, first, keep),
             expensive=how is not SearchMode.KEYWORD,  # a query to encode
@@ -265,17 +303,18 @@ class Query:
         self, info: Ctx, id: strawberry.ID, depth: int = 1,
         rel_types: list[r.RelTypeEnum] | None = None,  # type: ignore[valid-type]
         node_kinds: list[r.NodeKindEnum] | None = None,  # type: ignore[valid-type]
-        limit: int = 100,
+        limit: int = 100, where: w.PaperWhere | None = None,
     ) -> r.Subgraph | None:
         s = info.context.settings
         check_range("depth", depth, 1, s.max_depth)
         check_range("limit", limit, 1, s.max_neighborhood_nodes)
         start = await find(info, id, None, "id")
         kinds = _kinds(node_kinds)
-        sub = await info.context.on_store(
-            lambda store: store.neighborhood(
-                [start.id], depth=depth, rel_types=_types(rel_types), node_kinds=kinds,
-                limit=limit,
+        keep = await _where(info, where)
+        _, sub = await info.context.on_service(
+            lambda service: service.neighborhood(
+                start.id, depth=depth, rel_types=_types(rel_types), node_kinds=kinds,
+                limit=limit, where=keep,
             ),
             expensive=True,
         )
@@ -324,10 +363,14 @@ class Query:
         self, info: Ctx, paper: strawberry.ID | None = None, text: str | None = None,
         first: int = 10, exclude: list[strawberry.ID] | None = None,
         positive: list[strawberry.ID] | None = None, negative: list[strawberry.ID] | None = None,
-        year_from: int | None = None, year_to: int | None = None, venue: str | None = None,
+        where: w.PaperWhere | None = None,
+        year_from: Annotated[int | None, w.YearFrom] = None,
+        year_to: Annotated[int | None, w.YearTo] = None,
+        venue: Annotated[str | None, w.Venue] = None,
     ) -> list[t.RelatedPaper]:
         first = check_range("first", first, 1, info.context.settings.max_page_size)
-        keep = Keep(year_from, year_to, venue)
+        keep = await _where(info, where, year_from=year_from, year_to=year_to,
+                                    venue=venue)
         # capped as nodes(ids:) is: each id is a lookup, and a seed's vector and edges
         positive, negative = _ids(info, "positive", positive), _ids(info, "negative", negative)
         exclude = _ids(info, "exclude", exclude)

@@ -14,8 +14,9 @@ decided here, so every store gives the same answer.
   most. Ranked by how many seeds (-count, id).
 
 Ties rank by id; the seeds themselves are never in an answer. A
-:class:`~graph.query.filters.PaperFilter` (a year range, a venue) keeps the papers it
-admits before the list is cut (an outside work has no year or venue: a bound drops it).
+:class:`~graph.query.filters.PaperFilter` (a ``where``) keeps the papers it admits before
+the list is cut, checked by the store over the ranked candidates (an outside work has no
+year, venue or concepts: a paper field drops it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from typing import TYPE_CHECKING
 
 from graph.errors import InvalidArgumentError
 from graph.model import CitationLink, Paper, RelType
-from graph.query.filters import ANY, PaperFilter
+from graph.query.filters import ANY, PaperFilter, PaperSort
+from graph.query.papers import kept, sorted_papers
 
 if TYPE_CHECKING:
     from graph.store.base import Backend
@@ -62,15 +64,22 @@ def _links(
     limit: int,
     papers_only: bool,
     keep: PaperFilter,
+    sort: PaperSort | None = None,
 ) -> list[CitationLink]:
     """The best ``limit`` by (-round(score, 9), id) that ``keep`` admits, with their nodes
-    and first shared."""
+    and first shared; ``sort``: the first ``limit`` of the papers among them by that
+    order instead (sorted by the store; outside works have no year or citations)."""
     order = sorted(scores, key=lambda n: (-round(scores[n], 9), n))
+    if sort is not None:
+        order = sorted_papers(backend, keep, sort, order, limit)
+        papers_only, keep = False, ANY
     whole = papers_only or not keep.empty
     nodes = backend.get_nodes(order if whole else order[:limit])
     if papers_only:
         order = [n for n in order if isinstance(nodes.get(n), Paper)]
-    order = [n for n in order if keep.admits(nodes.get(n))][:limit]
+    if not keep.empty:  # the store checks the filter over the candidates (graph.query.papers)
+        order = [n.id for n in kept(backend, keep, [nodes[n] for n in order if n in nodes])]
+    order = order[:limit]
     firsts = {n: sorted(shared[n])[:MAX_SHARED] for n in order}
     named = backend.get_nodes(sorted({s for f in firsts.values() for s in f}))
     return [
@@ -84,7 +93,7 @@ def _links(
 
 def overlap(
     backend: Backend, ids: Sequence[str], *, coupling: bool, limit: int = 20,
-    papers_only: bool = True, keep: PaperFilter = ANY,
+    papers_only: bool = True, keep: PaperFilter = ANY, sort: PaperSort | None = None,
 ) -> list[CitationLink]:
     """Coupling (``coupling``) or co-citation partners of the seeds (module docstring);
     ``papers_only``: corpus papers alone (co-citation also joins outside works)."""
@@ -100,11 +109,12 @@ def overlap(
             shared[o.partner].update(o.shared)
         scores = {n: s / len(seeds) for n, s in total.items()}
         counts = {n: len(s) for n, s in shared.items()}
-        return _links(backend, scores, counts, shared, limit, papers_only, keep)
+        return _links(backend, scores, counts, shared, limit, papers_only, keep, sort)
 
 
 def _cited_by_seeds(
-    backend: Backend, ids: Sequence[str], limit: int, prior: bool, keep: PaperFilter
+    backend: Backend, ids: Sequence[str], limit: int, prior: bool, keep: PaperFilter,
+    sort: PaperSort | None,
 ) -> list[CitationLink]:
     seeds = _check(ids, limit)
     with backend.reading():
@@ -117,21 +127,23 @@ def _cited_by_seeds(
                 shared[other].add(seed)
         counts = {n: len(s) for n, s in shared.items()}
         scores = {n: c / len(seeds) for n, c in counts.items()}
-        return _links(backend, scores, counts, shared, limit, not prior, keep)
+        return _links(backend, scores, counts, shared, limit, not prior, keep, sort)
 
 
 def prior_works(
-    backend: Backend, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    backend: Backend, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY,
+    sort: PaperSort | None = None,
 ) -> list[CitationLink]:
     """The works the seeds cite most, outside works included (module docstring)."""
-    return _cited_by_seeds(backend, ids, limit, True, keep)
+    return _cited_by_seeds(backend, ids, limit, True, keep, sort)
 
 
 def derivative_works(
-    backend: Backend, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+    backend: Backend, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY,
+    sort: PaperSort | None = None,
 ) -> list[CitationLink]:
     """The corpus papers that cite the seeds most (module docstring)."""
-    return _cited_by_seeds(backend, ids, limit, False, keep)
+    return _cited_by_seeds(backend, ids, limit, False, keep, sort)
 
 
 def reason_text(link: CitationLink, coupling: bool) -> str:

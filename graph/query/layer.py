@@ -12,12 +12,13 @@ from graph.model import (
     GraphNode,
     GraphPath,
     NodeKind,
+    Paper,
     RelType,
     SearchHit,
     Subgraph,
 )
-from graph.query import citations, search, traverse
-from graph.query.filters import ANY, PaperFilter
+from graph.query import citations, papers, search, traverse
+from graph.query.filters import ANY, CountBy, GroupCount, PaperFilter, PaperSort
 
 if TYPE_CHECKING:
     from graph.store.base import Backend
@@ -122,32 +123,55 @@ class QueryLayer:
         return search.vector_search(self.read_backend(), vector, limit, exclude)
 
     def coupled(
-        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY,
+        sort: PaperSort | None = None,
     ) -> list[CitationLink]:
         """Papers bibliographically coupled to ``ids`` (graph.query.citations)."""
         deadline.check()
         return citations.overlap(self.read_backend(), ids, coupling=True, limit=limit,
-                                 keep=keep)
+                                 keep=keep, sort=sort)
 
     def cocited(
         self, ids: Sequence[str], limit: int = 20, papers_only: bool = True,
-        keep: PaperFilter = ANY,
+        keep: PaperFilter = ANY, sort: PaperSort | None = None,
     ) -> list[CitationLink]:
         """Papers (``papers_only``: else outside works too) co-cited with ``ids``."""
         deadline.check()
         return citations.overlap(self.read_backend(), ids, coupling=False, limit=limit,
-                                 papers_only=papers_only, keep=keep)
+                                 papers_only=papers_only, keep=keep, sort=sort)
 
     def prior_works(
-        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY,
+        sort: PaperSort | None = None,
     ) -> list[CitationLink]:
         """The works ``ids`` cite most, outside works included."""
         deadline.check()
-        return citations.prior_works(self.read_backend(), ids, limit, keep)
+        return citations.prior_works(self.read_backend(), ids, limit, keep, sort)
 
     def derivative_works(
-        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY,
+        sort: PaperSort | None = None,
     ) -> list[CitationLink]:
         """The corpus papers that cite ``ids`` most."""
         deadline.check()
-        return citations.derivative_works(self.read_backend(), ids, limit, keep)
+        return citations.derivative_works(self.read_backend(), ids, limit, keep, sort)
+
+    def papers(
+        self, where: PaperFilter = ANY, sort: PaperSort | None = None, *, offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[Paper], int]:
+        """A page of the papers ``where`` admits, by ``sort`` then id, and how many match."""
+        deadline.check()
+        return papers.papers(self.read_backend(), where, sort, offset, limit)
+
+    def paper_counts(
+        self, by: CountBy, where: PaperFilter = ANY, limit: int = 20
+    ) -> list[GroupCount]:
+        """Paper counts by year, venue or concept under ``where``."""
+        deadline.check()
+        return papers.counts(self.read_backend(), where, by, limit)
+
+    def kept(self, where: PaperFilter, nodes: Sequence[GraphNode]) -> list[GraphNode]:
+        """Those of ``nodes`` that ``where`` keeps, in order (the store checks the papers)."""
+        deadline.check()
+        return papers.kept(self.read_backend(), where, nodes)

@@ -62,11 +62,12 @@ from graph.model import (
     GraphStats,
     NodeKind,
     Overlap,
+    Paper,
     RelType,
     SearchHit,
     Subgraph,
 )
-from graph.query.filters import ANY, PaperFilter
+from graph.query.filters import ANY, CountBy, GroupCount, PaperFilter, PaperSort
 from graph.query.rules import (
     MAX_HOPS,
     best_edge,
@@ -263,7 +264,8 @@ class GraphStore(PagedReads, Protocol):
         its neighbours: one round trip on a server store)."""
 
     def coupled(
-        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY,
+        sort: PaperSort | None = None,
     ) -> list[CitationLink]:
         """Papers bibliographically coupled to ``ids``: they cite the same works, outside
         ones included (graph.query.citations: Salton's cosine, the shared works); only
@@ -271,19 +273,36 @@ class GraphStore(PagedReads, Protocol):
 
     def cocited(
         self, ids: Sequence[str], limit: int = 20, papers_only: bool = True,
-        keep: PaperFilter = ANY,
+        keep: PaperFilter = ANY, sort: PaperSort | None = None,
     ) -> list[CitationLink]:
         """Papers (``papers_only``: else outside works too) cited together with ``ids``."""
 
     def prior_works(
-        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY,
+        sort: PaperSort | None = None,
     ) -> list[CitationLink]:
         """The works ``ids`` cite most, outside works included."""
 
     def derivative_works(
-        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY
+        self, ids: Sequence[str], limit: int = 20, keep: PaperFilter = ANY,
+        sort: PaperSort | None = None,
     ) -> list[CitationLink]:
         """The corpus papers that cite ``ids`` most."""
+
+    def papers(
+        self, where: PaperFilter = ANY, sort: PaperSort | None = None, *, offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[Paper], int]:
+        """A page of the papers ``where`` admits, by ``sort`` then id, and how many match
+        (graph.query.filters)."""
+
+    def paper_counts(
+        self, by: CountBy, where: PaperFilter = ANY, limit: int = 20
+    ) -> list[GroupCount]:
+        """Paper counts by year, venue or concept under ``where``."""
+
+    def kept(self, where: PaperFilter, nodes: Sequence[GraphNode]) -> list[GraphNode]:
+        """Those of ``nodes`` that ``where`` keeps, in order (the store checks the papers)."""
 
     def neighborhood(
         self,
@@ -462,6 +481,22 @@ class Backend(Protocol):
         or outside works) cited by a paper that cites a seed, with those papers. Each
         :class:`~graph.model.Overlap` has both ends' CITES degree in that direction (how
         many works each cites; how many papers cite each). Unknown ids give nothing."""
+
+    def match_papers(
+        self, where: PaperFilter, sort: PaperSort | None, offset: int, limit: int | None,
+        within: Sequence[str] | None = None,
+    ) -> tuple[list[str], int]:
+        """The ids of the papers ``where`` admits (its ``kinds`` aside: papers are asked
+        for; ``within``: only those of these ids), sorted by ``sort`` with ties by id (by
+        id alone for None; a missing year last either way), from ``offset``, at most
+        ``limit`` (None: all); and how many match. Computed by the store (SQL, one Cypher
+        query), never by fetching every paper. Strings compare by code point (the contract
+        suite checks it on titles and ids beyond U+FFFF, Neo4j included)."""
+
+    def count_papers(self, where: PaperFilter, by: CountBy, limit: int) -> list[GroupCount]:
+        """The papers ``where`` admits, counted by year, venue or mentioned concept (a paper
+        without a year or venue is in no group), in the order of
+        :func:`graph.query.filters.ranked_groups`, the first ``limit`` groups."""
 
     def keyword_candidates(
         self, terms: Sequence[str], kinds: frozenset[NodeKind] | None, limit: int

@@ -15,9 +15,11 @@ Rules kept here:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from graph.errors import InvalidArgumentError
 from graph.model import NodeKind, RelType
+from graph.query.filters import CountBy, PaperFilter, PaperOrder, PaperSort
 from graph.query.text import COLUMN_WEIGHTS, fold
 from graph.schema import endpoints, target_kinds
 
@@ -403,6 +405,83 @@ def count_list_nodes(kind: NodeKind, *, venue: bool, year: bool, neighbor: bool)
     """The total that goes with :func:`list_nodes`."""
     where = _list_where(venue=venue, year=year, neighbor=neighbor)
     return f"MATCH (n:{label(kind)})\n{where}RETURN count(n) AS total"
+
+
+# ---- filters (graph.query.filters): one query each, values always parameters
+
+def paper_where(where: PaperFilter, *, within: bool = False) -> tuple[str, dict[str, Any]]:
+    """The papers ``where`` admits (``within``: and whose id is in ``$ids``) as ``n``, and
+    the parameters. Without ids to start from, the first linked field (a concept's
+    papers) drives the match from the named nodes' id index; labels and types come from
+    the registry, every value is a parameter."""
+    conds: list[str] = []
+    params: dict[str, Any] = {}
+    paper = label(NodeKind.PAPER)
+    if where.year_from is not None:
+        conds.append("n.year >= $year_from")
+        params["year_from"] = where.year_from
+    if where.year_to is not None:
+        conds.append("n.year <= $year_to")
+        params["year_to"] = where.year_to
+    if where.venue_set:
+        conds.append("n.venue IN $venues")
+        params["venues"] = list(where.venue_set)
+    head = f"MATCH (n:{paper})\n"
+    for i, (ids, types) in enumerate(where.links()):
+        kinds = "|".join(rel_type(t) for t in sorted(types))
+        params[f"link{i}"] = list(ids)
+        ends = {ENDPOINTS[t][1] for t in types}
+        if i == 0 and not within and len(ends) == 1:
+            end = label(ends.pop())
+            head = (f"MATCH (m:{end}) WHERE m.id IN $link0\n"
+                    f"MATCH (n:{paper})-[:{kinds}]->(m)\nWITH DISTINCT n\n")
+            continue
+        conds.append(f"EXISTS {{ MATCH (n)-[:{kinds}]->(m) WHERE m.id IN $link{i} }}")
+    if within:
+        conds.append("n.id IN $ids")
+    return head + (f"WHERE {' AND '.join(conds)}\n" if conds else ""), params
+
+
+def _sort_value(by: PaperOrder) -> str:
+    if by is PaperOrder.YEAR:
+        return "n.year"
+    if by is PaperOrder.TITLE:
+        return "coalesce(n.title, n.label)"
+    cites, paper = rel_type(RelType.CITES), label(NodeKind.PAPER)
+    return f"COUNT {{ (n)<-[:{cites}]-(:{paper}) }}"
+
+
+def match_papers(where: str, sort: PaperSort | None) -> str:
+    """The ids of ``where``'s papers sorted (ties by id), ``$offset`` on, ``$limit`` of them
+    (null: all), and how many match: one round trip."""
+    if sort is None:
+        order = "n.id"
+        with_key = "n"
+    else:
+        direction = "DESC" if sort.descending else "ASC"
+        order = f"k IS NULL, k {direction}, n.id"
+        with_key = f"n, {_sort_value(sort.by)} AS k"
+    return (
+        f"{where}WITH {with_key}\nORDER BY {order}\n"
+        "WITH collect(n.id) AS ids\n"
+        "RETURN size(ids) AS total,\n"
+        "  CASE WHEN $limit IS NULL THEN ids[$offset..] ELSE ids[$offset..$offset + $limit] END"
+        " AS page"
+    )
+
+
+def paper_counts(where: str, by: CountBy) -> str:
+    """Papers grouped by year (ascending), venue or concept (by count, then key), the
+    first ``$limit`` groups."""
+    if by is CountBy.CONCEPT:
+        mentions, concept = rel_type(RelType.MENTIONS), label(NodeKind.CONCEPT)
+        return (f"{where}MATCH (n)-[:{mentions}]->(m:{concept})\n"
+                "WITH m.id AS k, count(DISTINCT n) AS c\n"
+                "RETURN k, c ORDER BY c DESC, k LIMIT $limit")
+    key = "n.year" if by is CountBy.YEAR else "n.venue"
+    ranked = "k" if by is CountBy.YEAR else "c DESC, k"
+    return (f"{where}WITH {key} AS k WHERE k IS NOT NULL\n"
+            f"WITH k, count(*) AS c\nRETURN k, c ORDER BY {ranked} LIMIT $limit")
 
 
 #: Node and edge counts, one row per label and per type (each branch reads the counts store).

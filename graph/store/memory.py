@@ -46,12 +46,23 @@ from graph.model import (
     GraphStats,
     NodeKind,
     Overlap,
+    Paper,
     RelType,
     node_from_props,
     node_to_props,
 )
 from graph.query import QueryLayer
 from graph.query.ann import ApproximateIndex, ask_count
+from graph.query.filters import (
+    CountBy,
+    GroupCount,
+    PaperFilter,
+    PaperOrder,
+    PaperSort,
+    ranked_groups,
+    sort_value,
+    sorted_ids,
+)
 from graph.query.search import names_of
 from graph.query.traverse import Adjacent, RingWalk, adjacency
 from graph.query.vectors import UnitMatrix
@@ -101,6 +112,8 @@ class NetworkxStore(QueryLayer):
         # (into _numbered's ids) and weights, likewise: what ring_top sums in numpy
         self._numbered: tuple[dict[str, int], list[str]] | None = None
         self._weight_arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._paper_ids: list[str] | None = None  # the papers, for filters; None: not read
+        self._cited: Counter[str] | None = None  # each node's CITES in-degree, likewise
         self._stats: tuple[int, GraphStats] | None = None
         self.g: nx.MultiDiGraph = nx.MultiDiGraph()
         self._emb_ids: list[str] = []
@@ -258,6 +271,8 @@ class NetworkxStore(QueryLayer):
         self._out = {}
         self._numbered = None
         self._weight_arrays = {}
+        self._paper_ids = None
+        self._cited = None
 
     def _drop_index(self) -> None:
         # not closed: a search running on it meanwhile finishes on the old state
@@ -486,6 +501,76 @@ class NetworkxStore(QueryLayer):
             matches.append(node)
         matches.sort(key=lambda n: n.id)
         return matches[offset : offset + limit], len(matches)
+
+    # ---- filters (graph.query.filters): the reference every other store must match
+    def _edges_into(self, nid: str, typ: RelType) -> list[Edge]:
+        return [e for e in self._by_type.get(nid, {}).get(typ, ()) if e.target == nid]
+
+    def _papers(self) -> list[str]:
+        """Every paper's id (kept until the graph changes: a filter reads it each time)."""
+        ids = self._paper_ids
+        if ids is None:
+            ids = [n for n, d in self.g.nodes(data="node") if d.kind is NodeKind.PAPER]
+            self._paper_ids = ids
+        return ids
+
+    def _citations(self) -> Counter[str]:
+        """How many papers cite each node (kept until the graph changes)."""
+        cited = self._cited
+        if cited is None:
+            by_type = self._by_type
+            # CITES only ever leaves a paper (graph.schema)
+            cited = Counter(e.target for nid in self._papers()
+                            for e in by_type.get(nid, {}).get(RelType.CITES, ())
+                            if e.source == nid)
+            self._cited = cited
+        return cited
+
+    def _matching(self, where: PaperFilter, pool: Iterable[str] | None) -> list[str]:
+        linked = [{e.source for nid in ids for t in types for e in self._edges_into(nid, t)}
+                  for ids, types in where.links()]
+        if pool is None:  # the smallest linked set, else every paper
+            pool = min(linked, key=len) if linked else self._papers()
+        nodes = self.g._node  # networkx's own dict: its views cost a call per node
+        admits, out = where.admits_fields, []
+        for nid in pool:
+            data = nodes.get(nid)
+            if data is None:
+                continue
+            node = data["node"]
+            if node.kind is NodeKind.PAPER and admits(node) and all(nid in s for s in linked):
+                out.append(nid)
+        return out
+
+    def match_papers(
+        self, where: PaperFilter, sort: PaperSort | None, offset: int, limit: int | None,
+        within: Sequence[str] | None = None,
+    ) -> tuple[list[str], int]:
+        ids = self._matching(where, None if within is None else dict.fromkeys(within))
+        values: dict[str, int | str | None] = {}
+        if sort is not None:
+            cited = self._citations() if sort.by is PaperOrder.CITATIONS else Counter()
+            for nid in ids:
+                node = self._node(nid)
+                assert isinstance(node, Paper)
+                values[nid] = sort_value(sort, node, cited[nid])
+        order = sorted_ids(ids, sort, values)
+        end = None if limit is None else offset + limit
+        return order[offset:end], len(order)
+
+    def count_papers(self, where: PaperFilter, by: CountBy, limit: int) -> list[GroupCount]:
+        counts: Counter[int | str] = Counter()
+        for nid in self._matching(where, None):
+            if by is CountBy.CONCEPT:
+                counts.update({e.target for e in self._by_type.get(nid, {}).get(
+                    RelType.MENTIONS, ()) if e.source == nid})
+                continue
+            node = self._node(nid)
+            assert isinstance(node, Paper)
+            key = node.year if by is CountBy.YEAR else node.venue
+            if key is not None:
+                counts[key] += 1
+        return ranked_groups(dict(counts), by, limit)
 
     # The walks below read networkx's adjacency dicts directly: its edge views build a
     # tuple per edge, and a depth-2 neighbourhood on a 3k-paper graph visits ~20,000.

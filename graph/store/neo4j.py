@@ -59,6 +59,7 @@ from graph.model import (
     RelType,
 )
 from graph.query import QueryLayer
+from graph.query.filters import CountBy, GroupCount, PaperFilter, PaperSort
 from graph.query.traverse import RingWalk, rank_reach
 from graph.query.vectors import cosine, unit_rows
 from graph.settings import Settings
@@ -858,6 +859,24 @@ class Neo4jStore(QueryLayer):
             return [], total
         rows = self._read(cypher.list_nodes(kind, **flags), offset=offset, limit=limit, **params)
         return [decode_node(r["n_props"], r["n_labels"]) for r in rows], total
+
+    def match_papers(
+        self, where: PaperFilter, sort: PaperSort | None, offset: int, limit: int | None,
+        within: Sequence[str] | None = None,
+    ) -> tuple[list[str], int]:
+        if within is not None and not within:
+            return [], 0
+        match, params = cypher.paper_where(where, within=within is not None)
+        if within is not None:
+            params["ids"] = list(dict.fromkeys(within))
+        row = self._read(cypher.match_papers(match, sort), offset=offset, limit=limit,
+                         **params)[0]
+        return [str(i) for i in row["page"]], int(row["total"])
+
+    def count_papers(self, where: PaperFilter, by: CountBy, limit: int) -> list[GroupCount]:
+        match, params = cypher.paper_where(where)
+        rows = self._read(cypher.paper_counts(match, by), limit=limit, **params)
+        return [GroupCount(r["k"], int(r["c"])) for r in rows]
 
     @staticmethod
     def _types(types: frozenset[RelType] | None) -> list[str]:

@@ -14,6 +14,7 @@ so it sees one committed state even while another process writes.
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 import threading
 from collections import defaultdict
@@ -25,6 +26,7 @@ import numpy as np
 from graph.errors import StoreError
 from graph.ids import odd_spellings
 from graph.model import Edge, GraphNode, NodeKind, Overlap, RelType, node_from_props
+from graph.query.filters import CountBy, GroupCount, PaperFilter, PaperOrder, PaperSort
 from graph.query.traverse import RingWalk
 from graph.query.vectors import UnitMatrix
 from graph.store import fts
@@ -170,6 +172,39 @@ class SqlBackend:
                 [*params, limit, offset],
             )
         return [self._node(k, p) for k, p in rows], total
+
+    # ------------------------------------------------------------------ filters
+    def match_papers(
+        self, where: PaperFilter, sort: PaperSort | None, offset: int, limit: int | None,
+        within: Sequence[str] | None = None,
+    ) -> tuple[list[str], int]:
+        cond, params = _paper_where(where)
+        if within is not None:  # one JSON array parameter, however many ids
+            cond += " AND n.id IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(list(dict.fromkeys(within))))
+        order = _ORDER_SQL[sort.by].format(dir="DESC" if sort.descending else "ASC") + ", " if (
+            sort is not None) else ""
+        with self._reading():
+            total = int(self._rows(f"SELECT COUNT(*) FROM nodes n WHERE {cond}", params)[0][0])  # noqa: S608 - fixed clauses, values bound
+            rows = self._rows(
+                f"SELECT n.id FROM nodes n WHERE {cond} ORDER BY {order}n.id LIMIT ? OFFSET ?",  # noqa: S608
+                [*params, -1 if limit is None else limit, offset],
+            )
+        return [r[0] for r in rows], total
+
+    def count_papers(self, where: PaperFilter, by: CountBy, limit: int) -> list[GroupCount]:
+        cond, params = _paper_where(where)
+        if by is CountBy.CONCEPT:
+            sql = (f"SELECT e.target, COUNT(DISTINCT n.id) FROM nodes n JOIN edges e"  # noqa: S608
+                   f" ON e.source = n.id AND e.type = '{RelType.MENTIONS.value}'"
+                   f" WHERE {cond} GROUP BY e.target ORDER BY 2 DESC, 1 LIMIT ?")
+        else:
+            key = _YEAR if by is CountBy.YEAR else _VENUE
+            ranked = "1" if by is CountBy.YEAR else "2 DESC, 1"
+            sql = (f"SELECT {key}, COUNT(*) FROM nodes n WHERE {cond} AND {key} IS NOT NULL"  # noqa: S608
+                   f" GROUP BY 1 ORDER BY {ranked} LIMIT ?")
+        rows = self._rows(sql, [*params, limit])
+        return [GroupCount(k, int(c)) for k, c in rows]
 
     # ------------------------------------------------------------------ edges
     def incident_edges(self, ids: Sequence[str], types: frozenset[RelType] | None) -> list[Edge]:
@@ -325,3 +360,41 @@ class SqlBackend:
                     [source, target, typ],
                 ).fetchall()
         return [self._edge(r) for r in rows]
+
+
+_YEAR = "json_extract(n.props, '$.year')"
+_VENUE = "json_extract(n.props, '$.venue')"
+_TITLE = "COALESCE(json_extract(n.props, '$.title'), json_extract(n.props, '$.label'))"
+#: ORDER BY terms of each sort key ({dir}: ASC or DESC); a missing year sorts last
+_ORDER_SQL = {
+    PaperOrder.YEAR: f"{_YEAR} IS NULL, {_YEAR} {{dir}}",
+    PaperOrder.TITLE: f"{_TITLE} {{dir}}",
+    # CITES only ever leaves a paper (graph.schema): the edges into n, by the target index
+    PaperOrder.CITATIONS: "(SELECT COUNT(*) FROM edges c WHERE c.target = n.id AND c.type = "  # noqa: S608
+    f"'{RelType.CITES.value}') {{dir}}",
+}
+
+
+def _paper_where(where: PaperFilter) -> tuple[str, list[Any]]:
+    """The SQL condition on ``nodes n`` of the papers ``where`` admits, and its values."""
+    conds = ["n.kind = ?"]
+    params: list[Any] = [NodeKind.PAPER.value]
+    if where.year_from is not None:
+        conds.append(f"{_YEAR} >= ?")
+        params.append(where.year_from)
+    if where.year_to is not None:
+        conds.append(f"{_YEAR} <= ?")
+        params.append(where.year_to)
+    if where.venue_set:
+        conds.append(f"{_VENUE} IN ({','.join('?' * len(where.venue_set))})")
+        params.extend(where.venue_set)
+    for ids, types in where.links():
+        # each linked field: a seek of the edges_target index per id
+        marks, type_marks = ",".join("?" * len(ids)), ",".join("?" * len(types))
+        conds.append(
+            f"n.id IN (SELECT e.source FROM edges e WHERE e.target IN ({marks})"  # noqa: S608
+            f" AND e.type IN ({type_marks}))"
+        )
+        params.extend(ids)
+        params.extend(sorted(t.value for t in types))
+    return " AND ".join(conds), params

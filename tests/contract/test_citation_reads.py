@@ -161,7 +161,7 @@ def test_citation_reads_keep_a_year_range_and_a_venue(kind: str, make_store: Any
             kept = getattr(s, read)(seeds, limit=1000, keep=keep)
             # the filtered list is the whole list less what the filter refuses, in order
             assert _plain(kept) == [x for x in _plain(whole)
-                                    if keep.admits(s.get_nodes([x[0]]).get(x[0]))]
+                                    if keep.admits_fields(s.get_nodes([x[0]]).get(x[0]))]
             assert all(isinstance(x.node, Paper) and x.node.venue == "V1"
                        and x.node.year is not None and 2019 <= x.node.year <= 2021
                        for x in kept)

@@ -177,3 +177,46 @@ def test_search_with_year_and_venue(built: tuple[list[str], Path], gql: GQL) -> 
     assert sorted(h["node"]["key"] for h in data["search"]) == ["c1", "c3"]
     bad = gql.raw("""{ search(query: "x", kinds: [CONCEPT], yearFrom: 2020) { score } }""")
     assert bad["errors"] and "papers only" in bad["errors"][0]["message"]
+
+
+def test_cli_filters_sorts_and_counts(built: tuple[list[str], Path]) -> None:
+    """Every list command takes the same filters; `papers --sort` and `counts --by`."""
+    cmd, _ = built
+
+    def js(*args: str) -> Any:
+        out = _run(cmd, *args, "--json")
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    newest = js("papers", "--year-from", "2020", "--sort", "-year")
+    assert newest["total"] == 4 and [p["id"] for p in newest["papers"]] == ["c5", "c4", "c3", "c2"]
+    titled = js("papers", "--venue", "ICLR", "--venue", "NeurIPS", "--sort", "title", "-n", "2")
+    assert titled["total"] == 6 and [p["id"] for p in titled["papers"]] == ["c0", "c1"]
+    assert js("counts", "--by", "year")["groups"] == [
+        {"key": 2018 + i, "count": 1} for i in range(6)]
+    assert js("counts", "--by", "venue", "--year-to", "2020")["groups"] == [
+        {"key": "NeurIPS", "count": 2}, {"key": "ICLR", "count": 1}]
+    top = js("counts", "--by", "concept", "-n", "3")
+    assert top["total"] == 6 and top["groups"]
+    concept = top["groups"][0]
+    mentioning = js("papers", "--concept", concept["name"])
+    assert mentioning["total"] == concept["count"]
+    assert js("counts", "--by", "year", "--concept", concept["key"])["total"] == concept["count"]
+    # the citation lists, search and neighbours take the same flags
+    assert [r["id"] for r in js("derivative", "c0", "--sort", "-year")] == ["c5", "c4"]
+    assert [r["id"] for r in js("prior", "c0", "c1", "--year-from", "2019", "--sort", "year")
+            ] == ["c2"]
+    found = js("search", "Seed paper", "-n", "20", "--concept", concept["key"])
+    assert {r["id"] for r in found} == {p["id"] for p in mentioning["papers"]}
+    around = js("neighbors", "c0", "--year-from", "2021", "--depth", "2")
+    years = {pid: 2018 + i for i, pid in enumerate(REFS)}
+    assert all(years[n["id"]] >= 2021 for n in around["nodes"]
+               if n["kind"] == "Paper" and n["id"] != "c0")
+    related = js("related", "c0", "--venue", "ICLR")
+    assert related and {r["id"] for r in related} <= {"c1", "c3", "c5"}
+    # hostile flags: a clear usage error, never a traceback
+    for args, says in ((("papers", "--sort", "stars"), "--sort"),
+                       (("counts", "--by", "year", "--concept", "no such concept"), "--concept"),
+                       (("papers", "--year-from", "2022", "--year-to", "2020"), "year_from")):
+        bad = _run(cmd, *args)
+        assert bad.returncode != 0 and says in bad.stderr and "Traceback" not in bad.stderr
