@@ -188,9 +188,14 @@ BENCHES: tuple[Bench, ...] = (
         )),
     ),
     Bench(
-        "topics", None,
-        "What topics does the graph hold, and how good are they?",
-        "A later issue: the topics feature and its benchmark are not built yet.",
+        "topics", "bench.topics",
+        "Do the topics match what people say the topics are, and do their labels read right?",
+        "Cora (2,277 papers, its citations as references): NMI and ARI of the top-level topics "
+        "against Cora's 7 human labels, the Leiden resolution chosen on a seeded half of the "
+        "papers and reported on the other half, beside k-means (k = 7) on TF-IDF vectors and "
+        "on the MiniLM vectors; ICLR 2021: the topics' author-keyword purity (untuned), the "
+        "time `citegraph topics --recompute` takes, and 20 labels read against their top "
+        "papers with a verdict each (bench/topic_verdicts.json). `--quick`: the seeds.",
     ),
 )
 BY_NAME = {b.name: b for b in BENCHES}

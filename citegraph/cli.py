@@ -992,5 +992,7 @@ def _exit_now(code: int | str | None) -> None:
     os._exit(code or 0)
 
 
-# the citation commands (prior, derivative) live in their own module, on this app
-import citegraph.cites  # noqa: E402, F401
+# the citation commands (prior, derivative) and the topic commands (topics, topic) live
+# in their own modules, on this app
+import citegraph.cites  # noqa: E402
+import citegraph.topics  # noqa: E402, F401

@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     topic_recompute_fraction: float = Field(0.1, gt=0, le=1.0)
     # topics this big are split into subtopics (Leiden again on the topic's subgraph)
     topic_subtopic_min: int = Field(40, ge=4)
+    # Leiden's resolution inside a topic (higher than topic_resolution: a topic is one
+    # community at that one)
+    topic_subtopic_resolution: float = Field(1.0, gt=0)
     # weights of the paper-paper edges besides SIMILAR_TO's cosine
     topic_cites_weight: float = Field(0.5, ge=0)
     topic_coupling_weight: float = Field(1.0, ge=0)

@@ -292,13 +292,17 @@ def _describe(
 
 def compute_topics(
     inputs: TopicInputs, *, resolution: float, seed: int, subtopic_min: int,
-    cites_weight: float = 0.5, coupling_weight: float = 1.0,
+    subtopic_resolution: float = 1.0, cites_weight: float = 0.5, coupling_weight: float = 1.0,
     previous: Mapping[str, frozenset[str]] | None = None,
 ) -> TopicResult:
     """Topics (``topic:<n>``) and subtopics (``topic:<n>.<m>``) of ``inputs.papers``.
 
-    ``previous``: the members of the topics and subtopics computed before, whose ids a
-    community keeps when it overlaps them enough (:func:`match_ids`)."""
+    Subtopics: Leiden again on the subgraph of each topic of ``subtopic_min`` papers or
+    more, at ``subtopic_resolution`` (a topic is one community at ``resolution`` by
+    construction, so splitting it takes a higher one); kept when it gives two parts of
+    MIN_TOPIC_SIZE or more. ``previous``: the members of the topics and subtopics
+    computed before, whose ids a community keeps when it overlaps them enough
+    (:func:`match_ids`)."""
     previous = previous or {}
     papers = sorted(set(inputs.papers))
     weights = paper_edges(inputs, cites_weight, coupling_weight)
@@ -316,7 +320,9 @@ def compute_topics(
             continue
         nodes = sorted(members)
         sub = {k: v for k, v in weights.items() if k[0] in members and k[1] in members}
-        parts = dissolve_small(leiden(nodes, sub, resolution, seed), sub, MIN_TOPIC_SIZE)
+        parts = dissolve_small(
+            leiden(nodes, sub, subtopic_resolution, seed), sub, MIN_TOPIC_SIZE
+        )
         parts = [p for p in parts if len(p) >= MIN_TOPIC_SIZE]
         if len(parts) < 2:
             continue

@@ -162,7 +162,9 @@ def compute(data: GraphData, settings: Settings) -> TopicResult:
     previous = members_of([e for e in data.edges.values() if e.type is RelType.IN_TOPIC])
     return compute_topics(
         inputs_of(data), resolution=settings.topic_resolution, seed=settings.topic_seed,
-        subtopic_min=settings.topic_subtopic_min, cites_weight=settings.topic_cites_weight,
+        subtopic_min=settings.topic_subtopic_min,
+        subtopic_resolution=settings.topic_subtopic_resolution,
+        cites_weight=settings.topic_cites_weight,
         coupling_weight=settings.topic_coupling_weight, previous=previous,
     )
 
