@@ -23,8 +23,13 @@ from scipy.optimize import linear_sum_assignment
 MATCH_MIN_JACCARD = 0.3
 #: communities smaller than this are dissolved into their neighbours' topics
 MIN_TOPIC_SIZE = 3
+#: a subtopic holds this many papers at least (smaller parts join their neighbours')
+MIN_SUBTOPIC_SIZE = 10
 #: at most this many concepts, papers and datasets are kept on a topic
 TOP_N = 10
+#: Leiden's passes (leidenalg's default): until stable (-1) took 2.0 s against 0.44 s on
+#: ICLR 2021 for a partition 0.4% better in quality
+LEIDEN_ITERATIONS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +132,7 @@ def leiden(
     g.es["weight"] = [weights[k] for k in pairs]
     part = leidenalg.find_partition(
         g, leidenalg.RBConfigurationVertexPartition, weights="weight",
-        resolution_parameter=resolution, seed=seed, n_iterations=-1,
+        resolution_parameter=resolution, seed=seed, n_iterations=LEIDEN_ITERATIONS,
     )
     groups = [sorted(nodes[i] for i in c) for c in part]
     return sorted((c for c in groups if c), key=lambda c: (-len(c), c[0]))
@@ -300,7 +305,7 @@ def compute_topics(
     Subtopics: Leiden again on the subgraph of each topic of ``subtopic_min`` papers or
     more, at ``subtopic_resolution`` (a topic is one community at ``resolution`` by
     construction, so splitting it takes a higher one); kept when it gives two parts of
-    MIN_TOPIC_SIZE or more. ``previous``: the members of the topics and subtopics
+    MIN_SUBTOPIC_SIZE or more. ``previous``: the members of the topics and subtopics
     computed before, whose ids a community keeps when it overlaps them enough
     (:func:`match_ids`)."""
     previous = previous or {}
@@ -321,9 +326,9 @@ def compute_topics(
         nodes = sorted(members)
         sub = {k: v for k, v in weights.items() if k[0] in members and k[1] in members}
         parts = dissolve_small(
-            leiden(nodes, sub, subtopic_resolution, seed), sub, MIN_TOPIC_SIZE
+            leiden(nodes, sub, subtopic_resolution, seed), sub, MIN_SUBTOPIC_SIZE
         )
-        parts = [p for p in parts if len(p) >= MIN_TOPIC_SIZE]
+        parts = [p for p in parts if len(p) >= MIN_SUBTOPIC_SIZE]
         if len(parts) < 2:
             continue
         old_sub = {k: v for k, v in previous.items() if k.startswith(tid + ".")}
