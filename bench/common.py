@@ -291,8 +291,9 @@ def load_iclr() -> list[Any]:
     return list(read_corpus([ICLR_TSV]).papers)
 
 
-def load_cora() -> tuple[list[Any], list[set[int]], list[int]]:
-    """Cora papers (id ``cora-<line>``), citation neighbours per node (either direction), labels.
+def load_cora() -> tuple[list[Any], list[set[int]], list[int | None]]:
+    """Cora papers (id ``cora-<line>``), citation neighbours per node (either direction),
+    labels (None: the paper has none).
 
     data.txt line i is node i: one stop-word-stripped abstract, no title.
     """
@@ -311,7 +312,10 @@ def load_cora() -> tuple[list[Any], list[set[int]], list[int]]:
         if a != b:
             cites[a].add(b)
             cites[b].add(a)
-    labels = [int(x) for x in (CORA_DIR / "group.txt").read_text().split()]
+    # line i is node i's label; 66 lines are empty (no label): None, not skipped (skipping
+    # them shifted every later label onto the wrong paper)
+    rows = (CORA_DIR / "group.txt").read_text().split("\n")
+    labels = [int(x) if x.strip() else None for x in rows[: len(lines)]]
     return papers, cites, labels
 
 

@@ -1822,7 +1822,7 @@ def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
     they are a clustering of the whole corpus that an add joins cheaply and recomputes
     only past a threshold (graph.topics), so a graph grown by adds may hold other topics
     than a fresh build until the next recomputation, by design."""
-    a, b = _without_topics(a), _without_topics(b)
+    a, b = without_topics(a), without_topics(b)
     problems: list[str] = []
     if set(a.nodes) != set(b.nodes):
         problems.append(f"nodes differ: {sorted(set(a.nodes) ^ set(b.nodes))[:10]}")
@@ -1838,14 +1838,15 @@ def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
     return problems
 
 
-def _without_topics(g: GraphData) -> GraphData:
-    """``g``'s nodes and edges less what the topic computation writes."""
+def without_topics(g: GraphData) -> GraphData:
+    """``g`` less what the topic computation writes (Topic nodes, IN_TOPIC, SUBTOPIC_OF,
+    papers' ``importance``): what a graph grown by adds shares with a fresh build."""
     nodes: dict[str, GraphNode] = {
         nid: dataclasses.replace(n, importance=None) if isinstance(n, Paper) else n
         for nid, n in g.nodes.items() if n.kind is not NodeKind.TOPIC
     }
     edges = {k: e for k, e in g.edges.items() if k[2] not in TOPIC_TYPES}
-    return GraphData(nodes=nodes, edges=edges)
+    return dataclasses.replace(g, nodes=nodes, edges=edges)
 
 
 def _found_ids(
