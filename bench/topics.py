@@ -70,9 +70,18 @@ def _cora(result: Result, grid: list[float], split_seed: int) -> None:
     from graph.topics.update import inputs_of
 
     papers, _, labels = load_cora()
-    # the papers with a label (2,211 of 2,277) are scored; every paper is clustered
-    truth = {p.id: lab for p, lab in zip(papers, labels, strict=True) if lab is not None}
-    ids = sorted(p.id for p in papers)
+    with tempfile.TemporaryDirectory(prefix="citegraph-bench-topics-") as tmp:
+        settings, store = _open("cora", tmp)
+        data = store.snapshot()
+        inputs = inputs_of(data)
+        # the graph's papers: a text that is another's too is one paper (merged on build)
+        ids = sorted(inputs.papers)
+        vectors = store.embeddings(ids)
+        store.close()
+    # the graph's papers with a label (66 of Cora's have none) are scored; every paper of
+    # the graph is clustered, by the topics and by the baselines alike
+    truth = {p.id: lab for p, lab in zip(papers, labels, strict=True)
+             if lab is not None and p.id in vectors}
     order = sorted(truth)
     random.Random(split_seed).shuffle(order)
     tune, test = sorted(order[: len(order) // 2]), sorted(order[len(order) // 2:])
@@ -82,12 +91,6 @@ def _cora(result: Result, grid: list[float], split_seed: int) -> None:
         got = [found.get(p, -1) for p in half]
         return (normalized_mutual_info_score(want, got), adjusted_rand_score(want, got))
 
-    with tempfile.TemporaryDirectory(prefix="citegraph-bench-topics-") as tmp:
-        settings, store = _open("cora", tmp)
-        data = store.snapshot()
-        inputs = inputs_of(data)
-        vectors = store.embeddings(ids)
-        store.close()
 
     def topics_at(r: float, cites: float, coupling: float) -> tuple[dict[str, int], int]:
         res = compute_topics(inputs, resolution=r, seed=settings.topic_seed,
@@ -119,6 +122,8 @@ def _cora(result: Result, grid: list[float], split_seed: int) -> None:
     km_v = KMeans(7, n_init=10, random_state=0).fit_predict(mat)
     nmi_t, ari_t = scores({p: int(k) for p, k in zip(ids, km_t, strict=True)}, test)
     nmi_v, ari_v = scores({p: int(k) for p, k in zip(ids, km_v, strict=True)}, test)
+    result.note(f"Cora: {len(ids)} papers in the graph (of {len(papers)} lines), {len(truth)} "
+                f"with a label; halves of {len(tune)} (tune) and {len(test)} (test)")
     result.table("Cora, test half: topics against the baselines",
                  ["clustering", "clusters", "NMI", "ARI"], [
                      [f"topics, resolution {r} (chosen on the tune half)", n, round(nmi, 3),

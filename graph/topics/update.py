@@ -87,17 +87,23 @@ def members_of(edges: Sequence[Edge]) -> dict[str, frozenset[str]]:
 
 
 def label_of(concepts: Sequence[str], names: Mapping[str, str], fallback: str) -> str:
-    """A topic's label: its most distinctive concepts' names (one that another one's name
-    holds is left out: "graph" beside "graph neural network")."""
+    """A topic's label: its most distinctive concepts' names, best first. A name that
+    holds a single word picked before takes its place ("graph neural network" for
+    "graph": more specific); one that holds, or is held by, a longer name picked before
+    is left out ("reinforcement learning algorithm" after "reinforcement learning")."""
     picked: list[str] = []
     for cid in concepts:
         name = names.get(cid, cid.split(":", 1)[-1].replace("-", " "))
         low = name.casefold()
-        if any(low in p.casefold() or p.casefold() in low for p in picked):
+        near = [i for i, p in enumerate(picked) if low in p.casefold() or p.casefold() in low]
+        if near:
+            i = near[0]
+            if len(near) == 1 and " " not in picked[i] and picked[i].casefold() in low:
+                picked[i] = name
             continue
-        picked.append(name)
         if len(picked) == LABEL_CONCEPTS:
             break
+        picked.append(name)
     return ", ".join(picked) if picked else fallback
 
 

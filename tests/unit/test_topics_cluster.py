@@ -133,3 +133,13 @@ def test_assign_joins_the_neighbours_topic() -> None:
     topic_of = {"a": "topic:1", "b": "topic:1", "c": "topic:2"}
     nb = {"n1": [("a", 0.5), ("b", 0.4), ("c", 0.8)], "n2": [("zz", 0.9)]}
     assert assign(["n1", "n2"], nb, topic_of) == {"n1": "topic:1"}
+
+
+def test_label_prefers_the_specific_phrase() -> None:
+    from graph.topics.update import label_of
+
+    names = {"a": "graph", "b": "node", "c": "graph neural network", "d": "neural network",
+             "e": "reinforcement learning", "f": "reinforcement learning algorithm", "g": "x"}
+    assert label_of(["a", "b", "c", "d", "g"], names, "t") == "graph neural network, node, x"
+    assert label_of(["e", "f", "b"], names, "t") == "reinforcement learning, node"
+    assert label_of([], names, "topic:9") == "topic:9"
