@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS, ROOT, machine, now_utc, write_result
+from bench.common import RESULTS, ROOT, machine, markdown_table, now_utc, write_result
 
 DOC = ROOT / "docs" / "benchmarks.md"
 
@@ -41,6 +41,9 @@ class Bench:
     question: str
     about: str  # what it runs, on what, for a reader of the doc
     earlier: Earlier | None = None
+    #: detail tables the doc shows too, by the start of their title (the others stay in
+    #: the JSON)
+    shown_tables: tuple[str, ...] = ()
 
 
 BENCHES: tuple[Bench, ...] = (
@@ -196,6 +199,7 @@ BENCHES: tuple[Bench, ...] = (
         "on the MiniLM vectors; ICLR 2021: the topics' author-keyword purity (untuned), the "
         "time `citegraph topics --recompute` takes, and 20 labels read against their top "
         "papers with a verdict each (bench/topic_verdicts.json). `--quick`: the seeds.",
+        shown_tables=("Cora: top-level", "Cora, test half", "iclr2021: the 20 biggest"),
     ),
 )
 BY_NAME = {b.name: b for b in BENCHES}
@@ -292,7 +296,12 @@ def _section(bench: Bench) -> list[str]:
         rows += [f"| {a} | {b} | {c} | earlier |" for a, b, c in bench.earlier.rows]
     if rows:
         out += ["| figure | value | goal | run |", "|---|---|---|---|", *rows, ""]
-    return [*out, *(f"- {line}" for line in legend), ""]
+    out += [f"- {line}" for line in legend]
+    for table in (res or {}).get("tables", []) if bench.shown_tables else []:
+        if table["title"].startswith(bench.shown_tables):
+            out += ["", f"**{table['title']}**", "",
+                    markdown_table(table["headers"], table["rows"])]
+    return [*out, ""]
 
 
 FINDINGS = """\
