@@ -151,6 +151,15 @@ def result_change(
          and k[0] not in set(old_topics) - new_ids and k[1] not in set(old_topics) - new_ids),
         key=_key,
     )
+    same = not (papers or upsert_edges or delete_edges or set(old_topics) - new_ids) and all(
+        isinstance(was := data.nodes.get(t.id), Topic)
+        and dataclasses.replace(t, version=was.version) == was
+        for t in topics
+    )
+    if same:
+        # the same topics as stored: nothing to write (a build that changed nothing
+        # commits nothing), and their version stays the one they were computed at
+        return GraphChange()
     return GraphChange(
         upsert_nodes=(*topics, *papers),
         delete_nodes=tuple(sorted(set(old_topics) - new_ids)),
