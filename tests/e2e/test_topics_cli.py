@@ -154,3 +154,32 @@ def test_recompute_rule(built: Path, tmp_path: Path) -> None:
     again = {t["id"]: t for t in _topics(cli) if t["level"] == 1}
     assert all(t["changed"] == 0 for t in again.values())
     assert set(again) == set(before)
+
+
+def test_a_servers_adds_join_topics_and_stay_by_region(built: Path, tmp_path: Path) -> None:
+    """A long-lived pipeline (the server's): the topic step's write moves the store's
+    version, and the next add still goes by region (Pipeline.topics_written)."""
+    from graph.ingest import paper_from_record
+    from graph.service import Embedding, GraphService
+
+    data = tmp_path / "data"
+    shutil.copytree(built, data)
+    settings = seed_settings(data)
+    store = EmbeddedStore(settings.graph_db)
+    embedding = Embedding(settings)
+    service = GraphService(settings, store, embedding)
+    pipe = service.pipeline(incremental=True)
+    try:
+        pipe.prime(store)
+        for i in range(2):
+            paper = paper_from_record({"id": f"srv-{i}", "abstract": (
+                f"We fine-tune diffusion models for image generation, step {i}, with a "
+                "careful regularization of the denoiser.")}, source=f"test:{i}")
+            report = service.write(papers=[paper], pipeline=pipe)
+            assert "region.terms" in report.step_seconds, f"add {i} went the whole way"
+            assert report.topics is not None and report.topics["assigned"] == 1
+            assert store.edges_of([f"srv-{i}"], [RelType.IN_TOPIC])
+    finally:
+        pipe.close()
+        store.close()
+        embedding.close()
