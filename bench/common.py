@@ -253,14 +253,15 @@ def citegraph(data_dir: Path, *args: str, timeout: float = 3600) -> Run:
 
 
 def built_graph(corpus: str) -> Path:
-    """A data folder holding ``corpus`` ("seeds" or "iclr2021") built by ``citegraph build``
+    """A data folder holding ``corpus`` ("seeds", "iclr2021" or "cora": Cora with its
+    citations as references, :func:`cora_jsonl`) built by ``citegraph build``
     at this checkout, kept in bench/.cache/graphs and rebuilt when the code changed.
     Copy it before writing to it (:func:`copy_graph`)."""
     commit, dirty = git_commit()
     where = CACHE_DIR / "graphs" / f"{corpus}-{commit}{'-dirty' if dirty else ''}"
     if (where / "graph.db").exists():
         return where
-    source = {"seeds": SEEDS_DIR, "iclr2021": ICLR_TSV}[corpus]
+    source = {"seeds": SEEDS_DIR, "iclr2021": ICLR_TSV}.get(corpus) or cora_jsonl()
     if where.exists():
         shutil.rmtree(where)
     where.mkdir(parents=True)
@@ -290,8 +291,9 @@ def load_iclr() -> list[Any]:
     return list(read_corpus([ICLR_TSV]).papers)
 
 
-def load_cora() -> tuple[list[Any], list[set[int]], list[int]]:
-    """Cora papers (id ``cora-<line>``), citation neighbours per node (either direction), labels.
+def load_cora() -> tuple[list[Any], list[set[int]], list[int | None]]:
+    """Cora papers (id ``cora-<line>``), citation neighbours per node (either direction),
+    labels (None: the paper has none).
 
     data.txt line i is node i: one stop-word-stripped abstract, no title.
     """
@@ -310,8 +312,30 @@ def load_cora() -> tuple[list[Any], list[set[int]], list[int]]:
         if a != b:
             cites[a].add(b)
             cites[b].add(a)
-    labels = [int(x) for x in (CORA_DIR / "group.txt").read_text().split()]
+    # line i is node i's label; 66 lines are empty (no label): None, not skipped (skipping
+    # them shifted every later label onto the wrong paper)
+    rows = (CORA_DIR / "group.txt").read_text().split("\n")
+    labels = [int(x) if x.strip() else None for x in rows[: len(lines)]]
     return papers, cites, labels
+
+
+def cora_jsonl() -> Path:
+    """Cora as a JSONL file citegraph reads: ``cora-<line>`` papers whose references are
+    the papers graph.txt says they cite (kept in bench/.cache)."""
+    papers, _, _ = load_cora()
+    cites: dict[int, list[str]] = {}
+    for row in (CORA_DIR / "graph.txt").read_text().split("\n"):
+        if row.strip():
+            a, b = (int(x) for x in row.split())
+            if a != b:
+                cites.setdefault(a, []).append(f"cora-{b}")
+    out = CACHE_DIR / "cora.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
+        for i, p in enumerate(papers):
+            rec = {"id": p.id, "abstract": p.abstract, "references": sorted(set(cites.get(i, [])))}
+            f.write(json.dumps(rec) + "\n")
+    return out
 
 
 def embed_texts(texts: Sequence[str], long_text: str = "truncate") -> Any:

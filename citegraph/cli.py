@@ -1063,6 +1063,8 @@ def _exit_now(code: int | str | None) -> None:
     os._exit(code or 0)
 
 
-# the citation commands (prior, derivative) live in their own module, on this app
+# the citation commands (prior, derivative), the list commands (papers, counts) and the
+# topic commands (topics, topic) live in their own modules, on this app
 import citegraph.cites  # noqa: E402
-import citegraph.lists  # noqa: E402, F401
+import citegraph.lists  # noqa: E402
+import citegraph.topics  # noqa: E402, F401

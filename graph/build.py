@@ -126,6 +126,7 @@ from graph.model import (
 from graph.overlay import Overlay
 from graph.refs import count_references, names_of
 from graph.region import CorpusState, region_change, state_from_graph
+from graph.schema import TOPIC_TYPES
 from graph.settings import Settings
 from graph.store.base import GraphStore
 from graph.store.rows import in_key_order
@@ -195,6 +196,9 @@ class BuildReport:
     #: to say where an add's time goes; not summed into ``stage_seconds``
     step_seconds: dict[str, float] = field(default_factory=dict)
     stats: GraphStats | None = None
+    #: what the write's topic step did (graph.topics.TopicsUpdate as a dict): recomputed,
+    #: or the new papers joined their neighbours' topics; None: no topics computed yet
+    topics: dict[str, Any] | None = None
 
     @property
     def partial(self) -> bool:
@@ -512,7 +516,7 @@ class Pipeline:
             cites = citation_edges(lexical.papers, lexical.nodes)
         yield _Piece(GraphData(embedding_model=self.embedder.key), frozenset(RelType) - (
             MENTION_TYPES | {RelType.SHARES_TERM, RelType.RELATED_TO, RelType.SIMILAR_TO}
-        ), cites)
+        ) - TOPIC_TYPES, cites)
 
     def _matrix(
         self, papers: Sequence[Paper], previous: GraphData | None, report: BuildReport
@@ -826,6 +830,14 @@ class Pipeline:
                 log.info("SHARES_TERM: %d of %d papers touched", len(touched), len(paper_terms))
                 return edges
         return shared_term_edges(paper_terms, names, **params)
+
+    def topics_written(self, before: str | None, after: str | None) -> None:
+        """The store moved from ``before`` to ``after`` by a topic write alone (Topic
+        nodes, IN_TOPIC, SUBTOPIC_OF, papers' importance: nothing the region state holds),
+        so a state valid at ``before`` is valid at ``after``, and the next add stays cheap."""
+        held = self._state
+        if held is not None and before is not None and held.state.version == before:
+            held.state.version = after
 
     def prime(self, store: GraphStore, *, stop: threading.Event | None = None) -> None:
         """Resolve the stored corpus now, so that the first add pays only for itself.
@@ -1736,7 +1748,11 @@ def diff(
             ):
                 upsert_nodes.append(n)
         upsert_nodes.sort(key=lambda n: n.id)
-        delete_nodes = sorted(set(old.nodes) - set(new.nodes))
+        # topics are not the pipeline's (graph.topics writes them): left as they are
+        delete_nodes = sorted(
+            nid for nid in set(old.nodes) - set(new.nodes)
+            if old.nodes[nid].kind is not NodeKind.TOPIC
+        )
         gone = set(delete_nodes)
     else:
         delete_nodes = []
@@ -1751,7 +1767,8 @@ def diff(
         upsert_edges = in_key_order(upsert_edges)
         made_keys = new.edges.keys() if edges is None else {e.key for e in edges}
         candidates = replaces if replaces is not None else (
-            k for k in old.edges if types is None or k[2] in types
+            k for k in old.edges
+            if (k[2] in types if types is not None else k[2] not in TOPIC_TYPES)
         )
         delete_edges = sorted(
             (k for k in candidates
@@ -1799,7 +1816,13 @@ def _edge_key(key: tuple[str, str, RelType]) -> tuple[str, str, str]:
 
 
 def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
-    """Differences between two graphs (empty when equal up to ``tol`` on weights)."""
+    """Differences between two graphs (empty when equal up to ``tol`` on weights).
+
+    Topics (Topic nodes, IN_TOPIC and SUBTOPIC_OF, papers' ``importance``) are left out:
+    they are a clustering of the whole corpus that an add joins cheaply and recomputes
+    only past a threshold (graph.topics), so a graph grown by adds may hold other topics
+    than a fresh build until the next recomputation, by design."""
+    a, b = without_topics(a), without_topics(b)
     problems: list[str] = []
     if set(a.nodes) != set(b.nodes):
         problems.append(f"nodes differ: {sorted(set(a.nodes) ^ set(b.nodes))[:10]}")
@@ -1813,6 +1836,17 @@ def graphs_equal(a: GraphData, b: GraphData, tol: float = 1e-6) -> list[str]:
         if abs(ea.weight - eb.weight) > tol:
             problems.append(f"edge {k} weight {ea.weight} != {eb.weight}")
     return problems
+
+
+def without_topics(g: GraphData) -> GraphData:
+    """``g`` less what the topic computation writes (Topic nodes, IN_TOPIC, SUBTOPIC_OF,
+    papers' ``importance``): what a graph grown by adds shares with a fresh build."""
+    nodes: dict[str, GraphNode] = {
+        nid: dataclasses.replace(n, importance=None) if isinstance(n, Paper) else n
+        for nid, n in g.nodes.items() if n.kind is not NodeKind.TOPIC
+    }
+    edges = {k: e for k, e in g.edges.items() if k[2] not in TOPIC_TYPES}
+    return dataclasses.replace(g, nodes=nodes, edges=edges)
 
 
 def _found_ids(

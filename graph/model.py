@@ -40,6 +40,9 @@ class Paper:
     references: tuple[str, ...] = ()  # reference keys (graph.refs): doi:…, arxiv:…, an id or title
     doi: str | None = None  # normalised (graph.refs.normalize_doi): lower-case, no URL prefix
     source: str | None = None  # "file:line" the record came from
+    # PageRank at the last topic computation (graph.topics), written by it alone; None
+    # before one, or for a paper added since. Not the paper's content: equality ignores it
+    importance: float | None = field(default=None, compare=False)
     # the fields its input record gave a value for (None: all, e.g. read from a store);
     # an update of a stored paper keeps the stored value of every other field
     given: frozenset[str] | None = field(default=None, compare=False, repr=False)
@@ -101,7 +104,38 @@ class Work:
         return self.name
 
 
-GraphNode = Paper | Concept | Dataset | Work
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """A community of papers (graph.topics): ``topic:<n>``, or ``topic:<n>.<m>`` for a
+    subtopic of ``topic:<n>`` (``parent``). What it shows is computed with it and stored
+    on it, so a read is a node read: its label's concepts (c-TF-IDF, most distinctive
+    first), its top papers (by importance), its datasets, its papers per year. ``version``
+    and ``corpus``: the store version and paper count it was computed at; ``changed``:
+    papers added or removed since (what the recompute rule counts)."""
+
+    id: str
+    name: str
+    level: int = 1  # 1: a topic, 2: a subtopic
+    parent: str | None = None
+    size: int = 0
+    concepts: tuple[str, ...] = ()  # concept ids, most distinctive first
+    concept_names: tuple[str, ...] = ()
+    papers: tuple[str, ...] = ()  # the top paper ids, most important first
+    datasets: tuple[str, ...] = ()  # dataset ids, most used first
+    years: tuple[int, ...] = ()  # the years its papers have, ascending
+    year_counts: tuple[int, ...] = ()  # papers in each of ``years``
+    version: str | None = None
+    corpus: int = 0
+    changed: int = 0
+
+    kind: NodeKind = field(default=NodeKind.TOPIC, init=False)
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+GraphNode = Paper | Concept | Dataset | Work | Topic
 
 
 class FixedAttrs(Mapping[str, Any]):
@@ -268,7 +302,7 @@ def dataset_id(canonical: str) -> str:
 
 
 #: Id prefixes of the kinds whose ids citegraph makes itself (see concept_id, dataset_id).
-RESERVED_ID_PREFIXES: tuple[str, ...] = ("concept:", "dataset:", "work:")
+RESERVED_ID_PREFIXES: tuple[str, ...] = ("concept:", "dataset:", "work:", "topic:")
 
 
 def is_global_id(value: str) -> bool:
@@ -304,7 +338,7 @@ def _fields_of(cls: type[Any]) -> tuple[str, ...]:
 
 #: the fields storage keeps of each node class (all but ``kind``), in order
 _STORED_FIELDS: dict[type[Any], tuple[str, ...]] = {
-    cls: _fields_of(cls) for cls in (Paper, Concept, Dataset, Work)
+    cls: _fields_of(cls) for cls in (Paper, Concept, Dataset, Work, Topic)
 }
 
 
@@ -322,11 +356,12 @@ def node_to_props(node: GraphNode) -> dict[str, Any]:
 def node_from_props(kind: NodeKind | str, props: Mapping[str, Any]) -> GraphNode:
     """Inverse of :func:`node_to_props`."""
     kind = NodeKind(kind)
-    cls: type[Paper] | type[Concept] | type[Dataset] | type[Work] = {
+    cls: type[Paper] | type[Concept] | type[Dataset] | type[Work] | type[Topic] = {
         NodeKind.PAPER: Paper,
         NodeKind.CONCEPT: Concept,
         NodeKind.DATASET: Dataset,
         NodeKind.WORK: Work,
+        NodeKind.TOPIC: Topic,
     }[kind]
     from dataclasses import fields
 

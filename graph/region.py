@@ -77,6 +77,7 @@ from graph.model import (
     GraphNode,
     Paper,
     RelType,
+    Topic,
     Work,
     node_to_props,
 )
@@ -207,7 +208,7 @@ def state_from_graph(
         for t in pterms[pid]:
             postings[t].add(pid)
     for nid, n in data.nodes.items():
-        if isinstance(n, Paper | Work):  # a work is no term: made from the references
+        if isinstance(n, Paper | Work | Topic):  # no term: from the references, the topics
             continue
         want = resolver.term(nid) if postings.get(nid) else None
         if want is None or node_to_props(want) != node_to_props(n):

@@ -25,6 +25,7 @@ class NodeKind(StrEnum):
     CONCEPT = "Concept"
     DATASET = "Dataset"
     WORK = "Work"  # an outside work: named by a corpus paper's reference, not in the corpus
+    TOPIC = "Topic"  # a community of papers (graph.topics), or a subtopic inside one
 
 
 class RelType(StrEnum):
@@ -37,6 +38,8 @@ class RelType(StrEnum):
     INTRODUCES = "INTRODUCES"  # Paper -> Dataset, {weight, evidence}
     RELATED_TO = "RELATED_TO"  # Concept -- Concept, {weight, count}; stored source < target
     CITES = "CITES"  # Paper -> Paper, or Paper -> Work (a reference outside the corpus)
+    IN_TOPIC = "IN_TOPIC"  # Paper -> Topic, {importance rank}; to its topic and its subtopic
+    SUBTOPIC_OF = "SUBTOPIC_OF"  # Topic -> Topic: a subtopic to the topic it splits
 
 
 Labels = Mapping[str, str]
@@ -104,12 +107,14 @@ def _related(edge: Edge, labels: Labels) -> str:
 
 
 P, C, D, W = NodeKind.PAPER, NodeKind.CONCEPT, NodeKind.DATASET, NodeKind.WORK
+T = NodeKind.TOPIC
 
 NODE_KINDS: dict[NodeKind, NodeSpec] = {
     P: NodeSpec(P, "Paper", "#2b6cb0", "round-rectangle"),
     C: NodeSpec(C, "Concept", "#dd6b20", "ellipse"),
     D: NodeSpec(D, "Dataset", "#2f855a", "diamond"),
     W: NodeSpec(W, "Outside work", "#a0aec0", "rectangle"),
+    T: NodeSpec(T, "Topic", "#b83280", "hexagon"),
 }
 
 EDGE_TYPES: dict[RelType, EdgeSpec] = {
@@ -129,12 +134,22 @@ EDGE_TYPES: dict[RelType, EdgeSpec] = {
         EdgeSpec(
             RelType.CITES, P, P, False, "cites", "#c53030", True, _verb("cites"), also=W
         ),
+        EdgeSpec(RelType.IN_TOPIC, P, T, False, "in topic", "#d53f8c", False, _verb("is in")),
+        EdgeSpec(
+            RelType.SUBTOPIC_OF, T, T, False, "subtopic of", "#97266d", False,
+            _verb("is a subtopic of"),
+        ),
     )
 }
 assert set(EDGE_TYPES) == set(RelType), "every RelType needs an EdgeSpec"
 
 #: Relationship types whose direction carries no meaning; stored with source < target.
 UNDIRECTED: frozenset[RelType] = frozenset(t for t, s in EDGE_TYPES.items() if s.undirected)
+
+
+#: Written by the topic computation (graph.topics), never by the build pipeline, which
+#: leaves them as they are: a clustering of the whole corpus, recomputed by its own rule.
+TOPIC_TYPES: frozenset[RelType] = frozenset({RelType.IN_TOPIC, RelType.SUBTOPIC_OF})
 
 
 def endpoints(t: RelType) -> tuple[NodeKind, NodeKind]:

@@ -10,6 +10,7 @@ answer, so the two cannot drift apart.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -33,6 +34,7 @@ from graph.model import (
     RelType,
     SearchHit,
     Subgraph,
+    Topic,
 )
 from graph.query.citations import Relation
 from graph.query.filters import ANY, CountBy, GroupCount, PaperFilter, PaperSort
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from graph.build import BuildReport, Pipeline, Progress
     from graph.embed import SentenceTransformerEmbedder
     from graph.related import TermCounts
+    from graph.topics import TopicsUpdate
 
 #: a filtered search looks this many times further for papers its filter admits, and
 #: again as far each time too few pass, until the hits run out (graph.query.filters)
@@ -615,16 +618,73 @@ class GraphService:
         progress: Progress | None = None,
         pipeline: Pipeline | None = None,
     ) -> BuildReport:
-        """Build (``replace``), add or remove papers; only what changed is written."""
+        """Build (``replace``), add or remove papers; only what changed is written. Then
+        the topic step: a build recomputes topics, an add or remove follows the rule of
+        :mod:`graph.topics.update`."""
+        from graph.topics import after_write, recompute
+
         own = pipeline is None
         pipe = pipeline or self.pipeline(progress, incremental=False)
         try:
-            return pipe.run(
+            report = pipe.run(
                 self.store, add_paths=paths, add_papers=papers, remove=remove, replace=replace
             )
+            before = self.store.version()
+            done: TopicsUpdate | None
+            if replace:
+                done = recompute(self.store, self.settings)
+            else:
+                changed = len(report.added) + report.updated + len(report.removed)
+                done = after_write(self.store, self.settings, report.added, changed)
+            if done is not None:
+                report.topics = dataclasses.asdict(done)
+                report.stats = self.store.stats()
+                pipe.topics_written(before, self.store.version())
+            return report
         finally:
             if own:
                 pipe.close()
+
+    # ------------------------------------------------------------------ topics
+    def topics(self) -> list[Topic]:
+        """Every topic and subtopic (topics first, then by id); no topics: empty."""
+        from graph.topics import stored_topics
+
+        found = stored_topics(self.store)
+        return sorted(found, key=lambda t: (t.level, _topic_order(t.id)))
+
+    def topic(self, ref: str) -> Topic:
+        """One topic by id (``topic:3``, ``3``, ``3.1``) or label."""
+        key = ref.strip()
+        tid = key if key.startswith("topic:") else f"topic:{key}"
+        got = self.store.get_nodes([tid]).get(tid)
+        if not isinstance(got, Topic):
+            got = self.find(key, [NodeKind.TOPIC])
+        if not isinstance(got, Topic):
+            raise NotFoundError(f"no topic {ref!r} (see `citegraph topics`)")
+        return got
+
+    def topic_of(self, paper_ids: Sequence[str]) -> dict[str, list[Topic]]:
+        """Each paper's topic and subtopic (topic first); a paper in none is left out."""
+        edges, ends = self.store.edges_and_ends(list(paper_ids), [RelType.IN_TOPIC])
+        out: dict[str, list[Topic]] = {}
+        for e in edges:
+            t = ends.get(e.target)
+            if isinstance(t, Topic) and e.source in paper_ids:
+                out.setdefault(e.source, []).append(t)
+        return {p: sorted(ts, key=lambda t: t.level) for p, ts in out.items()}
+
+    def recompute_topics(self) -> TopicsUpdate:
+        """Compute topics afresh (``citegraph topics --recompute``)."""
+        from graph.topics import recompute
+
+        return recompute(self.store, self.settings)
+
+
+def _topic_order(tid: str) -> tuple[int, ...]:
+    """``topic:2.10`` after ``topic:2.9``: the numbers of an id, as numbers."""
+    body = tid.removeprefix("topic:")
+    return tuple(int(x) if x.isdigit() else 0 for x in body.split("."))
 
 
 def _one_or_split(values: Sequence[str]) -> tuple[list[str], str | None]:

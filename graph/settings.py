@@ -81,6 +81,22 @@ class Settings(BaseSettings):
     shared_term_max_df: float = Field(0.2, gt=0, le=1.0)
     shared_term_top_k: int = Field(20, ge=1)
 
+    # ---- topics (graph.topics; docs/benchmarks.md, topics: how the resolution was chosen)
+    # Leiden's resolution (RBConfiguration: 1 = modularity); higher, smaller topics
+    topic_resolution: float = Field(1.0, gt=0)
+    topic_seed: int = 42
+    # an add or remove re-clusters once the papers changed since the last computation
+    # reach this share of the corpus; below it, new papers join their neighbours' topic
+    topic_recompute_fraction: float = Field(0.1, gt=0, le=1.0)
+    # topics this big are split into subtopics (Leiden again on the topic's subgraph)
+    topic_subtopic_min: int = Field(40, ge=4)
+    # Leiden's resolution inside a topic (higher than topic_resolution: a topic is one
+    # community at that one)
+    topic_subtopic_resolution: float = Field(1.0, gt=0)
+    # weights of the paper-paper edges besides SIMILAR_TO's cosine
+    topic_cites_weight: float = Field(0.5, ge=0)
+    topic_coupling_weight: float = Field(1.0, ge=0)
+
     # ---- API
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)

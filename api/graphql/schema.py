@@ -277,6 +277,25 @@ class Query:
             [t.Dataset.of(n) for n in nodes if isinstance(n, model.Dataset)], offset, total
         )
 
+    @strawberry.field(description="Topics, then subtopics (`level` 2), by id; empty before "
+                                  "the first topic computation.")
+    async def topics(
+        self, info: Ctx, level: int | None = None, first: int = 50, after: str | None = None
+    ) -> Connection[t.Topic]:
+        first, offset = _page(info, first, after)
+        found = await info.context.on_service(lambda service: service.topics())
+        picked = [x for x in found if level is None or x.level == level]
+        return connection([t.Topic.of(x) for x in picked[offset:offset + first]], offset,
+                          len(picked))
+
+    @strawberry.field(description="A topic by raw id (`topic:3`, `3`, `3.1`), global id or "
+                                  "label.")
+    async def topic(self, info: Ctx, id: strawberry.ID) -> t.Topic | None:
+        decoded = from_global_id(id)
+        ref = decoded[1] if decoded else id
+        found = await info.context.on_service(lambda service: service.topic(ref))
+        return t.Topic.of(found)
+
     @strawberry.field(description="Keyword, semantic (papers only) or hybrid search.")
     async def search(
         self, info: Ctx, query: str, mode: t.SearchMode = t.SearchMode.KEYWORD,
@@ -547,7 +566,7 @@ def build_schema(settings: Settings | None = None) -> strawberry.Schema:
     schema = CitegraphSchema(
         query=Query,
         mutation=Mutation,
-        types=[t.Paper, t.Concept, t.Dataset, t.Work],
+        types=[t.Paper, t.Concept, t.Dataset, t.Work, t.Topic],
         # one extension for every check: strawberry wraps each extension's hooks per request
         extensions=[citegraph_extension(s)],
         execution_context_class=context_class,

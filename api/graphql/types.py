@@ -37,16 +37,19 @@ class SearchMode(Enum):
 
 
 @strawberry.interface(
-    description="Anything with a global id: Paper, Concept, Dataset, Work (outside work)."
+    description="Anything with a global id: Paper, Concept, Dataset, Work (outside work), "
+    "Topic."
 )
 class Node:
     id: strawberry.ID = strawberry.field(description="Global id (base64 of `Kind:key`).")
 
 
-def to_node(node: model.GraphNode) -> Paper | Concept | Dataset | Work:
+def to_node(node: model.GraphNode) -> Paper | Concept | Dataset | Work | Topic:
     """The GraphQL object for a domain node."""
     if isinstance(node, model.Paper):
         return Paper.of(node)
+    if isinstance(node, model.Topic):
+        return Topic.of(node)
     if isinstance(node, model.Concept):
         return Concept.of(node)
     if isinstance(node, model.Work):
@@ -168,6 +171,11 @@ class Paper(Node):
     doi: str | None = strawberry.field(
         description="The DOI, lower-case and without a URL prefix (`10.1/abc`)."
     )
+    importance: float | None = strawberry.field(
+        description="PageRank over citations and coupling (or, in a corpus without "
+        "references, over SIMILAR_TO), as of the last topic computation; null for a paper "
+        "added since."
+    )
     _p: strawberry.Private[model.Paper]
 
     @classmethod
@@ -176,8 +184,21 @@ class Paper(Node):
             id=strawberry.ID(to_global_id(NodeKind.PAPER, p.id)), key=strawberry.ID(p.id),
             label=p.label, title=p.title, abstract=p.abstract, venue=p.venue, year=p.year,
             url=p.urls[0] if p.urls else None, urls=list(p.urls), authors=list(p.authors),
-            keywords=list(p.keywords), doi=p.doi, _p=p,
+            keywords=list(p.keywords), doi=p.doi, importance=p.importance, _p=p,
         )
+
+    @strawberry.field(description="The topic the paper is in (null: none yet).")
+    async def topic(self, info: Info[Context, None]) -> Topic | None:
+        return await self._topic(info, 1)
+
+    @strawberry.field(description="The subtopic of its topic the paper is in, if any.")
+    async def subtopic(self, info: Info[Context, None]) -> Topic | None:
+        return await self._topic(info, 2)
+
+    async def _topic(self, info: Info[Context, None], level: int) -> Topic | None:
+        pairs = await _neighbours(info, self._p.id, (RelType.IN_TOPIC,), True)
+        found = [n for _, n in pairs if isinstance(n, model.Topic) and n.level == level]
+        return Topic.of(found[0]) if found else None
 
     @strawberry.field(description="Concepts the abstract mentions, strongest first.")
     async def concepts(self, info: Info[Context, None]) -> list[ConceptMention]:
@@ -367,6 +388,81 @@ class Work(Node):
     async def cited_by(self, info: Info[Context, None]) -> list[Paper]:
         pairs = await _neighbours(info, self._w.id, (RelType.CITES,), False)
         return [Paper.of(n) for _, n in pairs if isinstance(n, model.Paper)]
+
+
+@strawberry.type(description="Papers of a topic in one year.")
+class YearCount:
+    year: int
+    count: int
+
+
+@strawberry.type(
+    description="A community of papers (Leiden over similar abstracts, citations and shared "
+    "references), labelled by its most distinctive concepts (class-based TF-IDF over "
+    "concept mentions); a big topic has subtopics. Recomputed on a build, and on an add or "
+    "remove once enough papers changed (docs/format.md)."
+)
+class Topic(Node):
+    key: strawberry.ID = strawberry.field(description="The raw id: `topic:3`, or `topic:3.1` "
+                                                      "for a subtopic of `topic:3`.")
+    label: str = strawberry.field(description="Its most distinctive concepts' names.")
+    level: int = strawberry.field(description="1: a topic, 2: a subtopic.")
+    size: int = strawberry.field(description="How many papers it holds.")
+    years: list[YearCount] = strawberry.field(description="Its papers per year, ascending.")
+    computed_at: str | None = strawberry.field(
+        description="The graph version it was computed at.")
+    corpus_size: int = strawberry.field(description="Papers in the graph when computed.")
+    _t: strawberry.Private[model.Topic]
+
+    @classmethod
+    def of(cls, t: model.Topic) -> Topic:
+        return cls(
+            id=strawberry.ID(to_global_id(NodeKind.TOPIC, t.id)), key=strawberry.ID(t.id),
+            label=t.name, level=t.level, size=t.size,
+            years=[YearCount(year=y, count=n) for y, n in zip(t.years, t.year_counts,
+                                                              strict=True)],
+            computed_at=t.version, corpus_size=t.corpus, _t=t,
+        )
+
+    async def _nodes(
+        self, info: Info[Context, None], ids: tuple[str, ...]
+    ) -> list[model.GraphNode]:
+        found = await info.context.loaders.nodes.load_many(list(ids))
+        return [n for n in found if n is not None]
+
+    @strawberry.field(description="Its most distinctive concepts, best first (at most 10).")
+    async def concepts(self, info: Info[Context, None], first: int = 10) -> list[Concept]:
+        nodes = await self._nodes(info, self._t.concepts[: _first(first, info)])
+        return [Concept.of(n) for n in nodes if isinstance(n, model.Concept)]
+
+    @strawberry.field(description="Its most important papers, best first (at most 10).")
+    async def top_papers(self, info: Info[Context, None], first: int = 10) -> list[Paper]:
+        nodes = await self._nodes(info, self._t.papers[: _first(first, info)])
+        return [Paper.of(n) for n in nodes if isinstance(n, model.Paper)]
+
+    @strawberry.field(description="The datasets its papers use or introduce most.")
+    async def datasets(self, info: Info[Context, None]) -> list[Dataset]:
+        nodes = await self._nodes(info, self._t.datasets)
+        return [Dataset.of(n) for n in nodes if isinstance(n, model.Dataset)]
+
+    @strawberry.field(description="The topic it is a subtopic of (null for a topic).")
+    async def parent(self, info: Info[Context, None]) -> Topic | None:
+        if self._t.parent is None:
+            return None
+        got = await info.context.loaders.nodes.load(self._t.parent)
+        return Topic.of(got) if isinstance(got, model.Topic) else None
+
+    @strawberry.field(description="Its subtopics, by id.")
+    async def subtopics(self, info: Info[Context, None]) -> list[Topic]:
+        pairs = await _neighbours(info, self._t.id, (RelType.SUBTOPIC_OF,), False)
+        subs = [n for _, n in pairs if isinstance(n, model.Topic)]
+        return [Topic.of(n) for n in sorted(subs, key=lambda n: n.id)]
+
+    @strawberry.field(description="Its papers by id; a Relay connection.")
+    async def papers(
+        self, info: Info[Context, None], first: int = 10, after: str | None = None
+    ) -> Connection[Paper]:
+        return await paper_page(info, first, after, neighbor=self._t.id)
 
 
 async def paper_page(

@@ -79,10 +79,11 @@ def sub_t(s: Subgraph) -> Any:
 
 def test_stats_count_every_kind_and_type(store: GraphStore) -> None:
     st = store.stats()
-    assert dict(st.nodes) == {"Paper": 8, "Concept": 6, "Dataset": 2, "Work": 0}
+    # (topics: tests/contract/test_topics.py)
+    assert dict(st.nodes) == {"Paper": 8, "Concept": 6, "Dataset": 2, "Work": 0, "Topic": 0}
     assert dict(st.edges) == {
         "SIMILAR_TO": 6, "SHARES_TERM": 2, "MENTIONS": 8, "USES": 2,
-        "INTRODUCES": 1, "RELATED_TO": 2, "CITES": 2,
+        "INTRODUCES": 1, "RELATED_TO": 2, "CITES": 2, "IN_TOPIC": 0, "SUBTOPIC_OF": 0,
     }
 
 
