@@ -44,6 +44,8 @@ class Bench:
     #: detail tables the doc shows too, by the start of their title (the others stay in
     #: the JSON)
     shown_tables: tuple[str, ...] = ()
+    #: arguments the module's run() gets first (one module, two benchmarks)
+    args: tuple[str, ...] = ()
 
 
 BENCHES: tuple[Bench, ...] = (
@@ -145,6 +147,15 @@ BENCHES: tuple[Bench, ...] = (
         )),
     ),
     Bench(
+        "queries.cora", "bench.queries",
+        "How fast are the citation reads on a graph with references?",
+        "As `queries`, on Cora built with its citations as references (2,262 papers): "
+        "prior and derivative works, coupled and co-cited papers, and related papers "
+        "(coupling and co-citation among its signals), over HTTP and in-process. "
+        "`--quick`: the seeds (no references: the reads answer empty lists).",
+        args=("--corpus", "cora"),
+    ),
+    Bench(
         "query_scale", "bench.query_scale",
         "Do queries stay fast at 100,000 papers?",
         "The embedded store over synthetic graphs of 3k and 100k papers: write, open, the "
@@ -234,7 +245,7 @@ def _run(name: str, argv: list[str]) -> int:
     t0 = time.perf_counter()
     if not {"-h", "--help"} & set(argv):
         print(f"{command}  ({started}, {mach['cpu']}, {mach['cores']} cores)", flush=True)
-    result = module.run(argv)
+    result = module.run([*bench.args, *argv])
     path = write_result(result, command, time.perf_counter() - t0, started, mach)
     print(f"\nwrote {path.relative_to(ROOT)}")
     return 0
