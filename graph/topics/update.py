@@ -191,6 +191,10 @@ def recompute(store: GraphStore, settings: Settings) -> TopicsUpdate:
         data = store.snapshot()
         version = store.version()
         if not any(isinstance(n, Paper) for n in data.nodes.values()):
+            # no papers left: no topics either (the old ones would list removed papers)
+            stale = sorted(nid for nid, n in data.nodes.items() if n.kind is NodeKind.TOPIC)
+            if stale:
+                store.apply(GraphChange(delete_nodes=tuple(stale)))
             return TopicsUpdate(True, 0)
         result = compute(data, settings)
         change = result_change(data, result, version)
@@ -253,8 +257,14 @@ def _assign_change(
     everyone = sorted({p for ps in members.values() for p in ps})
     papers = {k: n for k, n in store.get_nodes(everyone).items() if isinstance(n, Paper)}
     nodes: list[GraphNode] = []
+    emptied: list[str] = []
     for t in topics:
         ps = [p for p in members.get(t.id, set()) if p in papers]
+        if not ps:
+            # every paper of it removed: a topic of none would still be listed, labelled
+            # by concepts and datasets that may be gone with its papers
+            emptied.append(t.id)
+            continue
         years = Counter(y for p in ps if (y := papers[p].year) is not None)
         ranked = sorted(ps, key=lambda p: (-(papers[p].importance or 0.0), p))
         nodes.append(dataclasses.replace(
@@ -262,4 +272,5 @@ def _assign_change(
             years=tuple(sorted(years)), year_counts=tuple(years[y] for y in sorted(years)),
             changed=pending,
         ))
-    return GraphChange(upsert_nodes=tuple(nodes), upsert_edges=tuple(edges)), len(joined)
+    return GraphChange(upsert_nodes=tuple(nodes), delete_nodes=tuple(emptied),
+                       upsert_edges=tuple(edges)), len(joined)

@@ -127,3 +127,40 @@ def test_topics_written_and_read_back_identically(
     again = stored_topics(store)
     assert [t.id for t in again] == [t.id for t in topics]
     assert all(t.changed == 0 for t in again)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_removing_every_paper_removes_the_topics(make_store: object, kind: str) -> None:
+    """probe: a graph whose papers were all removed kept its Topic nodes (sizes and top
+    papers of removed papers), and `topics --recompute` left them: "Recomputed 0 topics"."""
+    store: GraphStore = make_store(kind)  # type: ignore[operator]
+    store.apply(topic_graph())
+    recompute(store, SETTINGS)
+    papers = [f"{g}-{i}" for g, n in GROUPS.items() for i in range(n)]
+    store.apply(GraphChange(delete_nodes=tuple(papers)))
+    done = after_write(store, SETTINGS, [], len(papers))
+    assert done is not None and done.recomputed and done.topics == 0
+    assert stored_topics(store) == []
+    assert NodeKind.TOPIC.value not in store.stats().nodes or (
+        store.stats().nodes[NodeKind.TOPIC.value] == 0)
+    # and a recompute of a graph with stale topics but no papers drops them too
+    store.apply(GraphChange(upsert_nodes=(Topic("topic:9", "stale", level=1, size=1),)))
+    assert recompute(store, SETTINGS).topics == 0 and stored_topics(store) == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_topic_emptied_below_the_threshold_is_dropped(make_store: object, kind: str) -> None:
+    """probe: removing every paper of one topic, below the recompute threshold, left it
+    listed with 0 papers (and its label's concepts and datasets gone)."""
+    store: GraphStore = make_store(kind)  # type: ignore[operator]
+    store.apply(topic_graph())
+    settings = Settings(topic_subtopic_min=100, topic_recompute_fraction=0.9)
+    recompute(store, settings)
+    speech = next(t for t in stored_topics(store) if t.papers[0] == "speech-0")
+    gone = tuple(f"speech-{i}" for i in range(GROUPS["speech"]))
+    store.apply(GraphChange(delete_nodes=gone))
+    done = after_write(store, settings, [], len(gone))  # 6 of 15 < 90%: no recompute
+    assert done is not None and not done.recomputed
+    left = stored_topics(store)
+    assert speech.id not in {t.id for t in left}
+    assert sorted(t.size for t in left) == [7, 8] and all(t.changed == 6 for t in left)
