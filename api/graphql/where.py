@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import strawberry
 
@@ -29,6 +29,8 @@ from graph.query.papers import MAX_GROUPS
 if TYPE_CHECKING:
     from api.graphql.context import Context
 
+_T = TypeVar("_T")
+
 
 @strawberry.input(description="An Int's operators: equal to, at least, at most (all given hold).")
 class IntWhere:
@@ -37,22 +39,23 @@ class IntWhere:
     lte: int | None = None
 
 
-@strawberry.input(description=f"A String equal to `eq` or to one of `in` (at most {MAX_VALUES}).")
+@strawberry.input(description=f"A String equal to `eq` and to one of `in` (at most {MAX_VALUES}): "
+                  "each operator given holds.")
 class StringWhere:
     eq: str | None = None
     in_: list[str] | None = strawberry.field(default=None, name="in")
 
 
 @strawberry.input(
-    description=f"A node named by `eq` or one of `in` (at most {MAX_VALUES}): an id, raw or "
-    "global, a name or an alias."
+    description=f"A node named by `eq` and by one of `in` (at most {MAX_VALUES}; each "
+    "operator given holds): an id, raw or global, a name or an alias."
 )
 class NodeWhere:
     eq: strawberry.ID | None = None
     in_: list[strawberry.ID] | None = strawberry.field(default=None, name="in")
 
 
-@strawberry.input(description="Node kinds: `eq` or one of `in`.")
+@strawberry.input(description="Node kinds: `eq` and one of `in` (each operator given holds).")
 class KindWhere:
     eq: r.NodeKindEnum | None = None  # type: ignore[valid-type]
     in_: list[r.NodeKindEnum] | None = strawberry.field(default=None, name="in")  # type: ignore[valid-type]
@@ -116,18 +119,42 @@ class GroupCount:
         return t.Concept.of(node) if isinstance(node, Concept) else None
 
 
-def _values(argument: str, where: StringWhere | NodeWhere | None) -> list[str]:
+def _both(eq: list[_T] | None, in_: list[_T] | None) -> list[_T] | None:
+    """What ``eq`` and ``in`` admit together: operators hold together, as in @neo4j/graphql
+    (None: no constraint; []: nothing)."""
+    if eq is None:
+        return in_
+    return eq if in_ is None else [v for v in eq if v in set(in_)]
+
+
+def _values(argument: str, where: StringWhere | NodeWhere | None) -> list[str] | None:
     if where is None:
-        return []
-    values = [*([where.eq] if where.eq is not None else []), *(where.in_ or [])]
-    check_range(f"{argument}.in", len(values), 0, MAX_VALUES)
-    return [str(v) for v in values]
+        return None
+    if where.in_ is not None:
+        check_range(f"{argument}.in", len(where.in_), 0, MAX_VALUES)
+    return _both(None if where.eq is None else [str(where.eq)],
+                 None if where.in_ is None else [str(v) for v in where.in_])
+
+
+async def _named_all(named: Named, where: NodeWhere | None, kind: NodeKind,
+                     argument: str) -> list[str] | None:
+    """The ids ``where`` names (each looked up: an id, a global id, a name or an alias)."""
+    if where is None:
+        return None
+    if where.in_ is not None:
+        check_range(f"{argument}.in", len(where.in_), 0, MAX_VALUES)
+    eq = None if where.eq is None else [await named(str(where.eq), kind, argument)]
+    in_ = None if where.in_ is None else [await named(str(v), kind, argument)
+                                          for v in where.in_]
+    return _both(eq, in_)
 
 
 def _kinds(where: KindWhere | None) -> frozenset[NodeKind] | None:
-    if where is None or (where.eq is None and where.in_ is None):
+    if where is None:
         return None
-    return frozenset([*([where.eq] if where.eq is not None else []), *(where.in_ or [])])
+    kinds = _both(None if where.eq is None else [where.eq],
+                  None if where.in_ is None else list(where.in_))
+    return None if kinds is None else frozenset(kinds)
 
 
 def _year(where: IntWhere | None, year_from: int | None,
@@ -138,7 +165,7 @@ def _year(where: IntWhere | None, year_from: int | None,
     highs = [v for v in (year_to, w.lte, w.eq) if v is not None]
     low, high = (max(lows) if lows else None), (min(highs) if highs else None)
     if low is not None and high is not None and low > high:
-        raise InvalidArgumentError("where.year", f"admits no year (gte {low} > lte {high})")
+        raise InvalidArgumentError("where.year", f"admits no year (at least {low}, at most {high})")
     return low, high
 
 
@@ -156,15 +183,13 @@ async def paper_filter(
     ``where.concept``)."""
     w = where or PaperWhere()
     low, high = _year(w.year, year_from, year_to)
-    venues = [*([venue] if venue is not None else []), *_values("where.venue", w.venue)]
-    concepts = [await named(c, NodeKind.CONCEPT, "where.concept")
-                for c in _values("where.concept", w.concept)]
-    datasets = [await named(d, NodeKind.DATASET, "where.dataset")
-                for d in _values("where.dataset", w.dataset)]
+    venues = _both(None if venue is None else [venue], _values("where.venue", w.venue))
+    concepts = await _named_all(named, w.concept, NodeKind.CONCEPT, "where.concept")
+    datasets = await _named_all(named, w.dataset, NodeKind.DATASET, "where.dataset")
     kinds = _kinds(w.kind)
-    if any(f is not None and f.in_ == [] and f.eq is None
-           for f in (w.venue, w.concept, w.dataset, w.kind)):
-        kinds = frozenset()  # `in: []` admits nothing, as in @neo4j/graphql (Cypher's IN [])
+    if [] in (venues, concepts, datasets):
+        kinds = frozenset()  # admits nothing (an `in: []`, or eq outside in), as Cypher's IN []
+    venues, concepts, datasets = venues or [], concepts or [], datasets or []
     return PaperFilter(low, high, None, tuple(venues), tuple(concepts), tuple(datasets), kinds)
 
 

@@ -147,6 +147,28 @@ def test_an_empty_in_admits_nothing(wgql: GQL) -> None:
                     "papersAggregate": {"count": 0, "countsBy": []}}
 
 
+def test_eq_and_in_hold_together_as_in_neo4j_graphql(wgql: GQL, graph: dict[str, Any]) -> None:
+    """Operators of one field hold together (AND), and so do the deprecated arguments with
+    `where` (an outside probe found `eq` and `in` read as OR, unlike @neo4j/graphql)."""
+    venues = sorted({p.venue for p in graph["papers"] if p.venue})
+    a, b = venues[0], venues[1]
+    count = "query($w: PaperWhere) { papers(where: $w) { totalCount } }"
+
+    def total(where: dict[str, Any]) -> int:
+        return int(wgql.data(count, w=where)["papers"]["totalCount"])
+
+    only_a = len(brute_ids(graph, PaperFilter(venues=(a,))))
+    assert only_a > 0
+    assert total({"venue": {"eq": a, "in": [b]}}) == 0
+    assert total({"venue": {"eq": a, "in": [a, b]}}) == only_a
+    assert total({"concept": {"eq": "concept:gnn", "in": ["o'neil"]}}) == 0
+    old_and_new = wgql.data("""query($a: String!, $b: String!) {
+        both: search(query: "label", venue: $a, where: {venue: {eq: $b}}) { score }
+        one: search(query: "label", venue: $a, where: {venue: {in: [$a, $b]}}) { score } }""",
+        a=a, b=b)
+    assert old_and_new["both"] == [] and old_and_new["one"]
+
+
 def test_a_where_counts_in_the_query_cost(settings: Settings) -> None:
     from api.graphql.limits import WHERE_VALUE, call_cost
 
