@@ -193,7 +193,8 @@ def test_panel_lists_prior_and_derivative_works_and_authors(
     item = pg.locator("#detail .works.prior li[data-id='work:arxiv:2006.11239']")
     assert "outside work" in item.inner_text()
     assert item.locator("a").get_attribute("href") == "https://arxiv.org/abs/2006.11239"
-    # the docs' screenshot: d3 drawn, its panel scrolled to its citations
+    # the docs' screenshot: d3 drawn, coloured by year, its panel scrolled to its citations
+    pg.check("#colour-year")
     pg.locator("#detail h4", has_text="Prior works").scroll_into_view_if_needed()
     pg.screenshot(path=str(SCREENSHOT.with_name("explorer-citations.png")))
 
