@@ -95,7 +95,7 @@ def prior(ids: Seeds, first: First = 20, as_json: JsonOpt = False, fmt: FormatOp
     (its id starts with work:).
     With --format bibtex or ris: the corpus papers among them, as a file
     for a reference manager.
-    --year-from, --year-to, --venue, --concept and --dataset keep only the
+    --year-from, --year-to, --venue, --concept, --dataset and --topic keep only the
     papers they admit (an outside work has none of them); --sort lists the
     corpus papers among them in that order instead.
     """
@@ -114,7 +114,7 @@ def derivative(ids: Seeds, first: First = 20, as_json: JsonOpt = False,
     seeds, ranked by how many seeds each cites (ties by id).
     With --format bibtex or ris: they are printed as a file for a reference
     manager.
-    --year-from, --year-to, --venue, --concept and --dataset keep only the
+    --year-from, --year-to, --venue, --concept, --dataset and --topic keep only the
     papers they admit; --sort lists them in that order instead (-year:
     newest first).
     """

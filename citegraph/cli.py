@@ -439,9 +439,13 @@ ConceptOpt = Annotated[list[str] | None, typer.Option(
 DatasetOpt = Annotated[list[str] | None, typer.Option(
     "--dataset", help="Only papers that use or introduce this dataset (id, name or alias); "
     "repeat it for any of several.")]
+TopicOpt = Annotated[list[str] | None, typer.Option(
+    "--topic", help="Only papers in this topic or subtopic (an id such as topic:3 or "
+    "topic:3.1, or its label; see citegraph topics); repeat it for any of several.")]
 SortOpt = Annotated[str | None, typer.Option(
-    "--sort", help="Order by year, title or citations (corpus papers citing it); a leading "
-    "'-' reverses it: -year is newest first. Ties by id.")]
+    "--sort", help="Order by year, title, citations (corpus papers citing it) or importance "
+    "(PageRank at the last topic computation); a leading '-' reverses it: -year is newest "
+    "first. Papers without the value last, ties by id.")]
 
 
 @dataclass(frozen=True)
@@ -453,12 +457,13 @@ class Filters:
     venue: list[str] | None = None
     concept: list[str] | None = None
     dataset: list[str] | None = None
+    topic: list[str] | None = None
 
 
 #: the options :func:`filtered` adds, by parameter name (the fields of Filters)
 FILTER_OPTIONS: dict[str, Any] = {
     "year_from": YearFromOpt, "year_to": YearToOpt, "venue": VenueOpt, "concept": ConceptOpt,
-    "dataset": DatasetOpt,
+    "dataset": DatasetOpt, "topic": TopicOpt,
 }
 
 NO_FILTERS = Filters()
@@ -466,8 +471,8 @@ _Command = TypeVar("_Command", bound=Callable[..., None])
 
 
 def filtered(command: _Command) -> _Command:
-    """A list command that takes --year-from, --year-to, --venue, --concept and --dataset
-    as one ``filters: Filters`` parameter: the options are declared once, here."""
+    """A list command that takes --year-from, --year-to, --venue, --concept, --dataset and
+    --topic as one ``filters: Filters`` parameter: the options are declared once, here."""
     sig = inspect.signature(command, eval_str=True)
     own = [p for p in sig.parameters.values() if p.name != "filters"]
     added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
@@ -490,21 +495,22 @@ def _keep(service: GraphService, given: Filters) -> PaperFilter:
     try:
         return service.paper_filter(
             year_from=given.year_from, year_to=given.year_to, venues=given.venue or (),
-            concepts=given.concept or (), datasets=given.dataset or (), argument="--",
+            concepts=given.concept or (), datasets=given.dataset or (),
+            topics=given.topic or (), argument="--",
         )
     except CitegraphError as exc:
         raise _fail(exc) from None
 
 
 def _sort(value: str | None) -> PaperSort | None:
-    """--sort year | -year | title | -title | citations | -citations."""
+    """--sort year | title | citations | importance, each reversed by a leading -."""
     if value is None:
         return None
     try:
         return PaperSort(PaperOrder(value.lstrip("-").lower()), value.startswith("-"))
     except ValueError:
-        raise _fail(ValueError("--sort: choose from year, title, citations (a leading - "
-                               "reverses it)")) from None
+        raise _fail(ValueError("--sort: choose from year, title, citations, importance (a "
+                               "leading - reverses it)")) from None
 
 
 def _print_papers(fmt: FileFormat, nodes: Sequence[GraphNode]) -> None:
@@ -626,8 +632,8 @@ def related(
     """Papers related to a paper (or a text), each with the reasons why.
 
     With --format bibtex or ris, the related papers as a file for a reference manager.
-    --year-from, --year-to, --venue, --concept and --dataset keep only the papers they
-    admit.
+    --year-from, --year-to, --venue, --concept, --dataset and --topic keep only the papers
+    they admit.
     """
     if not paper and not text:
         raise _fail(ValueError("give a paper id/label or --text"))
@@ -688,8 +694,9 @@ def neighbors(
     """Nodes within DEPTH hops of a node, with the edges among them.
 
     With --format bibtex or ris, the papers of the neighbourhood (the start first) as a
-    file for a reference manager. --year-from, --year-to, --venue, --concept and
-    --dataset drop the papers (and outside works) they refuse; concepts and datasets stay.
+    file for a reference manager. The filters (--year-from, --year-to, --venue, --concept,
+    --dataset, --topic) drop the papers (and outside works) they refuse; concepts and
+    datasets stay.
     """
     with _service(reads_only=True) as service:
         keep = _keep(service, filters)
@@ -799,8 +806,8 @@ def search(
     """Search papers, concepts and datasets by keyword, meaning, or both.
 
     With --format bibtex or ris, the papers found as a file for a reference manager
-    (concepts and datasets left out). --year-from, --year-to, --venue, --concept and
-    --dataset find papers only: the best of those they admit.
+    (concepts and datasets left out). --year-from, --year-to, --venue, --concept,
+    --dataset, --topic find papers only: the best of those they admit.
     """
     try:
         kinds = [NodeKind(k.capitalize()) for k in kind] if kind else None

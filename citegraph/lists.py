@@ -1,5 +1,5 @@
 """``citegraph papers`` and ``citegraph counts``: the papers a filter admits, sorted, and
-how many there are by year, venue or concept.
+how many there are by year, venue, concept or topic.
 
 Registered on :data:`citegraph.cli.app` when that module is imported (it imports this one
 last), so they share its store wiring, its errors and its options.
@@ -30,7 +30,7 @@ from citegraph.cli import (
     filtered,
 )
 from graph.errors import CitegraphError
-from graph.model import Concept
+from graph.model import Concept, Topic
 from graph.query.filters import CountBy
 
 
@@ -48,7 +48,8 @@ def papers(
     """The papers the filters admit, by id or --sort, and how many there are.
 
     e.g. citegraph papers --year-from 2020 --concept GNN --sort -citations
-    lists the papers on GNNs since 2020 that the corpus cites most.
+    lists the papers on GNNs since 2020 that the corpus cites most;
+    citegraph papers --topic topic:3 --sort -importance the most important of topic 3.
     """
     order = _sort(sort)
     with _service(reads_only=True) as service:
@@ -80,15 +81,16 @@ def papers(
 @filtered
 def counts(
     by: Annotated[CountBy, typer.Option("--by", case_sensitive=False,
-                                        help="Group the papers by year, venue or concept.")],
+                                        help="Group the papers by year, venue, concept or "
+                                        "top-level topic.")],
     first: Annotated[int, typer.Option("--first", "-n", min=1, max=1000,
                                        help="How many groups to show.")] = 20,
     as_json: JsonOpt = False,
     filters: Filters = NO_FILTERS,
 ) -> None:
-    """How many papers there are by year, venue or concept, under the filters.
+    """How many papers there are by year, venue, concept or topic, under the filters.
 
-    Years in order; venues and concepts most papers first (ties by id).
+    Years in order; venues, concepts and topics most papers first (ties by id).
     A paper without a year or venue is in no group.
     e.g. citegraph counts --by year --concept GNN
     """
@@ -98,11 +100,12 @@ def counts(
             groups = service.counts(by, keep, first)
             _, total = service.papers(keep, None, 0, 0)
             named = service.store.get_nodes([str(g.key) for g in groups]) if (
-                by is CountBy.CONCEPT) else {}
+                by in (CountBy.CONCEPT, CountBy.TOPIC)) else {}
         except CitegraphError as exc:
             raise _fail(exc) from None
     rows = [{"key": g.key, "count": g.count,
-             **({"name": n.label} if isinstance(n := named.get(str(g.key)), Concept) else {})}
+             **({"name": n.label} if isinstance(n := named.get(str(g.key)), Concept | Topic)
+                else {})}
             for g in groups]
     if as_json:
         console.print_json(json.dumps({"by": by.value, "total": total, "groups": rows}))

@@ -231,25 +231,31 @@ class GraphService:
         return self.store.papers(where, sort, offset=offset, limit=limit)
 
     def counts(self, by: CountBy, where: PaperFilter = ANY, first: int = 20) -> list[GroupCount]:
-        """Paper counts by year, venue or concept under ``where``."""
+        """Paper counts by year, venue, concept or top-level topic under ``where``."""
         return self.store.paper_counts(by, where, first)
 
     def paper_filter(
         self, *, year_from: int | None = None, year_to: int | None = None,
         venues: Sequence[str] = (), concepts: Sequence[str] = (), datasets: Sequence[str] = (),
-        kinds: Collection[NodeKind] | None = None, argument: str = "where.",
+        kinds: Collection[NodeKind] | None = None, topics: Sequence[str] = (),
+        argument: str = "where.",
     ) -> PaperFilter:
-        """A :class:`PaperFilter` whose concepts and datasets are named by id, name or alias
-        (each looked up; an unknown one is a NotFoundError naming ``argument`` + concept)."""
+        """A :class:`PaperFilter` whose concepts, datasets and topics are named by id, name
+        or alias (each looked up; an unknown one is a NotFoundError naming ``argument`` +
+        concept)."""
         unchecked = PaperFilter(year_from, year_to, None, tuple(venues), tuple(concepts),
-                                tuple(datasets), frozenset(kinds) if kinds is not None else None)
+                                tuple(datasets), frozenset(kinds) if kinds is not None else None,
+                                tuple(topics))
+
+        def ids(refs: tuple[str, ...], kind: NodeKind, name: str) -> tuple[str, ...]:
+            return tuple(self.node(r, [kind], f"{argument}{name}").id for r in refs)
+
         return PaperFilter(
             year_from, year_to, None, unchecked.venue_set,
-            tuple(self.node(c, [NodeKind.CONCEPT], f"{argument}concept").id
-                  for c in unchecked.concepts),
-            tuple(self.node(d, [NodeKind.DATASET], f"{argument}dataset").id
-                  for d in unchecked.datasets),
+            ids(unchecked.concepts, NodeKind.CONCEPT, "concept"),
+            ids(unchecked.datasets, NodeKind.DATASET, "dataset"),
             unchecked.kinds,
+            ids(unchecked.topics, NodeKind.TOPIC, "topic"),
         )
 
     def paths(

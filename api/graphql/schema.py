@@ -114,7 +114,7 @@ async def _citations(
 
 async def _where(info: Ctx, where: w.PaperWhere | None, **deprecated: Any) -> Keep:
     """The filter ``where`` (and the deprecated yearFrom/yearTo/venue) say; a concept or
-    dataset named as every argument names a node (:func:`find`)."""
+    dataset or topic named as every argument names a node (:func:`find`)."""
 
     async def named(ref: str, kind: NodeKind, argument: str) -> str:
         return (await find(info, ref, [kind], argument)).id

@@ -3,8 +3,8 @@
 Named and shaped as @neo4j/graphql 7 names them (its current docs): a field's operators
 nest under it (``year: {gte: 2019, lte: 2021}``, ``venue: {in: ["ICLR", "NeurIPS"]}``),
 sorting is ``sort: [{year: DESC}]`` and a count is ``papersAggregate(where:) { count }``.
-The rules of each field: :mod:`graph.query.filters`. Adding a field (``topic``) is one
-input field here and one entry in ``graph.query.filters.LINKS``.
+The rules of each field: :mod:`graph.query.filters`. Adding a linked field is one input
+field here and one entry in ``graph.query.filters.LINKS``.
 """
 
 # strawberry's field decorators are untyped for mypy; the resolvers themselves are typed.
@@ -22,7 +22,7 @@ from api.graphql import rows as r
 from api.graphql import types as t
 from api.graphql.errors import check_range
 from graph.errors import InvalidArgumentError
-from graph.model import Concept, NodeKind
+from graph.model import Concept, NodeKind, Topic
 from graph.query.filters import MAX_VALUES, CountBy, PaperFilter, PaperOrder, PaperSort
 from graph.query.papers import MAX_GROUPS
 
@@ -74,6 +74,9 @@ class PaperWhere:
         default=None, description="Papers that MENTION one of these concepts.")
     dataset: NodeWhere | None = strawberry.field(
         default=None, description="Papers that USE or INTRODUCE one of these datasets.")
+    topic: NodeWhere | None = strawberry.field(
+        default=None, description="Papers IN_TOPIC of one of these topics or subtopics "
+        "(`topic:3`, `topic:3.1`, a global id or a label).")
     kind: KindWhere | None = strawberry.field(
         default=None, description="Node kinds kept, in lists that hold several.")
 
@@ -87,7 +90,7 @@ class SortDirection(Enum):
 @strawberry.input(
     name="PaperSort",
     description="One sort key (exactly one field set); ties by id, ascending; papers "
-    "without a year last either way.",
+    "without the key's value (a year, an importance) last either way.",
 )
 class PaperSortInput:
     year: SortDirection | None = None
@@ -95,6 +98,8 @@ class PaperSortInput:
         default=None, description="The title (the label of a paper without one), by code point.")
     citations: SortDirection | None = strawberry.field(
         default=None, description="How many corpus papers cite it.")
+    importance: SortDirection | None = strawberry.field(
+        default=None, description="Paper.importance: PageRank at the last topic computation.")
 
 
 @strawberry.enum(description="What paper counts are grouped by.")
@@ -102,14 +107,16 @@ class CountField(Enum):
     YEAR = "year"
     VENUE = "venue"
     CONCEPT = "concept"
+    TOPIC = "topic"
 
 
 @strawberry.type(description="Papers in one group of `countsBy`.")
 class GroupCount:
-    key: str = strawberry.field(description="The year, the venue or the concept id.")
+    key: str = strawberry.field(description="The year, the venue, the concept or topic id.")
     count: int
     year: int | None = None
     concept_id: strawberry.Private[str | None] = None
+    topic_id: strawberry.Private[str | None] = None
 
     @strawberry.field(description="The concept, in a count by CONCEPT.")
     async def concept(self, info: strawberry.Info[Context, None]) -> t.Concept | None:
@@ -117,6 +124,12 @@ class GroupCount:
         node = None if self.concept_id is None else await info.context.loaders.nodes.load(
             self.concept_id)
         return t.Concept.of(node) if isinstance(node, Concept) else None
+
+    @strawberry.field(description="The top-level topic, in a count by TOPIC.")
+    async def topic(self, info: strawberry.Info[Context, None]) -> t.Topic | None:
+        node = None if self.topic_id is None else await info.context.loaders.nodes.load(
+            self.topic_id)
+        return t.Topic.of(node) if isinstance(node, Topic) else None
 
 
 def _both(eq: list[_T] | None, in_: list[_T] | None) -> list[_T] | None:
@@ -178,19 +191,20 @@ async def paper_filter(
     year_to: int | None = None, venue: str | None = None,
 ) -> PaperFilter:
     """The domain filter of ``where`` (and the deprecated yearFrom/yearTo/venue arguments,
-    which mean ``where: {year: {gte, lte}, venue: {eq}}``); concepts and datasets named by
-    id, name or alias are looked up by ``named`` (unknown: an error naming
+    which mean ``where: {year: {gte, lte}, venue: {eq}}``); concepts, datasets and topics
+    named by id, name or alias are looked up by ``named`` (unknown: an error naming
     ``where.concept``)."""
     w = where or PaperWhere()
     low, high = _year(w.year, year_from, year_to)
     venues = _both(None if venue is None else [venue], _values("where.venue", w.venue))
     concepts = await _named_all(named, w.concept, NodeKind.CONCEPT, "where.concept")
     datasets = await _named_all(named, w.dataset, NodeKind.DATASET, "where.dataset")
+    topics = await _named_all(named, w.topic, NodeKind.TOPIC, "where.topic")
     kinds = _kinds(w.kind)
-    if [] in (venues, concepts, datasets):
+    if [] in (venues, concepts, datasets, topics):
         kinds = frozenset()  # admits nothing (an `in: []`, or eq outside in), as Cypher's IN []
-    venues, concepts, datasets = venues or [], concepts or [], datasets or []
-    return PaperFilter(low, high, None, tuple(venues), tuple(concepts), tuple(datasets), kinds)
+    return PaperFilter(low, high, None, tuple(venues or ()), tuple(concepts or ()),
+                       tuple(datasets or ()), kinds, tuple(topics or ()))
 
 
 def paper_sort(sort: list[PaperSortInput] | None) -> PaperSort | None:
@@ -201,7 +215,8 @@ def paper_sort(sort: list[PaperSortInput] | None) -> PaperSort | None:
         raise InvalidArgumentError("sort", "takes one key (ties are broken by id)")
     keys = [(PaperOrder(name), d) for name, d in vars(sort[0]).items() if d is not None]
     if len(keys) != 1:
-        raise InvalidArgumentError("sort", "set exactly one of year, title, citations")
+        raise InvalidArgumentError("sort", "set exactly one of year, title, citations, "
+                                   "importance")
     by, direction = keys[0]
     return PaperSort(by, direction is SortDirection.DESC)
 
@@ -216,8 +231,9 @@ class PaperAggregate:
         keep = self.keep
         return int((await info.context.on_store(lambda store: store.papers(keep, limit=0)))[1])
 
-    @strawberry.field(description="Paper counts by year (ascending), venue or concept (most "
-                      "papers first, ties by key); the first `first` groups.")
+    @strawberry.field(description="Paper counts by year (ascending), venue, concept or "
+                      "top-level topic (most papers first, ties by key); the first `first` "
+                      "groups.")
     async def counts_by(
         self, info: strawberry.Info[Context, None], field: CountField, first: int = 20,
     ) -> list[GroupCount]:
@@ -230,6 +246,7 @@ class PaperAggregate:
                 key=str(g.key), count=g.count,
                 year=g.key if by is CountBy.YEAR and isinstance(g.key, int) else None,
                 concept_id=str(g.key) if by is CountBy.CONCEPT else None,
+                topic_id=str(g.key) if by is CountBy.TOPIC else None,
             )
             for g in groups
         ]

@@ -32,14 +32,18 @@ const Q = {
       nodes { ${NODE_FIELDS} } edges { ${EDGE_FIELDS} } hops { from to type weight reason }
     }
   }`,
+  // The registry, the top-level topics (the topic map's legend) and the years papers have
+  // (the year slider's ends): read once at start.
   registry: `query Registry {
     nodeKinds { kind name color shape }
     edgeTypes { type name color shown }
+    topics(level: 1, first: 100) { edges { node { key label size } } }
+    papersAggregate { countsBy(field: YEAR, first: 500) { year } }
   }`,
   // The side panel of a paper, with its prior and derivative works: one request.
   paper: `query Paper($id: ID!, $first: Int!, $works: Int!) {
     paper(id: $id) {
-      key label title abstract venue year authors url
+      key label title abstract venue year authors url topic { key label }
       concepts { weight concept { key name } }
       datasets { relation weight dataset { key name } }
       related(first: $first) { score paper { key label } reasons { kind text weight } }
@@ -52,11 +56,18 @@ const Q = {
     node(id: $id) { ... on Work { key name reference } }
     derivativeWorks(ids: [$id], first: $works) { node { ${LINK_NODE} } }
   }`,
-  // What the drawing encodes for papers and outside works: year and in-corpus citations.
-  // One request for every node a draw adds.
+  // A topic's side panel: its label, size, papers per year, top papers, concepts, subtopics.
+  topic: `query Topic($id: ID!) {
+    topic(id: $id) {
+      key label level size years { year count } parent { key label } subtopics { key label size }
+      concepts(first: 10) { key name } topPapers(first: 8) { key label year }
+    }
+  }`,
+  // What the drawing encodes for papers and outside works: year, top-level topic and
+  // in-corpus citations. One request for every node a draw adds.
   citations: `query Citations($ids: [ID!]!) {
     nodes(ids: $ids) {
-      ... on Paper { key year citedBy { key } }
+      ... on Paper { key year topic { key } citedBy { key } }
       ... on Work { key citedBy { key } }
     }
   }`,
@@ -69,6 +80,8 @@ const Q = {
  */
 const NODE_KINDS = [];
 const EDGE_TYPES = [];
+/** The top-level topics, largest first, each with its colour on the topic map. */
+const TOPICS = [];
 
 /** Normalise an enum value the API may spell "Paper" or "PAPER". */
 const kindOf = (k) => String(k || "").toUpperCase();
@@ -139,6 +152,8 @@ const api = {
     return {
       nodeKinds: d.nodeKinds.map((k) => ({ kind: k.kind, name: k.name, color: k.color, shape: k.shape })),
       edgeTypes: d.edgeTypes.map((t) => ({ type: t.type, name: t.name, color: t.color, on: t.shown })),
+      topics: d.topics.edges.map((e) => ({ id: e.node.key, label: e.node.label, size: e.node.size })),
+      years: d.papersAggregate.countsBy.map((g) => g.year).filter((y) => typeof y === "number"),
     };
   },
   async search(q, mode, kinds, first = 15) {
@@ -175,10 +190,21 @@ const api = {
     return {
       prior: d.priorWorks.map((l) => toLink(l.node)), derivative: d.derivativeWorks.map((l) => toLink(l.node)),
       id: p.key, label: p.label, title: p.title, abstract: p.abstract, venue: p.venue, year: p.year,
-      authors: p.authors || [], url: p.url,
+      authors: p.authors || [], url: p.url, topic: p.topic ? { id: p.topic.key, label: p.topic.label } : null,
       concepts: p.concepts.map((m) => ({ id: m.concept.key, label: m.concept.name, kind: "CONCEPT", weight: m.weight })),
       datasets: p.datasets.map((m) => ({ id: m.dataset.key, label: m.dataset.name, kind: "DATASET", relation: m.relation })),
       related: p.related.map((r) => ({ id: r.paper.key, label: r.paper.label, kind: "PAPER", score: r.score, reasons: r.reasons })),
+    };
+  },
+  async topic(id) {
+    const t = (await gql(Q.topic, { id })).topic;
+    if (!t) return null;
+    return {
+      id: t.key, label: t.label, level: t.level, size: t.size, years: t.years,
+      parent: t.parent ? { id: t.parent.key, label: t.parent.label } : null,
+      subtopics: t.subtopics.map((x) => ({ id: x.key, label: x.label, size: x.size })),
+      concepts: t.concepts.map((c) => ({ id: c.key, label: c.name, kind: "CONCEPT" })),
+      papers: t.topPapers.map((p) => ({ id: p.key, label: p.label, kind: "PAPER", year: p.year })),
     };
   },
   async work(id, works = WORKS_LIMIT) {
@@ -186,12 +212,14 @@ const api = {
     if (!d.node) return null;
     return { id: d.node.key, label: d.node.name, url: workUrl(d.node.reference), citedBy: d.derivativeWorks.map((l) => toLink(l.node)) };
   },
-  /** {id: {year, cites}} for papers and outside works: cites = how many corpus papers cite it. */
+  /** {id: {year, topic, cites}} for papers and outside works: cites = how many corpus papers cite it. */
   async citations(ids) {
     const out = {};
     for (let i = 0; i < ids.length; i += 100) { // the server's page size cap
       const d = await gql(Q.citations, { ids: ids.slice(i, i + 100) });
-      for (const n of d.nodes) if (n && n.key) out[n.key] = { year: n.year ?? null, cites: n.citedBy.length };
+      for (const n of d.nodes) {
+        if (n && n.key) out[n.key] = { year: n.year ?? null, topic: n.topic?.key ?? null, cites: n.citedBy.length };
+      }
     }
     return out;
   },
@@ -230,6 +258,7 @@ const state = {
   from: null, // {id, label} picked as path start
   to: null,
   selected: null,
+  colourBy: "year", // "topic" once the graph has topics (useRegistry)
   searchSeq: 0,
   detailSeq: 0,
 };
@@ -302,6 +331,7 @@ function stylesheet() {
     { selector: "edge:selected", style: { opacity: 1, label: "data(wlabel)", "overlay-opacity": 0.08 } },
     { selector: "edge.hidden-type", style: { display: "none" } },
     { selector: "node.hidden-type", style: { display: "none" } },
+    { selector: "node.out-of-years", style: { display: "none" } }, // the year slider
     { selector: ".dim", style: { opacity: 0.12 } },
     { selector: "edge.dim", style: { opacity: 0.06 } },
     {
@@ -375,6 +405,14 @@ const NO_YEAR = "#cbd5e0"; // a paper without a year (named in the legend)
 const OLD = "#f6e05e"; // the oldest year on screen; the newest is the registry's paper colour
 const MID = "#4fd1c5";
 
+// Topic colours: distinct hues, largest topic first; past the palette, one neutral dark grey
+// (every legend entry shows its own swatch, so a reader can tell).
+const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#76b7b2", "#edc948",
+  "#9c755f", "#ff9da7", "#17becf", "#1f3d7a", "#a0522d", "#2e8b57", "#c71585", "#6a5acd",
+  "#b8860b", "#008080", "#8b0000", "#556b2f", "#ff6347"];
+const MORE_TOPICS = "#4a5568";
+const topicStyle = {};
+
 /** Node width for `c` in-corpus citations (square root, capped at 100), height 0.7 of it. */
 const sizeFor = (c) => Math.round(24 + 8 * Math.sqrt(Math.min(c, 100)));
 
@@ -398,16 +436,58 @@ function yearRange() {
   return ys.length ? [Math.min(...ys), Math.max(...ys)] : null;
 }
 
-/** Colour every drawn paper by its year on the scale of the years drawn; redraw the legend. */
+/** Colour every drawn paper by its top-level topic, or by its year on the scale of the years
+ * drawn; redraw the legend and apply the year slider. */
 function recolour() {
   const r = yearRange();
+  const byTopic = state.colourBy === "topic";
   cy.nodes('[kind = "PAPER"]').forEach((n) => {
     if (n.data("cites") === undefined) return; // not read yet
+    if (byTopic) { n.data("col", topicStyle[n.data("topic")]?.color || NO_YEAR); return; }
     const y = n.data("year");
     const t = r && typeof y === "number" ? (r[1] > r[0] ? (y - r[0]) / (r[1] - r[0]) : 1) : null;
     n.data("col", t === null ? NO_YEAR : yearColour(t));
   });
   paperLegend(r);
+  applyYears();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The year slider: papers outside the range are not drawn (nor their edges); a paper without
+// a year is out of any narrowed range. The node the view was drawn around always stays.
+
+const years = { min: null, max: null };
+
+function setYearBounds(list) {
+  const box = $("#years");
+  box.hidden = list.length < 2 || Math.min(...list) === Math.max(...list);
+  if (box.hidden) return;
+  years.min = Math.min(...list);
+  years.max = Math.max(...list);
+  for (const [sel, v] of [["#year-lo", years.min], ["#year-hi", years.max]]) {
+    Object.assign($(sel), { min: years.min, max: years.max, step: 1, value: v });
+  }
+  applyYears();
+}
+
+function applyYears(moved = null) {
+  if (years.min === null) return;
+  const lo = $("#year-lo");
+  const hi = $("#year-hi");
+  // the two ends never cross: the one moved pushes the other
+  if (Number(lo.value) > Number(hi.value)) { if (moved === lo) hi.value = lo.value; else lo.value = hi.value; }
+  const [a, b] = [Number(lo.value), Number(hi.value)];
+  const narrowed = a > years.min || b < years.max;
+  let hidden = 0;
+  cy.nodes('[kind = "PAPER"]').forEach((n) => {
+    const y = n.data("year");
+    const out = narrowed && !n.hasClass("root") && !(typeof y === "number" && y >= a && y <= b);
+    n.toggleClass("out-of-years", out);
+    hidden += out ? 1 : 0;
+  });
+  $("#years-label").textContent = a === b ? String(a) : `${a} – ${b}`;
+  $("#years-msg").textContent = !narrowed ? "Move the ends to hide papers outside a range of years."
+    : `${hidden} paper${hidden === 1 ? "" : "s"} drawn outside it (or without a year) hidden.`;
 }
 
 /** Read year and citations for the drawn papers and outside works not read yet. */
@@ -420,7 +500,7 @@ async function annotate() {
       const n = cy.getElementById(id);
       if (n.empty()) continue; // cleared meanwhile
       const w = sizeFor(a.cites);
-      n.data({ year: a.year, cites: a.cites, w, h: Math.round(w * 0.7) });
+      n.data({ year: a.year, topic: a.topic, cites: a.cites, w, h: Math.round(w * 0.7) });
     }
     recolour();
   } catch (err) {
@@ -647,6 +727,7 @@ async function showDetail(d) {
     }
     return;
   }
+  if (d.kind === "TOPIC") { showTopic(d.id, seq); return; }
   if (d.kind !== "PAPER") {
     fill(box, ...head, el("p", { class: "msg" }, "Loading the papers about it…"));
     try {
@@ -673,6 +754,7 @@ async function showDetail(d) {
     fill(box, ...head,
       p.title && p.title !== p.label ? el("p", { class: "title" }, p.title) : null,
       meta ? el("p", { class: "meta" }, meta) : null,
+      p.topic ? el("p", { class: "meta" }, "Topic: ", topicButton(p.topic)) : null,
       typeof cites === "number" ? el("p", { class: "meta" }, `Cited by ${cites} paper${cites === 1 ? "" : "s"} in the graph`) : null,
       el("h4", {}, "Authors"),
       el("p", { class: "authors" }, p.authors.length ? p.authors.join(", ") : "(none given)"),
@@ -695,6 +777,58 @@ async function showDetail(d) {
         : el("p", { class: "msg" }, "No related papers."));
   } catch (err) {
     if (seq === state.detailSeq) fill(box, ...head, el("p", { class: "msg error" }, err.message));
+  }
+}
+
+/** A button that opens a topic's panel, with the topic's colour when it is a top-level one. */
+function topicButton(t) {
+  const c = topicStyle[t.id]?.color;
+  return el("button", { type: "button", class: "link topic-link", "data-id": t.id, onclick: () => showTopic(t.id) },
+    c ? el("span", { class: "swatch", style: `background:${c}`, "aria-hidden": "true" }) : null, t.label);
+}
+
+/** Papers per year as small bars (the count above, the year below). */
+function yearBars(list) {
+  if (!list.length) return el("p", { class: "msg" }, "None of its papers has a year.");
+  const most = Math.max(...list.map((y) => y.count));
+  const yy = (y) => (list.length > 8 ? `’${String(y).slice(-2)}` : String(y));
+  return el("div", { class: "bars", role: "img", "aria-label": list.map((y) => `${y.year}: ${y.count}`).join(", ") },
+    list.map((y) => el("div", { class: "bar-col", title: `${y.year}: ${y.count} paper${y.count === 1 ? "" : "s"}` },
+      el("span", { class: "bar-n" }, String(y.count)),
+      el("span", { class: "bar", style: `height:${Math.max(2, Math.round((48 * y.count) / most))}px` }),
+      el("span", { class: "bar-y" }, yy(y.year)))));
+}
+
+/** A topic's panel: label, size, papers per year, top papers, concepts, subtopics. */
+async function showTopic(id, seq = ++state.detailSeq) {
+  const box = $("#detail");
+  const known = topicStyle[id];
+  const head = (t) => [
+    el("p", { class: "kind topic" }, t.level === 2 ? "Subtopic" : "Topic"),
+    el("h3", {}, topicStyle[t.id] ? el("span", { class: "swatch", style: `background:${topicStyle[t.id].color}`, "aria-hidden": "true" }) : null,
+      ` ${t.label}`),
+    el("p", { class: "id" }, t.id),
+  ];
+  fill(box, ...head(known || { id, label: id }), el("p", { class: "msg" }, "Loading the topic…"));
+  try {
+    const t = await api.topic(id);
+    if (seq !== state.detailSeq) return;
+    if (!t) { fill(box, ...head({ id, label: id }), el("p", { class: "msg error" }, `No topic with id ${id}.`)); return; }
+    const drawn = cy.nodes('[kind = "PAPER"]').filter((n) => n.data("topic") === t.id).length;
+    fill(box, ...head(t),
+      el("p", { class: "meta" }, `${t.size} paper${t.size === 1 ? "" : "s"}`,
+        t.level === 1 ? ` · ${drawn} drawn` : null),
+      t.parent ? el("p", { class: "meta" }, "Subtopic of ", topicButton(t.parent)) : null,
+      el("h4", {}, "Papers per year"),
+      yearBars(t.years),
+      el("h4", {}, "Top papers, most important first"),
+      t.papers.length ? el("ul", { class: "chips" }, t.papers.map(chip)) : el("p", { class: "msg" }, "None."),
+      el("h4", {}, "Concepts, most distinctive first"),
+      t.concepts.length ? el("ul", { class: "chips" }, t.concepts.map(chip)) : el("p", { class: "msg" }, "None."),
+      t.subtopics.length ? [el("h4", {}, `Subtopics (${t.subtopics.length})`),
+        el("ul", { class: "subtopics" }, t.subtopics.map((x) => el("li", {}, topicButton(x), el("span", { class: "score" }, ` ${x.size}`))))] : null);
+  } catch (err) {
+    if (seq === state.detailSeq) fill(box, ...head(known || { id, label: id }), el("p", { class: "msg error" }, err.message));
   }
 }
 
@@ -758,8 +892,12 @@ async function findPath() {
 // ---------------------------------------------------------------------------------------------
 // Legend, toggles, export.
 
-/** The papers' legend: the year scale of the papers drawn, no-year grey, what size means. */
+/** The papers' legend: the topics, or the year scale of the papers drawn and the no-year grey. */
 function paperLegend(range) {
+  const byTopic = state.colourBy === "topic";
+  $("#paper-legend-title").textContent = `Papers: colour = ${byTopic ? "topic" : "year"}`;
+  $("#topic-legend").hidden = !byTopic;
+  $("#year-legend").hidden = byTopic;
   const box = $("#year-scale");
   if (!range) {
     box.replaceChildren(el("span", { class: "hint" }, cy.nodes('[kind = "PAPER"]').length ? "No paper drawn has a year." : "Draw papers to see their years."));
@@ -776,6 +914,13 @@ function paperLegend(range) {
 
 function buildLegend() {
   $("#no-year").style.background = NO_YEAR;
+  $("#no-topic").style.background = NO_YEAR;
+  $("#colour-by").hidden = !TOPICS.length;
+  $(`#colour-${state.colourBy}`).checked = true;
+  $("#topic-list").replaceChildren(...TOPICS.map((t) => el("li", {},
+    el("button", { type: "button", class: "topic-entry", "data-id": t.id, title: t.id, onclick: () => showTopic(t.id) },
+      el("span", { class: "swatch", style: `background:${t.color}`, "aria-hidden": "true" }),
+      el("span", { class: "tlabel" }, t.label), el("span", { class: "score" }, String(t.size))))));
   $("#size-samples").replaceChildren(...[0, 5, 25].map((c) => el("li", {},
     el("span", { class: "box", style: `width:${sizeFor(c) / 2}px;height:${Math.round(sizeFor(c) * 0.35)}px`, "aria-hidden": "true" }),
     `${c}`)));
@@ -854,6 +999,10 @@ $("#reset").addEventListener("click", () => {
   history.replaceState(null, "", location.pathname);
 });
 $("#depth").addEventListener("change", updateExport);
+for (const input of document.querySelectorAll("input[name='colour-by']")) {
+  input.addEventListener("change", () => { state.colourBy = input.value; recolour(); });
+}
+for (const sel of ["#year-lo", "#year-hi"]) $(sel).addEventListener("input", (ev) => applyYears(ev.target));
 
 /** Take the registry's kinds and types: legend, toggles, colours (canvas and CSS swatches). */
 function useRegistry(reg) {
@@ -864,8 +1013,13 @@ function useRegistry(reg) {
     document.documentElement.style.setProperty(`--${k.kind.toLowerCase()}`, k.color);
   }
   for (const t of EDGE_TYPES) typeStyle[t.type] = t;
+  const topics = [...reg.topics].sort((a, b) => b.size - a.size || (a.id < b.id ? -1 : 1));
+  TOPICS.splice(0, TOPICS.length, ...topics.map((t, i) => ({ ...t, color: PALETTE[i] || MORE_TOPICS })));
+  for (const t of TOPICS) topicStyle[t.id] = t;
+  state.colourBy = TOPICS.length ? "topic" : "year";
   cy.style(stylesheet());
   buildLegend();
+  setYearBounds(reg.years);
 }
 
 async function start() {
@@ -911,5 +1065,5 @@ async function fromHash() {
 }
 
 // Tests read the drawing through this handle; it is not an API.
-window.citegraph = { cy, state, focus: focusOrDraw };
+window.citegraph = { cy, state, focus: focusOrDraw, topic: showTopic };
 start();

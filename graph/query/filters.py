@@ -10,8 +10,9 @@ fetching every paper. The rules are here, once:
 * ``venues``: any of them, exactly as stored; a paper without a venue fails it.
 * ``links``: for each linked field (``concepts``: papers that MENTION one of them;
   ``datasets``: papers that USE or INTRODUCE one of them), a paper joined to any of its
-  ids. :data:`LINKS` says which edge types each field follows: a new field (topics) is one
-  entry there and one input field in the API.
+  ids; ``topics``: papers IN_TOPIC of one of them, a topic or a subtopic).
+  :data:`LINKS` says which edge types each field follows: a new field is one entry there
+  and one input field in the API.
 * ``kinds``: the node kinds a list keeps, where a list holds several (a neighbourhood,
   co-cited works); the paper fields above admit papers only (an outside work, a concept
   or a dataset has no year, venue or concepts).
@@ -35,24 +36,27 @@ MAX_VALUES = 100
 LINKS: dict[str, frozenset[RelType]] = {
     "concepts": frozenset({RelType.MENTIONS}),
     "datasets": frozenset({RelType.USES, RelType.INTRODUCES}),
+    "topics": frozenset({RelType.IN_TOPIC}),
 }
 
 
 class PaperOrder(StrEnum):
     """What a list of papers can be sorted by (ties by id, ascending, on every store).
 
-    Another order (importance, once topics store it on each paper) is one member here and
-    its value in each store: :func:`sort_value`, ``graph.store.sqlreads._ORDER_SQL`` and
-    ``graph.store.cypher._sort_value``; the API's ``PaperSort`` input gets one field."""
+    Another order is one member here and its value in each store: :func:`sort_value`,
+    ``graph.store.sqlreads._ORDER_SQL`` and ``graph.store.cypher._sort_value``;
+    the API's ``PaperSort`` input gets one field."""
 
     YEAR = "year"
     TITLE = "title"  # the title, or the label of a paper without one
     CITATIONS = "citations"  # corpus papers citing it (CITES in-degree from papers)
+    IMPORTANCE = "importance"  # Paper.importance (PageRank at the last topic computation)
 
 
 @dataclass(frozen=True, slots=True)
 class PaperSort:
-    """One sort key; papers without a year sort last either way."""
+    """One sort key; papers without its value (a year, an importance) sort last either
+    way."""
 
     by: PaperOrder
     descending: bool = False
@@ -64,11 +68,12 @@ class CountBy(StrEnum):
     YEAR = "year"
     VENUE = "venue"
     CONCEPT = "concept"  # papers mentioning each concept
+    TOPIC = "topic"  # papers IN_TOPIC of each top-level topic (level 1)
 
 
 @dataclass(frozen=True, slots=True)
 class GroupCount:
-    """Papers in one group: ``key`` is the year, the venue or the concept id."""
+    """Papers in one group: ``key`` is the year, the venue, the concept or the topic id."""
 
     key: int | str
     count: int
@@ -93,6 +98,7 @@ class PaperFilter:
     concepts: tuple[str, ...] = ()
     datasets: tuple[str, ...] = ()
     kinds: frozenset[NodeKind] | None = None
+    topics: tuple[str, ...] = ()
     #: venue and venues together, each once (set in __post_init__)
     venue_set: tuple[str, ...] = field(default=(), init=False, compare=False, repr=False)
 
@@ -105,6 +111,7 @@ class PaperFilter:
         object.__setattr__(self, "venue_set", _values("venue", together))
         object.__setattr__(self, "concepts", _values("concept", self.concepts))
         object.__setattr__(self, "datasets", _values("dataset", self.datasets))
+        object.__setattr__(self, "topics", _values("topic", self.topics))
 
     @property
     def paper_fields(self) -> bool:
@@ -119,8 +126,9 @@ class PaperFilter:
 
     def links(self) -> list[tuple[tuple[str, ...], frozenset[RelType]]]:
         """(ids, edge types from the paper) of each linked field in use (:data:`LINKS`)."""
-        return [(ids, LINKS[name]) for name, ids in (("concepts", self.concepts),
-                                                     ("datasets", self.datasets)) if ids]
+        fields = (("concepts", self.concepts), ("datasets", self.datasets),
+                  ("topics", self.topics))
+        return [(ids, LINKS[name]) for name, ids in fields if ids]
 
     def admits_kind(self, kind: NodeKind) -> bool:
         """Whether ``kind`` may be in the list at all."""
@@ -148,10 +156,10 @@ ANY = PaperFilter()
 
 
 def sorted_ids(
-    ids: Collection[str], sort: PaperSort | None, value: dict[str, int | str | None]
+    ids: Collection[str], sort: PaperSort | None, value: dict[str, float | str | None]
 ) -> list[str]:
-    """``ids`` by ``sort`` (``value``: each id's year, title or citations; None last
-    either way), ties by id; by id alone for None. The order every store gives."""
+    """``ids`` by ``sort`` (``value``: each id's year, title, citations or importance;
+    None last either way), ties by id; by id alone for None. The order every store gives."""
     by_id = sorted(ids)
     if sort is None:
         return by_id
@@ -160,17 +168,19 @@ def sorted_ids(
     return known + [i for i in by_id if value.get(i) is None]
 
 
-def sort_value(sort: PaperSort, paper: Paper, citations: int) -> int | str | None:
+def sort_value(sort: PaperSort, paper: Paper, citations: int) -> float | str | None:
     """A paper's value for ``sort`` (see :class:`PaperOrder`)."""
     if sort.by is PaperOrder.YEAR:
         return paper.year
     if sort.by is PaperOrder.TITLE:
         return paper.title if paper.title is not None else paper.label
+    if sort.by is PaperOrder.IMPORTANCE:
+        return paper.importance
     return citations
 
 
 def ranked_groups(counts: dict[int | str, int], by: CountBy, limit: int) -> list[GroupCount]:
-    """Groups in the order every store gives: years ascending; venues and concepts by
+    """Groups in the order every store gives: years ascending; venues, concepts and topics by
     (-count, key); the first ``limit``."""
     if by is CountBy.YEAR:
         return [GroupCount(k, counts[k]) for k in sorted(counts)[:limit]]

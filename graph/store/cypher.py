@@ -447,6 +447,8 @@ def _sort_value(by: PaperOrder) -> str:
         return "n.year"
     if by is PaperOrder.TITLE:
         return "coalesce(n.title, n.label)"
+    if by is PaperOrder.IMPORTANCE:
+        return "n.importance"
     cites, paper = rel_type(RelType.CITES), label(NodeKind.PAPER)
     return f"COUNT {{ (n)<-[:{cites}]-(:{paper}) }}"
 
@@ -471,12 +473,17 @@ def match_papers(where: str, sort: PaperSort | None) -> str:
 
 
 def paper_counts(where: str, by: CountBy) -> str:
-    """Papers grouped by year (ascending), venue or concept (by count, then key), the
-    first ``$limit`` groups."""
+    """Papers grouped by year (ascending), venue, concept or top-level topic (by count,
+    then key), the first ``$limit`` groups."""
     if by is CountBy.CONCEPT:
         mentions, concept = rel_type(RelType.MENTIONS), label(NodeKind.CONCEPT)
         return (f"{where}MATCH (n)-[:{mentions}]->(m:{concept})\n"
                 "WITH m.id AS k, count(DISTINCT n) AS c\n"
+                "RETURN k, c ORDER BY c DESC, k LIMIT $limit")
+    if by is CountBy.TOPIC:  # top-level topics: level 1
+        in_topic, topic = rel_type(RelType.IN_TOPIC), label(NodeKind.TOPIC)
+        return (f"{where}MATCH (n)-[:{in_topic}]->(t:{topic}) WHERE t.level = 1\n"
+                "WITH t.id AS k, count(DISTINCT n) AS c\n"
                 "RETURN k, c ORDER BY c DESC, k LIMIT $limit")
     key = "n.year" if by is CountBy.YEAR else "n.venue"
     ranked = "k" if by is CountBy.YEAR else "c DESC, k"

@@ -48,6 +48,7 @@ from graph.model import (
     Overlap,
     Paper,
     RelType,
+    Topic,
     node_from_props,
     node_to_props,
 )
@@ -547,7 +548,7 @@ class NetworkxStore(QueryLayer):
         within: Sequence[str] | None = None,
     ) -> tuple[list[str], int]:
         ids = self._matching(where, None if within is None else dict.fromkeys(within))
-        values: dict[str, int | str | None] = {}
+        values: dict[str, float | str | None] = {}
         if sort is not None:
             cited = self._citations() if sort.by is PaperOrder.CITATIONS else Counter()
             for nid in ids:
@@ -558,12 +559,20 @@ class NetworkxStore(QueryLayer):
         end = None if limit is None else offset + limit
         return order[offset:end], len(order)
 
+    def _top_level(self, nid: str) -> bool:
+        node = self._node(nid)
+        return isinstance(node, Topic) and node.level == 1
+
     def count_papers(self, where: PaperFilter, by: CountBy, limit: int) -> list[GroupCount]:
         counts: Counter[int | str] = Counter()
         for nid in self._matching(where, None):
             if by is CountBy.CONCEPT:
                 counts.update({e.target for e in self._by_type.get(nid, {}).get(
                     RelType.MENTIONS, ()) if e.source == nid})
+                continue
+            if by is CountBy.TOPIC:
+                counts.update({e.target for e in self._by_type.get(nid, {}).get(
+                    RelType.IN_TOPIC, ()) if e.source == nid and self._top_level(e.target)})
                 continue
             node = self._node(nid)
             assert isinstance(node, Paper)

@@ -198,6 +198,11 @@ class SqlBackend:
             sql = (f"SELECT e.target, COUNT(DISTINCT n.id) FROM nodes n JOIN edges e"  # noqa: S608
                    f" ON e.source = n.id AND e.type = '{RelType.MENTIONS.value}'"
                    f" WHERE {cond} GROUP BY e.target ORDER BY 2 DESC, 1 LIMIT ?")
+        elif by is CountBy.TOPIC:  # top-level topics: level 1
+            sql = (f"SELECT e.target, COUNT(DISTINCT n.id) FROM nodes n JOIN edges e"  # noqa: S608
+                   f" ON e.source = n.id AND e.type = '{RelType.IN_TOPIC.value}'"
+                   " JOIN nodes t ON t.id = e.target AND json_extract(t.props, '$.level') = 1"
+                   f" WHERE {cond} GROUP BY e.target ORDER BY 2 DESC, 1 LIMIT ?")
         else:
             key = _YEAR if by is CountBy.YEAR else _VENUE
             ranked = "1" if by is CountBy.YEAR else "2 DESC, 1"
@@ -364,6 +369,7 @@ class SqlBackend:
 
 _YEAR = "json_extract(n.props, '$.year')"
 _VENUE = "json_extract(n.props, '$.venue')"
+_IMPORTANCE = "json_extract(n.props, '$.importance')"
 _TITLE = "COALESCE(json_extract(n.props, '$.title'), json_extract(n.props, '$.label'))"
 #: ORDER BY terms of each sort key ({dir}: ASC or DESC); a missing year sorts last
 _ORDER_SQL = {
@@ -372,6 +378,7 @@ _ORDER_SQL = {
     # CITES only ever leaves a paper (graph.schema): the edges into n, by the target index
     PaperOrder.CITATIONS: "(SELECT COUNT(*) FROM edges c WHERE c.target = n.id AND c.type = "  # noqa: S608
     f"'{RelType.CITES.value}') {{dir}}",
+    PaperOrder.IMPORTANCE: f"{_IMPORTANCE} IS NULL, {_IMPORTANCE} {{dir}}",
 }
 
 

@@ -50,6 +50,9 @@ def _same(key: str) -> Any:
     # a concept and a dataset by name or id (the lookup the other arguments use)
     ({"concept": {"in": ["o'neil", "concept:gnn"]}, "dataset": {"eq": "Cora"}},
      PaperFilter(concepts=("concept:o'neil", "concept:gnn"), datasets=("dataset:cora",))),
+    # a topic by label, a subtopic by id: papers IN_TOPIC of either
+    ({"topic": {"in": ["Café o'neil", "topic:0.1"]}},
+     PaperFilter(topics=("topic:1", "topic:0.1"))),
 ])
 def test_papers_where_and_sort_are_the_brute_force_answer(
     wgql: GQL, graph: dict[str, Any], where: dict[str, Any], domain: PaperFilter
@@ -58,7 +61,9 @@ def test_papers_where_and_sort_are_the_brute_force_answer(
     assert want  # each case matches something
     for sort, key in [(None, None), ([{"year": "DESC"}], PaperSort(PaperOrder.YEAR, True)),
                       ([{"title": "ASC"}], PaperSort(PaperOrder.TITLE)),
-                      ([{"citations": "DESC"}], PaperSort(PaperOrder.CITATIONS, True))]:
+                      ([{"citations": "DESC"}], PaperSort(PaperOrder.CITATIONS, True)),
+                      ([{"importance": "DESC"}], PaperSort(PaperOrder.IMPORTANCE, True)),
+                      ([{"importance": "ASC"}], PaperSort(PaperOrder.IMPORTANCE))]:
         data = wgql.data(PAGE, where=where, sort=sort, first=4)["papers"]
         expected = brute_sorted(graph, want, key, _same)
         assert data["totalCount"] == len(expected)
@@ -69,7 +74,8 @@ def test_papers_aggregate_counts_under_a_where(wgql: GQL, graph: dict[str, Any])
     data = wgql.data("""{ papersAggregate(where: {year: {gte: 2016}}) { count
         years: countsBy(field: YEAR, first: 50) { key count year }
         venues: countsBy(field: VENUE, first: 3) { key count }
-        concepts: countsBy(field: CONCEPT, first: 2) { key count concept { name } } } }""")
+        concepts: countsBy(field: CONCEPT, first: 2) { key count concept { name } }
+        topics: countsBy(field: TOPIC) { key count topic { label } } } }""")
     agg = data["papersAggregate"]
     where = PaperFilter(year_from=2016)
     assert agg["count"] == len(brute_ids(graph, where))
@@ -81,6 +87,12 @@ def test_papers_aggregate_counts_under_a_where(wgql: GQL, graph: dict[str, Any])
     names = {c.id: c.label for c in graph["concepts"]}
     assert agg["concepts"] == [{"key": g.key, "count": g.count,
                                 "concept": {"name": names[str(g.key)]}} for g in concepts]
+    # by top-level topic only: the subtopics are not groups
+    topics = brute_counts(graph, where, CountBy.TOPIC, 20, _same)
+    labels = {t.id: t.name for t in graph["topics"]}
+    assert {g.key for g in topics} == {"topic:0", "topic:1"}
+    assert agg["topics"] == [{"key": g.key, "count": g.count,
+                              "topic": {"label": labels[str(g.key)]}} for g in topics]
 
 
 def test_lists_take_where_and_the_deprecated_arguments(wgql: GQL, graph: dict[str, Any]) -> None:
@@ -108,7 +120,7 @@ def test_lists_take_where_and_the_deprecated_arguments(wgql: GQL, graph: dict[st
     sub = wgql.data("""query($id: ID!) { neighborhood(id: $id, where: {kind: {in: [PAPER]}})
         { nodes { kind } } }""", id=hub)["neighborhood"]
     assert len(sub["nodes"]) > 1 and {n["kind"] for n in sub["nodes"]} == {"PAPER"}
-    # paper fields drop the papers they refuse; concepts and datasets stay
+    # paper fields drop the papers they refuse; concepts, datasets and topics stay
     whole = wgql.data("""query($id: ID!) { neighborhood(id: $id, depth: 2) { nodes { id kind } }
         }""", id=hub)["neighborhood"]["nodes"]
     recent = wgql.data("""query($id: ID!) { neighborhood(id: $id, depth: 2,
@@ -116,7 +128,7 @@ def test_lists_take_where_and_the_deprecated_arguments(wgql: GQL, graph: dict[st
         id=hub)["neighborhood"]
     years = {p.id: p.year for p in graph["papers"]}
     kept = [raw_id(n["id"]) for n in recent["nodes"]]
-    assert kept == [raw_id(n["id"]) for n in whole if n["kind"] in ("CONCEPT", "DATASET")
+    assert kept == [raw_id(n["id"]) for n in whole if n["kind"] in ("CONCEPT", "DATASET", "TOPIC")
                     or raw_id(n["id"]) == hub or (years.get(raw_id(n["id"])) or 0) >= 2020]
     assert any(n["kind"] == "CONCEPT" for n in recent["nodes"]) and len(kept) < len(whole)
 
@@ -126,6 +138,7 @@ def test_lists_take_where_and_the_deprecated_arguments(wgql: GQL, graph: dict[st
     ("{ papers(where: {concept: {eq: \"no such concept\"}}) { totalCount } }", "where.concept"),
     ("{ papers(where: {venue: {in: [" + ",".join(f'"v{i}"' for i in range(1000))
      + "]}}) { totalCount } }", "where.venue.in"),
+    ("{ papers(where: {topic: {eq: \"topic:9\"}}) { totalCount } }", "where.topic"),
     ("{ papers(sort: [{year: ASC, title: DESC}]) { totalCount } }", "exactly one"),
     ("{ papers(sort: [{year: ASC}, {title: DESC}]) { totalCount } }", "one key"),
     ("{ papers(where: {year: {gte: 1}}, filter: {year: 2019}) { totalCount } }", "not both"),

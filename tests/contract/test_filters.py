@@ -8,6 +8,7 @@ pass over the papers gives, for random filters and every sort.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -17,7 +18,7 @@ import pytest
 
 from graph.citations import work_of
 from graph.errors import InvalidArgumentError
-from graph.model import Concept, Dataset, Edge, GraphChange, NodeKind, Paper, RelType
+from graph.model import Concept, Dataset, Edge, GraphChange, NodeKind, Paper, RelType, Topic
 from graph.query.filters import (
     MAX_VALUES,
     CountBy,
@@ -35,8 +36,16 @@ VENUES = ["ICLR", "Neur'IPS", 'a "quoted" venue', "", "Café", "Cafe\u0301", "v�
 TITLES = ["Alpha", "alpha", "Éclair", "Zed", "z\U0001f600", "b'q", "", "\uffff end"]
 
 
+#: two topics, a subtopic of the first (a hostile label) and a subtopic of the second
+TOPICS = [Topic("topic:0", "graph learning"), Topic("topic:1", "Café o'neil"),
+          Topic("topic:0.1", "q'\"} topic", 2, "topic:0"),
+          Topic("topic:1.1", "sub 1", 2, "topic:1")]
+
+
 def filter_graph(seed: int = 5) -> tuple[GraphChange, dict[str, Any]]:
-    """Papers with random years, venues, titles, concepts, datasets and citations."""
+    """Papers with random years, venues, titles, concepts, datasets, citations, topics
+    (a topic and maybe its subtopic; some papers in none) and importance (some tied, some
+    None)."""
     rng = random.Random(seed)
     ids = [*HOSTILE, *(f"p{i:02d}" for i in range(24))]
     papers = [
@@ -58,12 +67,24 @@ def filter_graph(seed: int = 5) -> tuple[GraphChange, dict[str, Any]]:
         for t in rng.sample([*ids, work.id], rng.randint(0, 4)):
             if t != p:
                 edges.add((p, t, RelType.CITES))
+    trng = random.Random(seed + 1)  # apart, so the draws above stay as they were
+    for n, p in enumerate(ids):
+        if n % 5 == 4:
+            continue  # in no topic
+        top = TOPICS[n % 2]
+        edges.add((p, top.id, RelType.IN_TOPIC))
+        if trng.random() < 0.5:
+            edges.add((p, TOPICS[2 + n % 2].id, RelType.IN_TOPIC))
+    papers = [dataclasses.replace(p, importance=None if n % 4 == 1 else trng.choice(
+        [0.5, 0.25, 0.125, 0.0625, 1e-3, 0.0]) + (n % 3) * 1e-6)
+        for n, p in enumerate(papers)]
+    edges.update((t.id, t.parent, RelType.SUBTOPIC_OF) for t in TOPICS if t.parent)
     change = GraphChange(
-        upsert_nodes=(*papers, *concepts, *datasets, work),
+        upsert_nodes=(*papers, *concepts, *datasets, work, *TOPICS),
         upsert_edges=tuple(Edge(s, t, typ, 1.0, {}) for s, t, typ in sorted(edges)),
     )
     return change, {"papers": papers, "edges": edges, "concepts": concepts,
-                    "datasets": datasets}
+                    "datasets": datasets, "topics": TOPICS}
 
 
 def string_key(kind: str) -> Callable[[str], Any]:
@@ -87,6 +108,8 @@ def brute_ids(g: dict[str, Any], where: PaperFilter) -> list[Paper]:
         if where.datasets and not any((p.id, d, t) in edges for d in where.datasets
                                       for t in (RelType.USES, RelType.INTRODUCES)):
             continue
+        if where.topics and not any((p.id, t, RelType.IN_TOPIC) in edges for t in where.topics):
+            continue
         out.append(p)
     return out
 
@@ -106,6 +129,8 @@ def brute_sorted(g: dict[str, Any], papers: list[Paper], sort: PaperSort | None,
             return p.year
         if sort.by is PaperOrder.TITLE:
             return key(p.title if p.title is not None else p.label)
+        if sort.by is PaperOrder.IMPORTANCE:
+            return p.importance
         return cites[i]
 
     known = [i for i in ids if value(i) is not None]
@@ -116,9 +141,13 @@ def brute_sorted(g: dict[str, Any], papers: list[Paper], sort: PaperSort | None,
 def brute_counts(g: dict[str, Any], where: PaperFilter, by: CountBy, limit: int,
                  key: Callable[[str], Any]) -> list[GroupCount]:
     counts: Counter[Any] = Counter()
+    top_level = {t.id for t in g["topics"] if t.level == 1}
     for p in brute_ids(g, where):
         if by is CountBy.CONCEPT:
             counts.update({c for s, c, t in g["edges"] if s == p.id and t is RelType.MENTIONS})
+        elif by is CountBy.TOPIC:
+            counts.update({c for s, c, t in g["edges"]
+                           if s == p.id and t is RelType.IN_TOPIC and c in top_level})
         else:
             k = p.year if by is CountBy.YEAR else p.venue
             if k is not None:
@@ -140,6 +169,7 @@ def random_filter(rng: random.Random, g: dict[str, Any]) -> PaperFilter:
         venues=tuple(rng.sample(VENUES, rng.choice([0, 0, 1, 2]))),
         concepts=tuple(c.id for c in rng.sample(g["concepts"], rng.choice([0, 0, 1, 2]))),
         datasets=tuple(d.id for d in rng.sample(g["datasets"], rng.choice([0, 0, 1]))),
+        topics=tuple(t.id for t in rng.sample(g["topics"], rng.choice([0, 0, 1, 2]))),
     )
 
 
@@ -165,7 +195,9 @@ def test_filters_sorts_and_counts_are_the_brute_force_answer(
     key = string_key(g["kind"])
     rng = random.Random(11)
     filters = [PaperFilter(), *(random_filter(rng, g) for _ in range(14)),
-               PaperFilter(venues=("",)), PaperFilter(concepts=("concept:none",))]
+               PaperFilter(venues=("",)), PaperFilter(concepts=("concept:none",)),
+               PaperFilter(topics=("topic:0.1",)),
+               PaperFilter(topics=("topic:1",), concepts=("concept:gnn",), year_from=2016)]
     nonempty = 0
     for where in filters:
         want = brute_ids(g, where)

@@ -7,6 +7,7 @@ browser is a failure, not a skip: CI installs it, so its absence is a broken set
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -22,8 +23,10 @@ from typing import Any
 
 import pytest
 
+from bench.load import copy_cache
+from graph.store.embedded import EmbeddedStore
 from graph.store.memory import NetworkxStore
-from tests.support.seeds import ROOT, SEEDS, copy_seed_graph
+from tests.support.seeds import EMBED_CACHE, ROOT, SEEDS, copy_seed_graph, seed_settings
 
 CHROMIUM = Path(os.environ.get("CITEGRAPH_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -104,6 +107,32 @@ def seed_server(
     """``citegraph serve`` on a loopback port, on the seed graph built with the real model."""
     data = tmp_path_factory.mktemp("explorer-data")
     with serve(data, copy_seed_graph(seed_graph_template, data)) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def cited_server(
+    tmp_path_factory: pytest.TempPathFactory, seed_graph_template: Path
+) -> Iterator[Server]:
+    """The seed graph plus the JSONL papers of ``test_explorer_citations`` (years, authors,
+    references), added by the real ``citegraph add``, and its topics computed
+    (``citegraph topics --recompute``): shared by the citation view's tests and the topic
+    map's."""
+    from tests.e2e.test_explorer_citations import PAPERS
+
+    root = tmp_path_factory.mktemp("explorer-cited")
+    data = root / "data"
+    copy_seed_graph(seed_graph_template, data).close()
+    copy_cache(EMBED_CACHE, data / "cache")
+    lib = root / "lib.jsonl"
+    lib.write_text("\n".join(json.dumps({"venue": "Imaging", **p}) for p in PAPERS), "utf-8")
+    cli = [sys.executable, "-m", "citegraph", "--store", "embedded", "--data-dir", str(data)]
+    # the template is built by the pipeline alone (no topic step): topics computed here
+    for args in (["add", str(lib)], ["topics", "--recompute"]):
+        out = subprocess.run([*cli, *args], capture_output=True, text=True, timeout=600,
+                             env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        assert out.returncode == 0, out.stderr
+    with serve(data, EmbeddedStore(seed_settings(data).graph_db)) as server:
         yield server
 
 

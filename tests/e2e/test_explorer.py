@@ -59,10 +59,10 @@ def test_page_loads_without_console_errors(tab: Page, seed_server: Server) -> No
     for control in ("#search-input", "#search-mode", "#search-kind", "#depth"):
         cid = control[1:]
         assert pg.locator(f"label[for='{cid}']").count() == 1, f"{control} has no label"
-    from graph.schema import NODE_KINDS
+    from graph.schema import EDGE_TYPES, NODE_KINDS
 
     assert pg.locator("#node-legend li").count() == len(NODE_KINDS)
-    assert pg.locator("#edge-toggles input[type=checkbox]").count() == 7
+    assert pg.locator("#edge-toggles input[type=checkbox]").count() == len(EDGE_TYPES)
     # An empty canvas says what to do, in words.
     assert "Search above" in pg.inner_text("#overlay")
     pg.wait_for_timeout(300)

@@ -10,20 +10,13 @@ outside works apart, and list a paper's prior and derivative works and authors.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench.load import copy_cache
-from graph.store.embedded import EmbeddedStore
-from tests.e2e.conftest import SCREENSHOT, Page, Server, serve
+from tests.e2e.conftest import SCREENSHOT, Page, Server
 from tests.e2e.test_explorer import DRAWN
-from tests.support.seeds import EMBED_CACHE, copy_seed_graph, seed_settings
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -96,26 +89,6 @@ OLDEST = "rgb(246,224,94)"  # app.js OLD: the oldest year drawn
 NEWEST = "rgb(43,108,176)"  # the registry's paper colour (graph/schema.py): the newest year drawn
 
 
-@pytest.fixture(scope="module")
-def cited_server(
-    tmp_path_factory: pytest.TempPathFactory, seed_graph_template: Path
-) -> Iterator[Server]:
-    root = tmp_path_factory.mktemp("explorer-cited")
-    data = root / "data"
-    copy_seed_graph(seed_graph_template, data).close()
-    copy_cache(EMBED_CACHE, data / "cache")
-    lib = root / "lib.jsonl"
-    lib.write_text("\n".join(json.dumps({"venue": "Imaging", **p}) for p in PAPERS), "utf-8")
-    out = subprocess.run(
-        [sys.executable, "-m", "citegraph", "--store", "embedded", "--data-dir", str(data),
-         "add", str(lib)],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    assert out.returncode == 0, out.stderr
-    with serve(data, EmbeddedStore(seed_settings(data).graph_db)) as server:
-        yield server
-
-
 def draw(p: Page, server: Server, node: str) -> Any:
     """Open the page on ``#node=<node>`` and wait for the drawing and the side panel."""
     page = p.page
@@ -137,6 +110,8 @@ def test_papers_sized_by_citations_coloured_by_year_with_a_legend(
     tab: Page, cited_server: Server, tmp_path: Path
 ) -> None:
     pg = draw(tab, cited_server, "d3")
+    # colour by year (the topic map is the default: tests/e2e/test_explorer_topics.py)
+    pg.check("#colour-year")
     drawn: list[list[Any]] = pg.evaluate(
         f"{DRAWN}.nodes('[kind = \"PAPER\"]').map(n => [n.id(), n.data('cites'), n.data('year'),"
         " n.width(), n.style('background-color')])"
@@ -218,7 +193,8 @@ def test_panel_lists_prior_and_derivative_works_and_authors(
     item = pg.locator("#detail .works.prior li[data-id='work:arxiv:2006.11239']")
     assert "outside work" in item.inner_text()
     assert item.locator("a").get_attribute("href") == "https://arxiv.org/abs/2006.11239"
-    # the docs' screenshot: d3 drawn, its panel scrolled to its citations
+    # the docs' screenshot: d3 drawn, coloured by year, its panel scrolled to its citations
+    pg.check("#colour-year")
     pg.locator("#detail h4", has_text="Prior works").scroll_into_view_if_needed()
     pg.screenshot(path=str(SCREENSHOT.with_name("explorer-citations.png")))
 

@@ -84,6 +84,31 @@ def test_topics_and_topic_commands(built: Path) -> None:
     assert missing.returncode != 0 and "no topic" in missing.stderr
 
 
+def test_list_commands_filter_by_topic_and_sort_by_importance(built: Path) -> None:
+    cli = _cli(built)
+    tops = [t for t in _topics(cli) if t["level"] == 1]
+
+    def js(*args: str) -> Any:
+        out = _run(cli, *args, "--json")
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    for t in tops:
+        # by id or by label; the most important first, as `citegraph topic` lists them
+        inside = js("papers", "--topic", t["id"], "--sort", "-importance", "-n", "1000")
+        assert inside["total"] == t["size"]
+        ranked = [p["id"] for p in inside["papers"]]
+        assert ranked[: len(t["top_papers"])] == [p["id"] for p in t["top_papers"]]
+        assert js("papers", "--topic", t["name"], "-n", "1")["total"] == t["size"]
+    by_topic = js("counts", "--by", "topic")
+    assert {(g["key"], g["count"], g["name"]) for g in by_topic["groups"]} == {
+        (t["id"], t["size"], t["name"]) for t in tops}
+    least = js("papers", "--sort", "importance", "-n", "1000")["papers"]
+    assert least[-1]["id"] == js("papers", "--sort", "-importance", "-n", "1")["papers"][0]["id"]
+    bad = _run(cli, "papers", "--topic", "topic:999")
+    assert bad.returncode != 0 and "--topic" in bad.stderr and "Traceback" not in bad.stderr
+
+
 def test_graphql_reads_the_same_topics(built: Path) -> None:
     cli = _cli(built)
     want = {t["id"]: t for t in _topics(cli)}
