@@ -283,6 +283,8 @@ class Query:
         self, info: Ctx, level: int | None = None, first: int = 50, after: str | None = None
     ) -> Connection[t.Topic]:
         first, offset = _page(info, first, after)
+        if level is not None:
+            check_range("level", level, 1, 2)  # topics, subtopics
         found = await info.context.on_service(lambda service: service.topics())
         picked = [x for x in found if level is None or x.level == level]
         return connection([t.Topic.of(x) for x in picked[offset:offset + first]], offset,

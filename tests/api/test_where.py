@@ -143,6 +143,8 @@ def test_lists_take_where_and_the_deprecated_arguments(wgql: GQL, graph: dict[st
     ("{ papers(sort: [{year: ASC}, {title: DESC}]) { totalCount } }", "one key"),
     ("{ papers(where: {year: {gte: 1}}, filter: {year: 2019}) { totalCount } }", "not both"),
     ("{ papersAggregate { countsBy(field: CONCEPT, first: 0) { key } } }", "first"),
+    ("{ topics(level: 3) { totalCount } }", "level"),
+    ("{ topics(level: 0) { totalCount } }", "level"),
     ("{ search(query: \"x\", kinds: [CONCEPT], where: {year: {gte: 2020}}) { score } }",
      "papers only"),
 ])
