@@ -174,7 +174,7 @@ def test_one_edge_twice_in_a_change_the_last_wins_in_memory_and_on_disk(
     # the kept counts moved by one edge, not two
     with sqlite3.connect(tmp_path / "graph.db") as db:
         counted = dict(db.execute("SELECT type, COUNT(*) FROM edges GROUP BY type").fetchall())
-    assert fresh.stats().edges == counted
+    assert {t: n for t, n in fresh.stats().edges.items() if n} == counted
 
 
 @pytest.mark.parametrize(
